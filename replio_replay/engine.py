@@ -1,0 +1,101 @@
+"""The headless agent loop: provider ⇄ tools until an answer, a limit, a failure or an interrupt.
+
+It knows no wire format, no file layout and no recording: it is handed a `generate`
+callable (one turn) and a toolbox, and it returns a `Transcript`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ReplioError
+from .providers.base import ChatRequest, ChatResponse, Message, ToolCall
+from .results import Status
+from .tools.registry import Toolbox
+
+__all__ = ["SYSTEM_PROMPT", "CallRecord", "Limits", "Transcript", "run_loop"]
+
+SYSTEM_PROMPT = (
+    "You are a coding agent working inside a project directory. Use the tools to inspect and "
+    "change the project as the task requires. Paths are relative to the project root. "
+    "When the task is done, reply with your final answer and do not call any more tools."
+)
+
+Generate = Callable[[ChatRequest], ChatResponse]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """When the loop gives up: after `max_turns` model turns or `max_calls` tool calls."""
+
+    max_turns: int = 12
+    max_calls: int = 40
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One executed (or refused) tool call and what the model was told."""
+
+    turn: int
+    call: ToolCall
+    result: str
+
+    @property
+    def is_error(self) -> bool:
+        return self.result.startswith("Error")
+
+
+@dataclass
+class Transcript:
+    """What the loop produced."""
+
+    status: Status = Status.OK
+    records: list[CallRecord] = field(default_factory=list)
+    answer: str = ""
+    tokens: int = 0
+    error: str | None = None
+    messages: list[Message] = field(default_factory=list)
+
+
+def run_loop(
+    task: str,
+    generate: Generate,
+    toolbox: Toolbox,
+    tools: Sequence[dict[str, Any]],
+    *,
+    limits: Limits = Limits(),
+    cancel: threading.Event | None = None,
+    system_prompt: str = SYSTEM_PROMPT,
+) -> Transcript:
+    """Run one fixture's conversation to its end; never raises for provider or tool failures."""
+    out = Transcript(messages=[Message("system", system_prompt), Message("user", task)])
+    tool_specs = tuple(tools)
+    for turn in range(limits.max_turns):
+        if cancel is not None and cancel.is_set():
+            out.status = Status.CANCELLED
+            return out
+        try:
+            response = generate(ChatRequest(tuple(out.messages), tool_specs))
+        except ReplioError as exc:
+            out.status, out.error = Status.ERROR, str(exc)
+            return out
+        out.tokens += response.usage.tokens
+        out.messages.append(Message("assistant", response.text, response.tool_calls))
+        if not response.tool_calls:
+            out.answer = response.text
+            return out
+        for call in response.tool_calls:
+            if cancel is not None and cancel.is_set():
+                out.status = Status.CANCELLED
+                return out
+            if len(out.records) >= limits.max_calls:
+                out.status = Status.TRUNCATED
+                return out
+            result = toolbox.call(call.name, call.arguments)
+            out.records.append(CallRecord(turn, call, result))
+            out.messages.append(Message("tool", result, tool_call_id=call.id, name=call.name))
+    out.status = Status.TRUNCATED
+    return out

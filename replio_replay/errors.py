@@ -1,0 +1,100 @@
+"""The one exception tree of replio-replay; every message is written for the user.
+
+    ReplioError                  anything replio-replay raises on purpose
+    ├── UsageError               a bad flag, spec or name: the CLI exits 2
+    │   ├── UnknownFixtureError  a --fixture id that no source defines
+    │   └── UnknownProviderError a provider name that is not registered, or none named
+    ├── ConfigError              .replio/config.json does not parse or validate: exit 2
+    ├── FixtureError             one fixture file or plugin entry is broken: reported, skipped
+    ├── ProviderError            the provider failed for one fixture: the fixture ends in `error`
+    │   ├── ProviderAuthError    401/403
+    │   ├── ProviderHTTPError    an HTTP status that retries did not cure
+    │   ├── ProviderConnectError connection refused, timeouts, dropped connections
+    │   └── ProviderResponseError a body that is not JSON, or JSON of the wrong shape
+    ├── CassetteError            a cassette is missing, broken, exhausted or would leak a secret
+    ├── GoldenError              a golden file is broken or may not be written
+    └── RunCancelled             the run was interrupted (Ctrl-C): fixtures in flight end `cancelled`
+
+Tool failures are *not* exceptions: a tool answers the model with a result starting
+``Error:`` and the run goes on (see ``replio_replay.tools``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CassetteError",
+    "ConfigError",
+    "FixtureError",
+    "GoldenError",
+    "ProviderAuthError",
+    "ProviderConnectError",
+    "ProviderError",
+    "ProviderHTTPError",
+    "ProviderResponseError",
+    "ReplioError",
+    "RunCancelled",
+    "UnknownFixtureError",
+    "UnknownProviderError",
+    "UsageError",
+]
+
+
+class ReplioError(Exception):
+    """Base of every error replio-replay raises on purpose."""
+
+
+class UsageError(ReplioError):
+    """A bad flag, provider spec or name; the CLI exits with status 2."""
+
+
+class UnknownFixtureError(UsageError):
+    """A fixture id was asked for that no source defines."""
+
+
+class UnknownProviderError(UsageError):
+    """A provider name is not registered, or no provider was named at all."""
+
+
+class ConfigError(ReplioError):
+    """The project's configuration file does not parse or validate."""
+
+
+class FixtureError(ReplioError):
+    """One fixture file or plugin entry is broken; it is reported and skipped."""
+
+    def __init__(self, source: str, message: str) -> None:
+        super().__init__(f"{source}: {message}")
+        self.source = source
+        self.message = message
+
+
+class ProviderError(ReplioError):
+    """The provider failed for one fixture; that fixture ends in ``error``."""
+
+
+class ProviderAuthError(ProviderError):
+    """The provider refused the credentials (HTTP 401 or 403)."""
+
+
+class ProviderHTTPError(ProviderError):
+    """The provider answered with an HTTP error that retries did not cure."""
+
+
+class ProviderConnectError(ProviderError):
+    """The provider could not be reached: refused, timed out or dropped."""
+
+
+class ProviderResponseError(ProviderError):
+    """The provider's body is not JSON, or not the shape its wire format promises."""
+
+
+class CassetteError(ReplioError):
+    """A cassette is missing, broken, exhausted, or would write a secret to disk."""
+
+
+class GoldenError(ReplioError):
+    """A golden file is broken or may not be written."""
+
+
+class RunCancelled(ReplioError):
+    """The run was interrupted; fixtures in flight end as ``cancelled``."""

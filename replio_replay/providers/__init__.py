@@ -1,0 +1,27 @@
+"""LLM providers behind one interface; wire formats live in pure converter modules beside them."""
+
+from .base import (
+    ChatRequest,
+    ChatResponse,
+    Exchange,
+    Message,
+    Provider,
+    ProviderSettings,
+    ToolCall,
+    Usage,
+)
+from .registry import PROVIDERS, create_provider, provider_class
+
+__all__ = [
+    "PROVIDERS",
+    "ChatRequest",
+    "ChatResponse",
+    "Exchange",
+    "Message",
+    "Provider",
+    "ProviderSettings",
+    "ToolCall",
+    "Usage",
+    "create_provider",
+    "provider_class",
+]

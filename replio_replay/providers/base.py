@@ -1,0 +1,136 @@
+"""The provider interface: provider-neutral messages, one request and response model, one method.
+
+A provider turns a `ChatRequest` into a `ChatResponse`. It knows its wire format and its
+connection; it knows nothing of fixtures, worktrees or cassettes. The HTTP transport it
+sends through is handed in per fixture (`Exchange`), so that recording can wrap it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "ChatRequest",
+    "ChatResponse",
+    "Exchange",
+    "Message",
+    "Provider",
+    "ProviderSettings",
+    "ToolCall",
+    "Usage",
+]
+
+Arguments = Union[dict[str, Any], str]
+"""Parsed tool-call arguments, or the raw string when the model's JSON did not parse."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call a model asked for. `id` is the provider's (or a stable one we made)."""
+
+    id: str
+    name: str
+    arguments: Arguments
+
+
+@dataclass(frozen=True)
+class Message:
+    """A provider-neutral chat message."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts as the provider reported them; any may be missing."""
+
+    prompt: int | None = None
+    completion: int | None = None
+    total: int | None = None
+
+    @property
+    def tokens(self) -> int:
+        """`total` from the provider, else prompt + completion."""
+        if self.total is not None:
+            return self.total
+        return (self.prompt or 0) + (self.completion or 0)
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One turn's conversation and tool specs; sampling settings are the provider's own."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    """A model's turn: its text and its tool calls (both may be present)."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """Per-fixture context a provider sends through: the transport and the fixture's id."""
+
+    fixture_id: str
+    transport: httpx.BaseTransport | None = None
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """Resolved connection settings for one provider (the key is read from the environment)."""
+
+    name: str
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    api_key_env: str | None = None
+    temperature: float = 0.0
+    seed: int | None = 0
+    max_tokens: int = 2048
+    timeout: float = 60.0
+    retries: int = 3
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+class Provider(ABC):
+    """One LLM provider. Subclasses set `name` and implement `generate`."""
+
+    name: ClassVar[str]
+    default_model: ClassVar[str | None] = None
+    default_base_url: ClassVar[str | None] = None
+    #: Environment variables read for this provider: base URL and key.
+    base_url_env: ClassVar[str | None] = None
+    api_key_env: ClassVar[str | None] = None
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self.settings = settings
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    @abstractmethod
+    def generate(self, request: ChatRequest, exchange: Exchange) -> ChatResponse:
+        """Send one turn and return the parsed response; raise ProviderError on failure."""
+
+    def transport(self) -> httpx.BaseTransport | None:
+        """The shared, pooled transport for the whole run (None for providers without HTTP)."""
+        return None
+
+    def close(self) -> None:
+        """Release the pooled connections at the end of a run."""

@@ -1,0 +1,81 @@
+"""The scripted `mock` provider: plays a script of turns, so tests and docs run offline.
+
+A script maps a fixture id (or ``"*"`` for any fixture) to a list of turns; a turn is a
+`ChatResponse`, a dict ``{"text", "tool_calls": [{"name", "arguments"}], "usage"}``, an
+exception to raise, or a callable taking the `ChatRequest`. When a fixture's turns run
+out, the mock answers with plain text, which ends the loop. From the CLI, point the
+config's ``providers.mock.script`` at a JSON file of that shape.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Union
+
+from ..errors import ConfigError
+from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings, ToolCall, Usage
+
+__all__ = ["MockProvider", "Turn"]
+
+Turn = Union[ChatResponse, Mapping[str, Any], BaseException, Callable[[ChatRequest], ChatResponse]]
+
+
+class MockProvider(Provider):
+    """Plays scripted turns per fixture; a real provider in every other respect."""
+
+    name = "mock"
+    default_model = "scripted"
+
+    def __init__(self, settings: ProviderSettings, script: Mapping[str, Sequence[Turn]] | None = None):
+        super().__init__(settings)
+        if script is None:
+            script = _load_script(settings.options.get("script"))
+        self.script = script
+        self._played: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.requests: list[tuple[str, ChatRequest]] = []
+
+    def generate(self, request: ChatRequest, exchange: Exchange) -> ChatResponse:
+        fid = exchange.fixture_id
+        with self._lock:
+            self.requests.append((fid, request))
+            turns = self.script.get(fid, self.script.get("*", ()))
+            # Count the assistant turns already in the conversation: each fixture replays from 0.
+            index = sum(1 for m in request.messages if m.role == "assistant")
+        if index >= len(turns):
+            return ChatResponse(text="(mock) the script has no more turns.", usage=Usage(10, 5))
+        return _play(turns[index], request, index)
+
+
+def _play(turn: Turn, request: ChatRequest, index: int) -> ChatResponse:
+    if isinstance(turn, BaseException):
+        raise turn
+    if isinstance(turn, ChatResponse):
+        return turn
+    if callable(turn):
+        return turn(request)
+    calls = tuple(
+        ToolCall(id=c.get("id", f"call_{index}_{i}"), name=c["name"], arguments=c.get("arguments", {}))
+        for i, c in enumerate(turn.get("tool_calls", ()))
+    )
+    usage = turn.get("usage", {})
+    return ChatResponse(
+        text=turn.get("text", ""),
+        tool_calls=calls,
+        usage=Usage(usage.get("prompt", 10), usage.get("completion", 5), usage.get("total")),
+    )
+
+
+def _load_script(path: str | None) -> Mapping[str, Sequence[Turn]]:
+    if not path:
+        return {}
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"mock script {path}: {exc}; give a JSON object of fixture id -> turns") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"mock script {path}: expected a JSON object of fixture id -> list of turns")
+    return data

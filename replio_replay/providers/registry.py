@@ -1,0 +1,66 @@
+"""Which providers exist and how a spec plus settings becomes a ready `Provider`."""
+
+from __future__ import annotations
+
+import importlib
+
+from ..config import Env, ProjectConfig, parse_spec
+from ..errors import UnknownProviderError
+from .base import Provider, ProviderSettings
+
+__all__ = ["PROVIDERS", "create_provider", "provider_class"]
+
+#: name -> "module:Class", imported only when used (keeps start-up fast).
+PROVIDERS: dict[str, str] = {
+    "anthropic": "replio_replay.providers.anthropic:AnthropicProvider",
+    "llamacpp": "replio_replay.providers.openai:LlamaCppProvider",
+    "mock": "replio_replay.providers.mock:MockProvider",
+    "ollama": "replio_replay.providers.ollama:OllamaProvider",
+    "openai": "replio_replay.providers.openai:OpenAIProvider",
+}
+
+_HOW = "name one with --provider NAME[:MODEL] or set \"provider\" in .replio/config.json"
+
+
+def provider_class(name: str) -> type[Provider]:
+    """The class registered under `name`; UnknownProviderError lists the known ones."""
+    target = PROVIDERS.get(name)
+    if target is None:
+        raise UnknownProviderError(
+            f"unknown provider {name!r}; known providers: {', '.join(sorted(PROVIDERS))}; {_HOW}"
+        )
+    module, _, attr = target.partition(":")
+    cls: type[Provider] = getattr(importlib.import_module(module), attr)
+    return cls
+
+
+def create_provider(
+    spec: str | None,
+    *,
+    config: ProjectConfig,
+    env: Env,
+    model: str | None = None,
+    base_url: str | None = None,
+) -> Provider:
+    """Resolve a provider from flags > environment > config file > defaults and build it."""
+    spec = spec or config.provider
+    if not spec:
+        raise UnknownProviderError(f"no provider named; known providers: {', '.join(sorted(PROVIDERS))}; {_HOW}")
+    name, spec_model = parse_spec(spec)
+    cls = provider_class(name)
+    pc = config.providers.get(name)
+    chosen_model = model or spec_model or (pc and pc.model) or cls.default_model
+    if not chosen_model:
+        raise UnknownProviderError(f"provider {name!r} needs a model; name one as {name}:MODEL or with --model")
+    key_env = (pc and pc.api_key_env) or cls.api_key_env
+    settings = ProviderSettings(
+        name=name,
+        model=chosen_model,
+        base_url=(base_url or env.get(cls.base_url_env) or (pc and pc.base_url) or cls.default_base_url),
+        api_key=env.get(key_env),
+        api_key_env=key_env,
+        **{k: v for k, v in (pc.model_dump(exclude_none=True) if pc else {}).items()
+           if k in {"temperature", "seed", "max_tokens", "timeout", "retries"}},
+        options={"script": pc.script} if pc and pc.script else {},
+    )
+    return cls(settings)

@@ -1,0 +1,84 @@
+"""The result model: what one fixture's run produced and the suite summary (the JSON contract).
+
+Keys are only ever added, never renamed. Everything here is pure data; `timing`, when
+asked for, is the only volatile part and is left out of comparisons.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["FixtureResult", "RunResult", "Status", "Summary", "TraceCall"]
+
+
+class Status(str, Enum):
+    """How a fixture's loop ended."""
+
+    OK = "ok"  # the model answered without calling tools
+    TRUNCATED = "truncated"  # a turn or call limit stopped it
+    ERROR = "error"  # the provider or the harness failed
+    CANCELLED = "cancelled"  # the run was interrupted
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+
+class TraceCall(_Model):
+    """One tool call as the model made it; `arguments` is the raw string if it was not JSON."""
+
+    name: str
+    arguments: Union[dict[str, Any], str]
+
+
+class FixtureResult(_Model):
+    """One fixture against one provider and model."""
+
+    id: str
+    trace: list[TraceCall] = Field(default_factory=list)
+    names: list[str] = Field(default_factory=list)
+    accuracy: float | None = None
+    passed: bool = Field(False, alias="pass")
+    calls: int = 0
+    redundant: int = 0
+    errors: int = 0
+    tokens: int = 0
+    status: Status = Status.OK
+    error: str | None = None
+    reasons: list[str] = Field(default_factory=list, description="Why the verifier failed.")
+    answer: str = Field("", description="The model's final text.")
+    #: The turn (0-based) of each trace call, so parallel calls can be told from sequential ones.
+    turns: list[int] = Field(default_factory=list, exclude=True)
+    timing: dict[str, float] | None = Field(None, description="Volatile wall-clock figures.")
+
+
+class Summary(_Model):
+    """Suite totals; `accuracy` is the mean over fixtures that declare `expected`."""
+
+    fixtures: int = 0
+    accuracy: float | None = None
+    pass_rate: float | None = None
+    calls: int = 0
+    redundant: int = 0
+    errors: int = 0
+    tokens: int = 0
+
+
+class RunResult(_Model):
+    """One provider and model over the chosen fixtures."""
+
+    provider: str
+    model: str
+    fixtures: list[FixtureResult]
+    summary: Summary
+
+    def to_json(self) -> dict[str, Any]:
+        """The contract's dict: `pass` spelled as such, `timing` only where it was measured."""
+        data = self.model_dump(mode="json", by_alias=True)
+        for fx in data["fixtures"]:
+            if fx.get("timing") is None:
+                fx.pop("timing", None)
+        return data

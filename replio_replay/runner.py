@@ -1,0 +1,181 @@
+"""A suite run: fixtures × one provider, each in its own worktree, concurrently, in stable order.
+
+Recording plugs in through `SessionFactory`: per fixture it yields the HTTP transport the
+provider and `web_fetch` send through, and extra result keys (request drift) afterwards.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .engine import Limits, Transcript, run_loop
+from .errors import ReplioError
+from .fixtures.model import Fixture
+from .metrics import accuracy, redundant, summarize
+from .providers.base import ChatRequest, ChatResponse, Exchange, Provider
+from .results import FixtureResult, RunResult, Status, TraceCall
+from .tools.base import ToolContext
+from .tools.permissions import Permissions
+from .tools.registry import Toolbox, tool_schemas
+from .tools.sandbox import Sandbox
+from .verifier import verify
+from .worktree import worktree
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["FixtureSession", "RunOptions", "SessionFactory", "run_fixture", "run_suite"]
+
+
+@dataclass
+class FixtureSession:
+    """One fixture's HTTP: the transport to send through and result keys it adds when done."""
+
+    transport: httpx.BaseTransport | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+SessionFactory = Callable[[Fixture, Provider], AbstractContextManager[FixtureSession]]
+
+
+@contextmanager
+def live_session(fixture: Fixture, provider: Provider) -> Iterator[FixtureSession]:
+    """No recording: send straight through the provider's shared, pooled transport."""
+    yield FixtureSession(provider.transport())
+
+
+@dataclass
+class RunOptions:
+    """How to run a suite."""
+
+    limits: Limits = Limits()
+    jobs: int = 1
+    session: SessionFactory = live_session
+    timing: bool = False
+    on_result: Callable[[FixtureResult], None] | None = None
+
+
+def run_fixture(
+    fixture: Fixture, provider: Provider, options: RunOptions, cancel: threading.Event | None = None
+) -> FixtureResult:
+    """One fixture, start to end; every failure becomes this fixture's `error`, never an exception."""
+    started = time.perf_counter()
+    permissions = Permissions.for_fixture(fixture.tool_permission, fixture.tools_deny)
+    limits = Limits(fixture.max_turns or options.limits.max_turns, options.limits.max_calls)
+    settings = {
+        "provider": provider.settings.name,
+        "model": provider.model,
+        "base_url": provider.settings.base_url,
+        **permissions.to_json(),
+    }
+    try:
+        with options.session(fixture, provider) as session, worktree(fixture, settings) as root:
+            ctx = ToolContext(Sandbox(root), session.transport)
+            exchange = Exchange(fixture.id, session.transport)
+
+            def generate(request: ChatRequest) -> ChatResponse:
+                return provider.generate(request, exchange)
+
+            transcript = run_loop(
+                fixture.task, generate, Toolbox(ctx, permissions), tool_schemas(),
+                limits=limits, cancel=cancel,
+            )
+            if transcript.status is Status.CANCELLED:
+                session.extras["cancelled"] = True
+        result = build_result(fixture, transcript, session.extras)
+    except ReplioError as exc:
+        result = FixtureResult(id=fixture.id, status=Status.ERROR, error=str(exc), errors=1)
+    except Exception as exc:  # a harness bug ends this fixture, never the suite
+        result = FixtureResult(
+            id=fixture.id, status=Status.ERROR, errors=1, error=f"internal error: {type(exc).__name__}: {exc}"
+        )
+    if options.timing:
+        result = result.model_copy(update={"timing": {"seconds": round(time.perf_counter() - started, 4)}})
+    return result
+
+
+def build_result(fixture: Fixture, t: Transcript, extras: dict[str, Any] | None = None) -> FixtureResult:
+    """A transcript judged: trace, metrics and the verifier's verdict."""
+    trace = [TraceCall(name=r.call.name, arguments=r.call.arguments) for r in t.records]
+    names = [c.name for c in trace]
+    passed, reasons = verify(fixture, trace)
+    if t.status in (Status.ERROR, Status.CANCELLED):
+        passed, reasons = False, [f"the run ended in {t.status.value}"]
+    extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
+    return FixtureResult(
+        id=fixture.id,
+        trace=trace,
+        names=names,
+        accuracy=accuracy(names, fixture.expected),
+        passed=passed,
+        calls=len(trace),
+        redundant=redundant([(c.name, c.arguments) for c in trace]),
+        errors=sum(r.is_error for r in t.records) + (t.status is Status.ERROR),
+        tokens=t.tokens,
+        status=t.status,
+        error=t.error,
+        reasons=reasons,
+        answer=t.answer,
+        turns=[r.turn for r in t.records],
+        **extra,
+    )
+
+
+def _cancelled(fixture: Fixture) -> FixtureResult:
+    return FixtureResult(
+        id=fixture.id, status=Status.CANCELLED, error="not run: the run was interrupted",
+        reasons=["the run ended in cancelled"],
+    )
+
+
+def run_suite(fixtures: Sequence[Fixture], provider: Provider, options: RunOptions) -> RunResult:
+    """Run `fixtures` against `provider`, `options.jobs` at a time, results in the given order.
+
+    On KeyboardInterrupt the fixtures in flight end as `cancelled`, those not started are
+    reported as `cancelled` too, and the partial result is returned with `interrupted` set.
+    """
+    cancel = threading.Event()
+    results: dict[int, FixtureResult] = {}
+    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="replio")
+    futures: dict[Future[FixtureResult], int] = {
+        pool.submit(run_fixture, fx, provider, options, cancel): i for i, fx in enumerate(fixtures)
+    }
+    pending = set(futures)
+    try:
+        while pending:
+            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for fut in done:
+                results[futures[fut]] = fut.result()
+                if options.on_result is not None:
+                    options.on_result(results[futures[fut]])
+    except KeyboardInterrupt:
+        interrupted = True
+        cancel.set()
+        for fut in pending:
+            fut.cancel()
+        for fut in pending:
+            if not fut.cancelled():
+                results[futures[fut]] = fut.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    ordered = [results.get(i) or _cancelled(fx) for i, fx in enumerate(fixtures)]
+    run = RunResult(provider=provider.settings.name, model=provider.model, fixtures=ordered,
+                    summary=summarize(ordered))
+    if interrupted:
+        raise InterruptedRun(run)
+    return run
+
+
+class InterruptedRun(KeyboardInterrupt):
+    """Ctrl-C during a run; carries the partial result so it can still be reported."""
+
+    def __init__(self, run: RunResult) -> None:
+        super().__init__("the run was interrupted")
+        self.run = run

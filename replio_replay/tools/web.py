@@ -1,0 +1,41 @@
+"""The web tool: `web_fetch`, an HTTP GET through the fixture's own transport (so it is recorded too)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from .base import Params, Tool, ToolContext, ToolFailure
+from .permissions import Category
+
+__all__ = ["WEB_TOOLS"]
+
+_BODY_CAP = 20_000
+
+
+class FetchParams(Params):
+    url: str = Field(description="The http or https URL to fetch.")
+
+
+def web_fetch(p: FetchParams, ctx: ToolContext) -> str:
+    import httpx
+
+    if not p.url.startswith(("http://", "https://")):
+        raise ToolFailure(f"only http and https URLs can be fetched, not {p.url!r}")
+    # The fixture's transport is shared with its provider: never close it from here.
+    client = httpx.Client(transport=ctx.transport, timeout=30, follow_redirects=True)
+    try:
+        response = client.get(p.url)
+    except httpx.HTTPError as exc:
+        raise ToolFailure(f"could not fetch {p.url}: {exc}") from None
+    finally:
+        if ctx.transport is None:
+            client.close()
+    text = response.text
+    if len(text) > _BODY_CAP:
+        text = text[:_BODY_CAP] + f"\n(body cut at {_BODY_CAP} characters)"
+    return f"HTTP {response.status_code}\n{text}"
+
+
+WEB_TOOLS: tuple[Tool, ...] = (
+    Tool("web_fetch", "Fetch a web page by URL and return its text.", Category.WEB, FetchParams, web_fetch),
+)
