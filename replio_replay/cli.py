@@ -1,22 +1,25 @@
 """The `replio` command (click): parses, calls the library, maps errors to exit codes.
 
-Exit codes: 0 every fixture ran, 1 a fixture ended in `error`, 2 usage or configuration
-errors, 130 interrupted. Heavy modules are imported inside the commands that need them.
+Exit codes: 0 every fixture ran, 1 a fixture ended in `error` or drifted from its golden
+(with --strict also request drift or no golden), 2 usage or configuration errors,
+130 interrupted. Heavy modules are imported inside the commands that need them.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
-from .errors import ReplioError, UsageError, ConfigError
+from .errors import ConfigError, ReplioError, UsageError
 
 __all__ = ["main"]
 
 OUTPUTS = click.Choice(["table", "json"])
+MODES = click.Choice(["none", "once", "new_episodes", "all"])
 
 
 def _fail(exc: ReplioError) -> NoReturn:
@@ -71,45 +74,104 @@ def list_cmd(project: Path, output: str) -> None:
     write_problems([(p["file"], p["message"]) for p in problems], sys.stderr)
 
 
+def run_options(default_mode: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options `run` and `diff` share: what to run, against what, with which cassettes."""
+    options = [
+        click.option("--fixture", "fixture_ids", multiple=True, metavar="ID", help="Only these (repeatable)."),
+        click.option("--provider", "provider_spec", metavar="NAME[:MODEL]", help="e.g. ollama:qwen2.5."),
+        click.option("--model", help="The model; overrides the one in the provider spec."),
+        click.option("--base-url", help="The provider's base URL; overrides environment and config."),
+        click.option("--compare", metavar="P1,P2,...", help="Run once per provider spec, side by side."),
+        click.option("--jobs", type=click.IntRange(min=1), help="Fixtures run at once (default 4)."),
+        click.option(
+            "--record-mode", type=MODES, default=default_mode,
+            help="none = replay only; once = replay, record what is missing (default; none when CI is "
+            "set); new_episodes = also record requests beyond a cassette; all = record everything again.",
+        ),
+        click.option("--no-cassettes", is_flag=True, help="A plain live run: no cassettes read or written."),
+        click.option("--cassettes", type=click.Path(file_okay=False, path_type=Path),
+                     help="Cassette folder (default: <path>/cassettes)."),
+        click.option("--golden", type=click.Path(file_okay=False, path_type=Path),
+                     help="Golden folder (default: <path>/golden)."),
+        click.option("--strict", is_flag=True,
+                     help="Request drift and fixtures without a golden fail too (exit 1)."),
+    ]
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return decorate
+
+
+def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = False) -> Any:
+    from .suite import RunRequest, execute
+
+    compare = flags.pop("compare")
+    request = RunRequest(
+        project=project,
+        provider_specs=_specs(flags.pop("provider_spec"), compare),
+        update_golden=update_golden,
+        **flags,
+    )
+    try:
+        return execute(request, _catalog(project))
+    except (UsageError, ConfigError) as exc:
+        _fail(exc)
+
+
 @eval_group.command("run")
-@click.option("--fixture", "fixture_ids", multiple=True, metavar="ID", help="Run only these (repeatable).")
-@click.option("--provider", "provider_spec", metavar="NAME[:MODEL]", help="The provider, e.g. ollama:qwen2.5.")
-@click.option("--model", help="The model; overrides the one in the provider spec.")
-@click.option("--base-url", help="The provider's base URL; overrides environment and config.")
-@click.option("--compare", metavar="P1,P2,...", help="Run once per provider spec and compare side by side.")
-@click.option("--jobs", type=click.IntRange(min=1), help="Fixtures run at once.")
+@run_options()
+@click.option("--update-golden", is_flag=True, help="Approve this run: write its goldens.")
 @click.option("--output", type=OUTPUTS, default="table", show_default=True)
 @click.option("--timing", is_flag=True, help="Add wall-clock seconds under a volatile `timing` key.")
 @click.pass_obj
-def run_cmd(
-    project: Path,
-    fixture_ids: tuple[str, ...],
-    provider_spec: str | None,
-    model: str | None,
-    base_url: str | None,
-    compare: str | None,
-    jobs: int | None,
-    output: str,
-    timing: bool,
-) -> None:
-    """Run fixtures against a provider and report trace, metrics and verdicts."""
-    from .suite import RunRequest, execute
+def run_cmd(project: Path, update_golden: bool, output: str, **flags: Any) -> None:
+    """Run fixtures against a provider and report trace, metrics, verdicts and drift."""
+    compared = flags["compare"] is not None
+    outcome = _execute(project, flags, update_golden=update_golden)
+    _emit(outcome, output, compared)
+    sys.exit(outcome.exit_code)
 
-    request = RunRequest(
-        project=project,
-        fixture_ids=fixture_ids,
-        provider_specs=_specs(provider_spec, compare),
-        model=model,
-        base_url=base_url,
-        jobs=jobs,
-        timing=timing,
-    )
+
+@eval_group.command("diff")
+@run_options(default_mode="none")
+@click.pass_obj
+def diff_cmd(project: Path, **flags: Any) -> None:
+    """Print the full drift report of a run (a replay by default), for review before approving."""
+    from .report.text import write_drift_report
+
+    outcome = _execute(project, {**flags, "timing": False})
+    for run in outcome.runs:
+        write_drift_report(run, sys.stdout, full=True)
+    sys.exit(outcome.exit_code)
+
+
+@eval_group.command("status")
+@click.option("--cassettes", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--golden", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--prune", is_flag=True, help="Delete the orphaned cassettes and goldens listed.")
+@click.option("--output", type=OUTPUTS, default="table", show_default=True)
+@click.pass_obj
+def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune: bool, output: str) -> None:
+    """Show, per fixture and provider, whether a cassette and a golden exist, and list orphans."""
+    from .inventory import inventory, prune_orphans
+    from .report.text import write_inventory
+
     try:
-        outcome = execute(request, _catalog(project))
+        inv = inventory(project, _catalog(project), cassettes=cassettes, golden=golden)
     except (UsageError, ConfigError) as exc:
         _fail(exc)
-    _emit(outcome, output, compare is not None)
-    sys.exit(outcome.exit_code)
+    if output == "json":
+        from .report.jsonout import dumps
+
+        click.echo(dumps(inv.to_json()), nl=False)
+    else:
+        write_inventory(inv, sys.stdout, rich=sys.stdout.isatty())
+    if prune:
+        for path in prune_orphans(inv):
+            click.echo(f"removed {path}", err=True)
 
 
 def _specs(provider: str | None, compare: str | None) -> list[str | None]:
@@ -117,14 +179,14 @@ def _specs(provider: str | None, compare: str | None) -> list[str | None]:
         raise click.UsageError("give either --provider or --compare, not both")
     if compare is not None:
         specs = [s.strip() for s in compare.split(",") if s.strip()]
-        if len(specs) < 1:
+        if not specs:
             raise click.UsageError("--compare needs provider specs separated by commas")
         return list(specs)
     return [provider]
 
 
 def _emit(outcome: Any, output: str, compared: bool) -> None:
-    from .report.text import write_problems
+    from .report.text import write_approvals, write_problems
 
     write_problems(outcome.problems, sys.stderr)
     if output == "json":
@@ -132,13 +194,14 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
 
         runs = [r.to_json() for r in outcome.runs]
         click.echo(dumps({"runs": runs} if compared else runs[0]), nl=False)
-        return
-    from .report.text import write_compare, write_run
-
-    rich = sys.stdout.isatty()
-    if compared:
-        write_compare(outcome.runs, sys.stdout, rich=rich)
     else:
-        write_run(outcome.runs[0], sys.stdout, rich=rich)
+        from .report.text import write_compare, write_run
+
+        rich = sys.stdout.isatty()
+        if compared:
+            write_compare(outcome.runs, sys.stdout, rich=rich)
+        else:
+            write_run(outcome.runs[0], sys.stdout, rich=rich)
+    write_approvals(outcome.approvals, sys.stderr if output == "json" else sys.stdout)
     if outcome.interrupted:
         click.echo("interrupted: fixtures in flight were cancelled; the report above is partial.", err=True)

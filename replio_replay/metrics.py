@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .results import FixtureResult, Summary
+from .results import FixtureResult, Status, Summary
 
 __all__ = ["accuracy", "canonical", "redundant", "summarize"]
 
@@ -42,4 +42,6 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
         redundant=sum(r.redundant for r in results),
         errors=sum(r.errors for r in results),
         tokens=sum(r.tokens for r in results),
+        drifted=sum(1 for r in results if r.drift),
+        new=sum(1 for r in results if r.drift is None and r.status is not Status.ERROR),
     )

@@ -52,6 +52,12 @@ class FixtureResult(_Model):
     answer: str = Field("", description="The model's final text.")
     #: The turn (0-based) of each trace call, so parallel calls can be told from sequential ones.
     turns: list[int] = Field(default_factory=list, exclude=True)
+    request_drift: list[dict[str, Any]] | None = Field(
+        None, description="Replayed request bodies vs recorded ones: null when nothing was replayed."
+    )
+    drift: list[dict[str, Any]] | None = Field(
+        None, description="Changes from the approved golden: null when there is no golden yet."
+    )
     timing: dict[str, float] | None = Field(None, description="Volatile wall-clock figures.")
 
 
@@ -65,6 +71,8 @@ class Summary(_Model):
     redundant: int = 0
     errors: int = 0
     tokens: int = 0
+    drifted: int = 0
+    new: int = 0
 
 
 class RunResult(_Model):

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .engine import Limits, Transcript, run_loop
@@ -33,21 +32,27 @@ if TYPE_CHECKING:
 __all__ = ["FixtureSession", "RunOptions", "SessionFactory", "run_fixture", "run_suite"]
 
 
-@dataclass
 class FixtureSession:
-    """One fixture's HTTP: the transport to send through and result keys it adds when done."""
+    """One fixture's HTTP: the transport to send through, and result keys it adds when done.
 
-    transport: httpx.BaseTransport | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    The plain session sends straight through the provider's shared, pooled transport;
+    recording subclasses it (see `replio_replay.recording.session`).
+    """
+
+    def __init__(self, transport: httpx.BaseTransport | None) -> None:
+        self.transport = transport
+        self.extras: dict[str, Any] = {}
+
+    def finish(self, status: Status) -> None:
+        """Called once the loop ended; may raise ReplioError to turn the fixture into an error."""
 
 
-SessionFactory = Callable[[Fixture, Provider], AbstractContextManager[FixtureSession]]
+SessionFactory = Callable[[Fixture, Provider], FixtureSession]
 
 
-@contextmanager
-def live_session(fixture: Fixture, provider: Provider) -> Iterator[FixtureSession]:
+def live_session(fixture: Fixture, provider: Provider) -> FixtureSession:
     """No recording: send straight through the provider's shared, pooled transport."""
-    yield FixtureSession(provider.transport())
+    return FixtureSession(provider.transport())
 
 
 @dataclass
@@ -75,7 +80,8 @@ def run_fixture(
         **permissions.to_json(),
     }
     try:
-        with options.session(fixture, provider) as session, worktree(fixture, settings) as root:
+        session = options.session(fixture, provider)
+        with worktree(fixture, settings) as root:
             ctx = ToolContext(Sandbox(root), session.transport)
             exchange = Exchange(fixture.id, session.transport)
 
@@ -86,8 +92,10 @@ def run_fixture(
                 fixture.task, generate, Toolbox(ctx, permissions), tool_schemas(),
                 limits=limits, cancel=cancel,
             )
-            if transcript.status is Status.CANCELLED:
-                session.extras["cancelled"] = True
+        try:
+            session.finish(transcript.status)
+        except ReplioError as exc:
+            transcript.status, transcript.error = Status.ERROR, str(exc)
         result = build_result(fixture, transcript, session.extras)
     except ReplioError as exc:
         result = FixtureResult(id=fixture.id, status=Status.ERROR, error=str(exc), errors=1)

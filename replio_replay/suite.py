@@ -6,12 +6,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import Env, ProjectConfig, load_project_config
+from contextlib import nullcontext
+
+from .config import CONFIG_FILE, Env, ProjectConfig, load_project_config
 from .engine import Limits
 from .fixtures.discovery import Catalog, select
+from .fixtures.model import Fixture
 from .providers.base import Provider
 from .providers.registry import create_provider
 from .results import RunResult, Status
+from .golden.review import Approval, approve, attach_drift
+from .golden.store import GoldenStore
+from .recording.modes import RecordMode, default_mode, parse_mode
+from .recording.network import network_blocked
+from .recording.session import CassetteSessions
 from .runner import InterruptedRun, RunOptions, run_suite
 
 __all__ = ["Outcome", "RunRequest", "execute"]
@@ -28,6 +36,12 @@ class RunRequest:
     base_url: str | None = None
     jobs: int | None = None
     timing: bool = False
+    record_mode: str | None = None
+    no_cassettes: bool = False
+    cassettes: Path | None = None
+    strict: bool = False
+    golden: Path | None = None
+    update_golden: bool = False
 
 
 @dataclass
@@ -37,13 +51,21 @@ class Outcome:
     runs: list[RunResult] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)
     interrupted: bool = False
+    strict: bool = False
+    approvals: list[Approval] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
         if self.interrupted:
             return 130
-        errored = any(f.status is Status.ERROR for r in self.runs for f in r.fixtures)
-        return 1 if errored else 0
+        fixtures = [f for r in self.runs for f in r.fixtures]
+        if any(f.status is Status.ERROR for f in fixtures):
+            return 1
+        if any(f.drift for f in fixtures):
+            return 1
+        if self.strict and any(f.request_drift or f.drift is None for f in fixtures):
+            return 1
+        return 0
 
 
 def build_providers(request: RunRequest, config: ProjectConfig, env: Env) -> list[Provider]:
@@ -60,22 +82,63 @@ def execute(request: RunRequest, catalog: Catalog) -> Outcome:
     env = Env.current()
     found = select(catalog, list(request.fixture_ids))
     providers = build_providers(request, config, env)
+    mode = record_mode(request, config, env)
     options = RunOptions(
         limits=Limits(config.max_turns, config.max_calls),
         jobs=request.jobs or config.jobs or 4,
         timing=request.timing,
     )
-    outcome = Outcome(problems=[(p.file, p.message) for p in catalog.problems])
+    if mode is not None:
+        options.session = CassetteSessions(cassette_dir(request, config), mode)
+    outcome = Outcome(problems=[(p.file, p.message) for p in catalog.problems], strict=request.strict)
     fixtures = [f.fixture for f in found]
+    guard = network_blocked() if mode is RecordMode.NONE else nullcontext()
     try:
-        for provider in providers:
-            try:
-                outcome.runs.append(run_suite(fixtures, provider, options))
-            except InterruptedRun as stop:
-                outcome.runs.append(stop.run)
-                outcome.interrupted = True
-                break
+        with guard:
+            _run_all(fixtures, providers, options, outcome)
     finally:
         for provider in providers:
             provider.close()
+    store = GoldenStore(golden_dir(request, config))
+    outcome.runs = [attach_drift(run, store) for run in outcome.runs]
+    if request.update_golden and not outcome.interrupted:
+        for run in outcome.runs:
+            outcome.approvals.extend(approve(run, store, request.fixture_ids))
     return outcome
+
+
+def _run_all(fixtures: list[Fixture], providers: list[Provider], options: RunOptions, outcome: Outcome) -> None:
+    for provider in providers:
+        try:
+            outcome.runs.append(run_suite(fixtures, provider, options))
+        except InterruptedRun as stop:
+            outcome.runs.append(stop.run)
+            outcome.interrupted = True
+            return
+
+
+def record_mode(request: RunRequest, config: ProjectConfig, env: Env) -> RecordMode | None:
+    """None for a plain live run; else flag > `CI` in the environment > config > `once`."""
+    if request.no_cassettes:
+        return None
+    if request.record_mode is not None:
+        return parse_mode(request.record_mode)
+    if env.get("CI"):
+        return default_mode(ci=True)
+    if config.record_mode is not None:
+        return parse_mode(config.record_mode, source=f"{request.project / CONFIG_FILE}: record_mode")
+    return default_mode(ci=False)
+
+
+def golden_dir(request: RunRequest, config: ProjectConfig) -> Path:
+    """--golden (as given) > config `golden` (relative to the project) > `<project>/golden`."""
+    if request.golden is not None:
+        return request.golden
+    return request.project / (config.golden or "golden")
+
+
+def cassette_dir(request: RunRequest, config: ProjectConfig) -> Path:
+    """--cassettes (as given) > config `cassettes` (relative to the project) > `<project>/cassettes`."""
+    if request.cassettes is not None:
+        return request.cassettes
+    return request.project / (config.cassettes or "cassettes")

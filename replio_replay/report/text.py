@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
+from ..diffing import Change
 from ..fixtures.discovery import Catalog
+from ..golden.review import Approval
+from ..inventory import Inventory
 from ..results import FixtureResult, RunResult, Summary
 from .table import render_table
 
@@ -31,15 +34,29 @@ def _pass(r: FixtureResult) -> str:
     return "pass" if r.passed else "FAIL"
 
 
+def drift_cell(r: FixtureResult) -> str:
+    """`-` no drift, `new` no golden yet, else the number of changes."""
+    if r.drift is None:
+        return "new"
+    return str(len(r.drift)) if r.drift else "-"
+
+
+def request_drift_cell(r: FixtureResult) -> str:
+    """Blank when nothing was replayed, `-` when the requests matched, else the number of changes."""
+    if r.request_drift is None:
+        return ""
+    return str(len(r.request_drift)) if r.request_drift else "-"
+
+
 def write_run(run: RunResult, out: TextIO, *, rich: bool) -> None:
     columns = [
         ("fixture", "left"), ("status", "left"), ("pass", "left"), ("accuracy", "right"),
         ("calls", "right"), ("redundant", "right"), ("errors", "right"), ("tokens", "right"),
-        ("names", "left"),
+        ("drift", "right"), ("req drift", "right"), ("names", "left"),
     ]
     rows = [
         (r.id, r.status.value, _pass(r), fmt_ratio(r.accuracy), str(r.calls), str(r.redundant),
-         str(r.errors), str(r.tokens), " > ".join(r.names) or "-")
+         str(r.errors), str(r.tokens), drift_cell(r), request_drift_cell(r), " > ".join(r.names) or "-")
         for r in run.fixtures
     ]
     render_table(f"{run.provider}:{run.model}", columns, rows, out, rich=rich)
@@ -49,13 +66,63 @@ def write_run(run: RunResult, out: TextIO, *, rich: bool) -> None:
             out.write(f"  {r.id}: {r.status.value}: {r.error}\n")
         elif r.reasons:
             out.write(f"  {r.id}: {'; '.join(r.reasons)}\n")
+    write_drift_report(run, out, rich=rich)
 
 
 def summary_line(s: Summary) -> str:
     return (
         f"{s.fixtures} fixtures  accuracy {fmt_ratio(s.accuracy)}  pass rate {fmt_ratio(s.pass_rate)}  "
-        f"calls {s.calls}  redundant {s.redundant}  errors {s.errors}  tokens {s.tokens}"
+        f"calls {s.calls}  redundant {s.redundant}  errors {s.errors}  tokens {s.tokens}  "
+        f"drifted {s.drifted}  new {s.new}"
     )
+
+
+_SIGN = {"added": "+", "removed": "-"}
+_COLOUR = {"+": "green", "-": "red", "~": "yellow"}
+
+
+def _change_line(change: dict[str, object]) -> tuple[str, str]:
+    c = Change(str(change["path"]), str(change["kind"]), change.get("old"), change.get("new"))
+    sign = next((v for k, v in _SIGN.items() if c.kind.endswith(k)), "~")
+    return sign, f"    {sign} {c.describe()}"
+
+
+def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full: bool = False) -> None:
+    """Under the table: what drifted from the golden and which requests changed, per fixture.
+
+    With `full`, fixtures without drift and without a golden are named too (for `diff`).
+    """
+    lines: list[tuple[str, str]] = []
+    for r in run.fixtures:
+        if r.drift:
+            lines.append(("", f"  {r.id}: drift from golden ({len(r.drift)} changes)"))
+            lines.extend(_change_line(c) for c in r.drift)
+        elif full:
+            lines.append(("", f"  {r.id}: {'no golden yet' if r.drift is None else 'no drift'}"))
+        if r.request_drift:
+            lines.append(("", f"  {r.id}: request drift ({len(r.request_drift)} changes; re-record with "
+                              f"--record-mode all --fixture {r.id})"))
+            lines.extend(_change_line(c) for c in r.request_drift)
+    if not lines:
+        return
+    if full:
+        out.write(f"{run.provider}:{run.model}\n")
+    if not rich:
+        out.write("".join(text + "\n" for _, text in lines))
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=out, highlight=False)
+    for sign, text in lines:
+        console.print(Text(text, style=_COLOUR.get(sign, "")))
+
+
+def write_approvals(approvals: Sequence[Approval], out: TextIO) -> None:
+    """What --update-golden created, changed, left as it was, or refused."""
+    for a in approvals:
+        why = f" ({a.reason})" if a.reason else ""
+        out.write(f"golden {a.action}: {a.provider}:{a.model} {a.fixture_id}{why}\n")
 
 
 def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None:
@@ -86,3 +153,21 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
     fx_rows = [(("* " if i in differ else "  ") + i, *(cell(m, i) for m in by_id)) for i in differ + same]
     out.write("\n")
     render_table("fixtures (* verdicts differ)", fx_columns, fx_rows, out, rich=rich)
+
+
+def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
+    """Per fixture × provider/model: cassette, golden, age; then the orphans."""
+    columns = [("provider:model", "left"), ("fixture", "left"), ("cassette", "left"), ("golden", "left"),
+               ("recorded", "left"), ("age", "right")]
+    rows = []
+    for e in inv.entries:
+        age = e.age_days(inv.today)
+        rows.append((f"{e.provider}:{e.model}", e.fixture_id, "yes" if e.cassette else "missing",
+                     "yes" if e.golden else "missing", e.recorded or "-", "-" if age is None else f"{age}d"))
+    if rows:
+        render_table(None, columns, rows, out, rich=rich)
+    else:
+        out.write("no cassettes or goldens yet\n")
+    if inv.orphans:
+        out.write(f"orphans ({len(inv.orphans)}): files for fixtures that no longer exist\n")
+        out.write("".join(f"  {p}\n" for p in inv.orphans))

@@ -31,6 +31,8 @@ class Sandbox:
         if not isinstance(path, str):
             raise SandboxError("path must be a string")
         path = path.strip() or "."
+        if "\x00" in path:
+            raise SandboxError("path must not contain a NUL character")
         if PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute():
             raise SandboxError(f"absolute path {path!r} is not allowed; use a path relative to the project root")
         if path.startswith("~"):

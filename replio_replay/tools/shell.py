@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 
 from pydantic import Field
@@ -21,22 +23,29 @@ class CommandParams(Params):
 
 def run_command(p: CommandParams, ctx: ToolContext) -> str:
     root = ctx.sandbox.root
-    try:
-        done = subprocess.run(
-            p.command,
-            shell=True,
-            cwd=root,
-            env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(root), **ctx.env},
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=p.timeout,
-        )
-    except subprocess.TimeoutExpired:
-        raise ToolFailure(f"command timed out after {p.timeout:g} s") from None
-    out = (done.stdout + done.stderr).decode("utf-8", "replace").replace(str(root), ".")
+    if "\x00" in p.command:
+        raise ToolFailure("the command must not contain a NUL character")
+    # Its own process group, so that a timeout stops the whole pipeline, not only the shell.
+    with subprocess.Popen(
+        p.command,
+        shell=True,
+        cwd=root,
+        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(root), **ctx.env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=p.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise ToolFailure(f"command timed out after {p.timeout:g} s") from None
+    out = (stdout + stderr).decode("utf-8", "replace").replace(str(root), ".")
     if len(out) > _OUTPUT_CAP:
         out = out[:_OUTPUT_CAP] + f"\n(output cut at {_OUTPUT_CAP} characters)"
-    return f"exit code {done.returncode}\n{out}".rstrip()
+    return f"exit code {proc.returncode}\n{out}".rstrip()
 
 
 SHELL_TOOLS: tuple[Tool, ...] = (

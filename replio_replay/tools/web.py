@@ -25,7 +25,7 @@ def web_fetch(p: FetchParams, ctx: ToolContext) -> str:
     client = httpx.Client(transport=ctx.transport, timeout=30, follow_redirects=True)
     try:
         response = client.get(p.url)
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:  # ValueError: a bad IDNA host
         raise ToolFailure(f"could not fetch {p.url}: {exc}") from None
     finally:
         if ctx.transport is None:

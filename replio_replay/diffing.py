@@ -1,0 +1,107 @@
+"""Pure structural diffs through deepdiff, as `{path, kind, old, new}` changes a reviewer can read.
+
+Paths are written the way a user would type them (``tools[2].function.description``);
+kinds are ``changed``, ``added``, ``removed`` and ``type_changed``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Change", "changes", "dotted"]
+
+_KINDS = {
+    "values_changed": "changed",
+    "type_changes": "type_changed",
+    "dictionary_item_added": "added",
+    "dictionary_item_removed": "removed",
+    "iterable_item_added": "added",
+    "iterable_item_removed": "removed",
+    "attribute_added": "added",
+    "attribute_removed": "removed",
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between an old and a new structure."""
+
+    path: str
+    kind: str
+    old: Any = None
+    new: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "kind": self.kind, "old": self.old, "new": self.new}
+
+    def describe(self) -> str:
+        """`path kind: old -> new`, values shortened."""
+        if self.kind == "added":
+            return f"{self.path} added: {_short(self.new)}"
+        if self.kind == "removed":
+            return f"{self.path} removed: {_short(self.old)}"
+        return f"{self.path} {self.kind}: {_short(self.old)} -> {_short(self.new)}"
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def dotted(parts: Iterable[Any]) -> str:
+    """['tools', 2, 'function'] -> 'tools[2].function'."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(root)"
+
+
+def changes(
+    old: Any,
+    new: Any,
+    *,
+    exclude_regex_paths: Iterable[str] = (),
+    same_item: Callable[[Any, Any, Any], bool] | None = None,
+) -> list[Change]:
+    """The differences from `old` to `new`, in path order; [] when equal.
+
+    Canonical JSON is compared first, so the common case (no change) never runs deepdiff.
+    `same_item` is deepdiff's iterable_compare_func: it aligns list items (moves are not
+    reported, only what was added, removed or changed).
+    """
+    if _canonical(old) == _canonical(new):
+        return []
+    from deepdiff import DeepDiff
+
+    diff = DeepDiff(
+        old, new, view="tree", exclude_regex_paths=list(exclude_regex_paths) or None,
+        iterable_compare_func=same_item,
+    )
+    found = []
+    for report, levels in diff.items():
+        kind = _KINDS.get(report)
+        if kind is None:
+            continue
+        for level in levels:
+            t1 = None if kind == "added" else _plain(level.t1)
+            t2 = None if kind == "removed" else _plain(level.t2)
+            found.append(Change(dotted(level.path(output_format="list")), kind, t1, t2))
+    return sorted(found, key=lambda c: (c.path, c.kind))
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _plain(value: Any) -> Any:
+    """deepdiff's placeholders and tuples as plain JSON-able values."""
+    try:
+        return json.loads(json.dumps(value, default=str))
+    except (TypeError, ValueError):
+        return str(value)

@@ -1,0 +1,58 @@
+"""Reviewing a run against its goldens: attach drift to each result, and approve new goldens."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from ..errors import GoldenError
+from ..metrics import summarize
+from ..results import RunResult, Status
+from .canonical import canonical_result
+from .drift import drift
+from .store import GoldenStore
+
+__all__ = ["Approval", "approve", "attach_drift"]
+
+
+def attach_drift(run: RunResult, store: GoldenStore) -> RunResult:
+    """The run with `drift` set per fixture: None (no golden), [] (none) or the changes."""
+    fixtures = []
+    for result in run.fixtures:
+        try:
+            golden = store.load(run.provider, run.model, result.id)
+        except GoldenError as exc:
+            fixtures.append(result.model_copy(update={"status": Status.ERROR, "error": str(exc)}))
+            continue
+        if golden is None:
+            fixtures.append(result.model_copy(update={"drift": None}))
+            continue
+        found = drift(golden, canonical_result(result))
+        fixtures.append(result.model_copy(update={"drift": [c.to_json() for c in found]}))
+    return run.model_copy(update={"fixtures": fixtures, "summary": summarize(fixtures)})
+
+
+@dataclass(frozen=True)
+class Approval:
+    """What --update-golden did for one fixture: created, changed, unchanged or refused."""
+
+    provider: str
+    model: str
+    fixture_id: str
+    action: str
+    reason: str = ""
+
+
+def approve(run: RunResult, store: GoldenStore, only: Collection[str] = ()) -> list[Approval]:
+    """Write goldens from `run` (all fixtures, or those in `only`); `error` results are refused."""
+    done = []
+    for result in run.fixtures:
+        if only and result.id not in only:
+            continue
+        if result.status in (Status.ERROR, Status.CANCELLED):
+            done.append(Approval(run.provider, run.model, result.id, "refused",
+                                 f"it ended in {result.status.value}: {result.error}"))
+            continue
+        action = store.write(run.provider, run.model, result.id, canonical_result(result))
+        done.append(Approval(run.provider, run.model, result.id, action))
+    return done

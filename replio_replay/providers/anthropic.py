@@ -1,0 +1,42 @@
+"""The `anthropic` provider: the Messages API over HTTP.
+
+``POST {base_url}/v1/messages`` with the ``x-api-key`` and ``anthropic-version`` headers. A
+base URL that already ends in ``/v1`` is not given a second one. The wire format is
+`wire.anthropic`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import ChatRequest, ChatResponse
+from .http import HTTPProvider
+from .wire import anthropic as wire
+
+__all__ = ["AnthropicProvider"]
+
+
+class AnthropicProvider(HTTPProvider):
+    """Anthropic's Messages API."""
+
+    name = "anthropic"
+    default_model = "claude-haiku-4-5"
+    default_base_url = "https://api.anthropic.com"
+    base_url_env = "ANTHROPIC_BASE_URL"
+    api_key_env = "ANTHROPIC_API_KEY"
+
+    @property
+    def url(self) -> str:
+        return self.base_url + ("/messages" if self.base_url.endswith("/v1") else "/v1/messages")
+
+    def headers(self) -> dict[str, str]:
+        headers = {"anthropic-version": wire.API_VERSION}
+        if self.settings.api_key:
+            headers["x-api-key"] = self.settings.api_key
+        return headers
+
+    def encode(self, request: ChatRequest) -> dict[str, Any]:
+        return wire.encode_request(request, self.settings)
+
+    def decode(self, data: Any, request: ChatRequest) -> ChatResponse:
+        return wire.decode_response(data)

@@ -1,0 +1,347 @@
+"""Shared HTTP sending for the real providers: one JSON POST, bounded retries, one-line errors.
+
+`post_json` builds an `httpx.Request` with a deterministic JSON body and sends it with
+``transport.handle_request`` (the per-fixture transport, which recording may wrap, or the
+provider's shared pooled one). 429, 408, 5xx, timeouts and dropped connections are retried
+with exponential backoff and jitter, honouring ``Retry-After``; every other failure becomes a
+`ProviderError` with a one-line message. `HTTPProvider` is the base of the providers that
+speak HTTP: it owns the one pooled `httpx.HTTPTransport` each keeps for the whole run.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import threading
+import time
+from abc import abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import httpx
+
+from ..errors import (
+    ConfigError,
+    ProviderAuthError,
+    ProviderConnectError,
+    ProviderHTTPError,
+    ProviderResponseError,
+)
+from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings
+from .wire import preview
+
+__all__ = [
+    "BACKOFF_BASE",
+    "BACKOFF_MAX",
+    "RETRY_AFTER_MAX",
+    "Backoff",
+    "Endpoint",
+    "HTTPProvider",
+    "Sleep",
+    "dumps",
+    "post_json",
+    "retry_after_seconds",
+]
+
+#: First backoff delay in seconds (doubled per retry, with jitter). Tests make it tiny;
+#: a provider's ``settings.options["backoff_base"]`` overrides it.
+BACKOFF_BASE = 0.5
+#: No single backoff delay is longer than this.
+BACKOFF_MAX = 20.0
+#: A ``Retry-After`` longer than this is not waited for: the call fails at once, saying so.
+RETRY_AFTER_MAX = 60.0
+#: Connecting never waits longer than this, even with a long read timeout.
+CONNECT_TIMEOUT_MAX = 10.0
+
+#: Statuses worth another try: request timeout, rate limit, and every server error.
+RETRY_STATUSES = frozenset({408, 429})
+
+Sleep = Callable[[float], None]
+
+#: Headers every provider sends. ``identity`` keeps recorded bodies readable (no gzip).
+BASE_HEADERS: Mapping[str, str] = {
+    "accept": "application/json",
+    "accept-encoding": "identity",
+    "content-type": "application/json",
+    "user-agent": "replio-replay",
+}
+
+
+def dumps(body: Any) -> bytes:
+    """A JSON body, serialised the same way every time: compact, UTF-8, keys in insertion order."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a request goes and what its error messages should name."""
+
+    provider: str
+    url: str
+    base_url: str
+    key_env: str | None = None
+    has_key: bool = False
+    base_url_env: str | None = None
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """How often and how long to wait between attempts."""
+
+    retries: int = 3
+    base: float = BACKOFF_BASE
+    cap: float = BACKOFF_MAX
+    retry_after_max: float = RETRY_AFTER_MAX
+
+    @classmethod
+    def from_settings(cls, settings: ProviderSettings) -> Backoff:
+        """``settings.retries``, and the base delay from ``options["backoff_base"]`` or `BACKOFF_BASE`."""
+        return cls(
+            retries=max(0, settings.retries),
+            base=float(settings.options.get("backoff_base", BACKOFF_BASE)),
+            cap=BACKOFF_MAX,
+            retry_after_max=RETRY_AFTER_MAX,
+        )
+
+    def delay(self, attempt: int, rand: float) -> float:
+        """Exponential backoff with jitter: in [d/2, d] for d = base * 2**attempt, capped."""
+        ceiling = min(self.cap, self.base * (2**attempt))
+        return ceiling / 2 + ceiling / 2 * rand
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """A ``Retry-After`` header in seconds (a number, or an HTTP date); None if absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)
+
+
+def _server_message(raw: bytes) -> str:
+    """What the server said went wrong: the JSON error message if there is one, else the body's start."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return preview(raw, 160)
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return preview(str(error["message"]), 160)
+        for candidate in (error, data.get("message"), data.get("detail")):
+            if isinstance(candidate, str) and candidate:
+                return preview(candidate, 160)
+    return preview(raw, 160)
+
+
+def _reason(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    if "refused" in text.lower():
+        return "connection refused"
+    return text or type(exc).__name__
+
+
+def _attempts(n: int) -> str:
+    return "1 attempt" if n == 1 else f"{n} attempts"
+
+
+def _auth_error(ep: Endpoint, status: int, raw: bytes) -> ProviderAuthError:
+    if ep.key_env and ep.has_key:
+        hint = f"check that {ep.key_env} holds a valid key"
+    elif ep.key_env:
+        hint = f"set {ep.key_env} to the API key (it is not set)"
+    else:
+        hint = (f"the server wants a key: name the variable that holds it with "
+                f"providers.{ep.provider}.api_key_env in .replio/config.json")
+    return ProviderAuthError(
+        f"{ep.provider}: authentication failed (HTTP {status} from {ep.url}): {_server_message(raw)}; {hint}"
+    )
+
+
+def _connect_error(ep: Endpoint, exc: Exception) -> ProviderConnectError:
+    where = "--base-url" + (f", {ep.base_url_env}" if ep.base_url_env else "")
+    return ProviderConnectError(
+        f"{ep.provider}: cannot connect to {ep.base_url} ({_reason(exc)}); is the server running? "
+        f"Set the URL with {where} or providers.{ep.provider}.base_url in .replio/config.json"
+    )
+
+
+def post_json(
+    transport: httpx.BaseTransport,
+    endpoint: Endpoint,
+    body: Any,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 60.0,
+    backoff: Backoff | None = None,
+    sleep: Sleep = time.sleep,
+    rand: Callable[[], float] = random.random,
+) -> Any:
+    """POST `body` as JSON to `endpoint.url` through `transport` and return the decoded JSON reply.
+
+    Retries 408, 429, 5xx, timeouts and dropped connections up to ``backoff.retries`` times;
+    raises ProviderAuthError (401/403), ProviderHTTPError (any other error status, or one
+    retries did not cure), ProviderConnectError (refused, timed out, dropped) or
+    ProviderResponseError (a 2xx body that is not JSON).
+    """
+    backoff = backoff or Backoff()
+    content = dumps(body)
+    all_headers = {**BASE_HEADERS, **(headers or {})}
+    timeouts = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_MAX)).as_dict()
+    attempts = backoff.retries + 1
+    ep = endpoint
+    for attempt in range(attempts):
+        last = attempt == attempts - 1
+        request = httpx.Request("POST", ep.url, content=content, headers=all_headers,
+                                extensions={"timeout": timeouts})
+        try:
+            response = transport.handle_request(request)
+            try:
+                raw = response.read()
+            finally:
+                response.close()
+        except httpx.TimeoutException:
+            if last:
+                raise ProviderConnectError(
+                    f"{ep.provider}: no response from {ep.url} within {timeout:g} s ({_attempts(attempts)}); "
+                    f"check the server or raise providers.{ep.provider}.timeout in .replio/config.json"
+                ) from None
+            sleep(backoff.delay(attempt, rand()))
+            continue
+        except httpx.ConnectError as exc:  # refused or unresolvable: retrying will not help
+            raise _connect_error(ep, exc) from None
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:  # dropped
+            if last:
+                raise ProviderConnectError(
+                    f"{ep.provider}: the connection to {ep.url} was dropped ({_reason(exc)}) "
+                    f"({_attempts(attempts)})"
+                ) from None
+            sleep(backoff.delay(attempt, rand()))
+            continue
+        except httpx.TransportError as exc:  # unsupported scheme, proxy errors, ...
+            raise _connect_error(ep, exc) from None
+
+        status = response.status_code
+        if 200 <= status < 300:
+            try:
+                return json.loads(raw)
+            except ValueError:
+                kind = response.headers.get("content-type", "no content-type")
+                raise ProviderResponseError(
+                    f"{ep.provider}: the response from {ep.url} is not JSON (HTTP {status}, {kind}); "
+                    f"the body starts: {preview(raw)}"
+                ) from None
+        if status in (401, 403):
+            raise _auth_error(ep, status, raw)
+        if status in RETRY_STATUSES or status >= 500:
+            wait = retry_after_seconds(response.headers.get("retry-after"))
+            if wait is not None and wait > backoff.retry_after_max:
+                raise ProviderHTTPError(
+                    f"{ep.provider}: HTTP {status} from {ep.url}: {_server_message(raw)}; the server asks "
+                    f"to retry after {wait:g} s, longer than replio waits ({backoff.retry_after_max:g} s)"
+                )
+            if last:
+                raise ProviderHTTPError(
+                    f"{ep.provider}: HTTP {status} from {ep.url} ({_attempts(attempts)}): {_server_message(raw)}"
+                )
+            sleep(wait if wait is not None else backoff.delay(attempt, rand()))
+            continue
+        raise ProviderHTTPError(f"{ep.provider}: HTTP {status} from {ep.url}: {_server_message(raw)}")
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+class HTTPProvider(Provider):
+    """A provider that POSTs JSON to one endpoint: base URL, headers and wire format per subclass.
+
+    It keeps ONE pooled `httpx.HTTPTransport` for the whole run, made on first use and
+    closed by `close`. `generate` sends through the fixture's transport when the runner hands
+    one in (recording wraps it), else through that shared one. `sleep` is what waits between
+    retries; tests replace it.
+    """
+
+    #: The path appended to the base URL.
+    path: ClassVar[str] = ""
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        super().__init__(settings)
+        self.base_url = self.normalize_base_url(settings.base_url or self.default_base_url or "")
+        self.sleep: Sleep = time.sleep
+        self._transport: httpx.HTTPTransport | None = None
+        self._lock = threading.Lock()
+
+    def normalize_base_url(self, url: str) -> str:
+        """The base URL without a trailing slash; ConfigError unless it is http(s)."""
+        url = url.strip().rstrip("/")
+        if not url.startswith(("http://", "https://")):
+            where = "--base-url" + (f", {self.base_url_env}" if self.base_url_env else "")
+            raise ConfigError(
+                f"{self.settings.name}: base URL {url!r} must start with http:// or https:// "
+                f"(set with {where} or providers.{self.settings.name}.base_url in .replio/config.json)"
+            )
+        return url
+
+    @property
+    def url(self) -> str:
+        """The full URL requests are sent to."""
+        return self.base_url + self.path
+
+    def endpoint(self) -> Endpoint:
+        """The target and what error messages name."""
+        return Endpoint(
+            provider=self.settings.name,
+            url=self.url,
+            base_url=self.base_url,
+            key_env=self.settings.api_key_env,
+            has_key=bool(self.settings.api_key),
+            base_url_env=self.base_url_env,
+        )
+
+    def headers(self) -> dict[str, str]:
+        """Headers beyond the JSON ones (authentication, API version)."""
+        return {}
+
+    @abstractmethod
+    def encode(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body for one turn."""
+
+    @abstractmethod
+    def decode(self, data: Any, request: ChatRequest) -> ChatResponse:
+        """The parsed reply to `request`."""
+
+    def generate(self, request: ChatRequest, exchange: Exchange) -> ChatResponse:
+        transport = exchange.transport if exchange.transport is not None else self.transport()
+        data = post_json(
+            transport,
+            self.endpoint(),
+            self.encode(request),
+            headers=self.headers(),
+            timeout=self.settings.timeout,
+            backoff=Backoff.from_settings(self.settings),
+            sleep=self.sleep,
+        )
+        return self.decode(data, request)
+
+    def transport(self) -> httpx.HTTPTransport:
+        with self._lock:
+            if self._transport is None:
+                self._transport = httpx.HTTPTransport()
+            return self._transport
+
+    def close(self) -> None:
+        with self._lock:
+            transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.close()

@@ -1,0 +1,90 @@
+"""Pure wire-format converters: provider-neutral requests to JSON bodies and JSON bodies back.
+
+One module per wire format (`openai`, `anthropic`, `ollama`), each with
+``encode_request(request, settings) -> dict`` and ``decode_response(data) -> ChatResponse``.
+Nothing here does I/O or imports httpx: the converters are plain functions of plain data,
+so they are tested without a socket and give the same body for the same conversation.
+This module holds the helpers they share.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...errors import ProviderResponseError
+from ..base import Arguments, ChatRequest
+
+__all__ = [
+    "PREVIEW_CHARS",
+    "as_int",
+    "assistant_turn",
+    "parse_arguments",
+    "preview",
+    "shape_error",
+    "unparsed_arguments",
+]
+
+#: How much of a body an error message shows.
+PREVIEW_CHARS = 200
+
+
+def preview(data: Any, limit: int = PREVIEW_CHARS) -> str:
+    """The start of a body on one line: JSON re-serialised compactly, text with whitespace folded."""
+    if isinstance(data, bytes):
+        text = data.decode("utf-8", "replace")
+    elif isinstance(data, str):
+        text = data
+    else:
+        try:
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError):
+            text = repr(data)
+    text = " ".join(text.split())
+    if not text:
+        return "(empty body)"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def shape_error(provider: str, problem: str, data: Any) -> ProviderResponseError:
+    """A one-line error for JSON of the wrong shape: the provider, what is wrong, the body's start."""
+    return ProviderResponseError(f"{provider}: unexpected response: {problem}; the body starts: {preview(data)}")
+
+
+def parse_arguments(raw: Any) -> Arguments:
+    """Tool-call arguments as a dict; anything that is not a JSON object stays the raw string.
+
+    A dict is kept as is, an empty string or None means no arguments, and a string is parsed
+    as JSON. A string that does not parse, or parses to something other than an object, is
+    returned unchanged: the engine answers it with an ``Error:`` result and the trace keeps it.
+    """
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}
+    if not isinstance(raw, str):
+        return json.dumps(raw, ensure_ascii=False)
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return raw
+    return parsed if isinstance(parsed, dict) else raw
+
+
+def unparsed_arguments(arguments: Arguments) -> str:
+    """Arguments as the JSON string an OpenAI-style API expects; a raw string goes back as-is."""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def as_int(value: Any) -> int | None:
+    """An integer token count, or None when the field is missing or not a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value)
+
+
+def assistant_turn(request: ChatRequest) -> int:
+    """The index of the assistant turn a request asks for: the assistant messages so far."""
+    return sum(1 for m in request.messages if m.role == "assistant")

@@ -1,0 +1,94 @@
+"""The Ollama native chat wire format (``POST /api/chat``, not streamed).
+
+Request: ``{model, messages, tools, stream: false, options: {temperature, seed, num_predict}}``;
+tools as ``{"type": "function", "function": {name, description, parameters}}``; an assistant's
+calls as ``tool_calls`` with object arguments and no ids; results as ``role: "tool"``
+messages carrying ``tool_name``. Response: ``message`` (text and ``tool_calls``) and the
+counts ``prompt_eval_count`` / ``eval_count``. Ollama gives calls no ids, so stable ones are
+made from the assistant turn and the call's position: ``call_{turn}_{i}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
+from . import as_int, assistant_turn, parse_arguments, shape_error
+
+__all__ = ["PROVIDER", "assistant_turn", "decode_response", "encode_message", "encode_request", "encode_tool"]
+
+PROVIDER = "ollama"
+
+
+def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
+    """A neutral tool spec ``{name, description, parameters}`` as an Ollama function tool."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec["name"],
+            "description": spec.get("description", ""),
+            "parameters": spec.get("parameters") or {"type": "object", "properties": {}},
+        },
+    }
+
+
+def encode_message(message: Message) -> dict[str, Any]:
+    """One neutral message as an Ollama chat message (no ids: results carry the tool's name)."""
+    if message.role == "tool":
+        out: dict[str, Any] = {"role": "tool", "content": message.content}
+        if message.name:
+            out["tool_name"] = message.name
+        return out
+    out = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        # Arguments are an object; a raw string that did not parse goes back as received.
+        out["tool_calls"] = [
+            {"function": {"name": call.name, "arguments": call.arguments}} for call in message.tool_calls
+        ]
+    return out
+
+
+def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str, Any]:
+    """The JSON body of ``POST {host}/api/chat``; keys in a fixed order, never streamed."""
+    body: dict[str, Any] = {
+        "model": settings.model,
+        "messages": [encode_message(m) for m in request.messages],
+    }
+    if request.tools:
+        body["tools"] = [encode_tool(t) for t in request.tools]
+    body["stream"] = False
+    options: dict[str, Any] = {"temperature": settings.temperature}
+    if settings.seed is not None:
+        options["seed"] = settings.seed
+    options["num_predict"] = settings.max_tokens
+    body["options"] = options
+    return body
+
+
+def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
+    """An ``/api/chat`` body as a neutral response; calls get ids ``call_{turn}_{i}``."""
+    if not isinstance(data, dict):
+        raise shape_error(PROVIDER, "expected a JSON object", data)
+    message = data.get("message")
+    if not isinstance(message, dict):
+        if "error" in data:
+            raise shape_error(PROVIDER, f"the server reported an error: {data['error']}", data)
+        raise shape_error(PROVIDER, "no message object", data)
+    text = message.get("content") or ""
+    if not isinstance(text, str):
+        raise shape_error(PROVIDER, "message.content is not text", data)
+    raw_calls = message.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise shape_error(PROVIDER, "message.tool_calls is not a list", data)
+    calls = []
+    for i, raw in enumerate(raw_calls):
+        function = raw.get("function") if isinstance(raw, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name:
+            raise shape_error(PROVIDER, f"tool_calls[{i}] has no function.name", data)
+        calls.append(ToolCall(id=f"call_{turn}_{i}", name=name, arguments=parse_arguments(function.get("arguments"))))
+    return ChatResponse(
+        text=text,
+        tool_calls=tuple(calls),
+        usage=Usage(prompt=as_int(data.get("prompt_eval_count")), completion=as_int(data.get("eval_count"))),
+    )

@@ -1,0 +1,131 @@
+"""The OpenAI Chat Completions wire format (also spoken by vLLM, llama.cpp, LM Studio, Ollama's /v1).
+
+Request: ``{model, messages, tools, temperature, seed, max_tokens, stream: false}``; tools as
+``{"type": "function", "function": {name, description, parameters}}``; an assistant's calls as
+``tool_calls`` with JSON-string arguments; results as ``role: "tool"`` messages with
+``tool_call_id``. Response: ``choices[0].message`` (text and ``tool_calls``) and ``usage``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
+from . import as_int, parse_arguments, shape_error, unparsed_arguments
+
+__all__ = ["PROVIDER", "decode_response", "encode_message", "encode_request", "encode_tool"]
+
+PROVIDER = "openai"
+
+
+def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
+    """A neutral tool spec ``{name, description, parameters}`` as an OpenAI function tool."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec["name"],
+            "description": spec.get("description", ""),
+            "parameters": spec.get("parameters") or {"type": "object", "properties": {}},
+        },
+    }
+
+
+def encode_message(message: Message) -> dict[str, Any]:
+    """One neutral message as an OpenAI chat message."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            "content": message.content or None,
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": unparsed_arguments(call.arguments)},
+                }
+                for call in message.tool_calls
+            ],
+        }
+    return {"role": message.role, "content": message.content}
+
+
+def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str, Any]:
+    """The JSON body of ``POST {base_url}/chat/completions``; keys in a fixed order."""
+    body: dict[str, Any] = {
+        "model": settings.model,
+        "messages": [encode_message(m) for m in request.messages],
+    }
+    if request.tools:
+        body["tools"] = [encode_tool(t) for t in request.tools]
+    body["temperature"] = settings.temperature
+    if settings.seed is not None:
+        body["seed"] = settings.seed
+    body["max_tokens"] = settings.max_tokens
+    body["stream"] = False
+    return body
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # some compatible servers answer with content parts
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    raise TypeError(type(content).__name__)
+
+
+def _error_message(error: Any) -> str:
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    return str(error)
+
+
+def decode_response(data: dict[str, Any], *, turn: int = 0, provider: str = PROVIDER) -> ChatResponse:
+    """A chat-completion body as a neutral response; ProviderResponseError on the wrong shape.
+
+    `turn` only names calls that come without an id (``call_{turn}_{i}``), which some
+    compatible servers omit; `provider` is the name errors give (``llamacpp`` speaks this too).
+    """
+    if not isinstance(data, dict):
+        raise shape_error(provider, "expected a JSON object", data)
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        if "error" in data:
+            raise shape_error(provider, f"the server reported an error: {_error_message(data['error'])}", data)
+        raise shape_error(provider, "no choices[0]", data)
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise shape_error(provider, "choices[0] has no message object", data)
+    try:
+        text = _text(message.get("content"))
+    except TypeError as exc:
+        raise shape_error(provider, f"message.content is a {exc}, not text", data) from None
+    raw_calls = message.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise shape_error(provider, "message.tool_calls is not a list", data)
+    calls = []
+    for i, raw in enumerate(raw_calls):
+        function = raw.get("function") if isinstance(raw, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name:
+            raise shape_error(provider, f"tool_calls[{i}] has no function.name", data)
+        call_id = raw.get("id")
+        calls.append(
+            ToolCall(
+                id=call_id if isinstance(call_id, str) and call_id else f"call_{turn}_{i}",
+                name=name,
+                arguments=parse_arguments(function.get("arguments")),
+            )
+        )
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    return ChatResponse(
+        text=text,
+        tool_calls=tuple(calls),
+        usage=Usage(
+            prompt=as_int(usage.get("prompt_tokens")),
+            completion=as_int(usage.get("completion_tokens")),
+            total=as_int(usage.get("total_tokens")),
+        ),
+    )

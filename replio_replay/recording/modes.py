@@ -1,0 +1,37 @@
+"""Record modes, with vcrpy's meanings, and the default chosen from the environment."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from ..errors import UsageError
+
+__all__ = ["RecordMode", "default_mode", "parse_mode"]
+
+
+class RecordMode(str, Enum):
+    """When a cassette is read and when it is written.
+
+    `none`: replay only, never touch the network. `once`: replay a cassette that exists,
+    record one that does not. `new_episodes`: replay what is recorded, record requests
+    beyond it. `all`: record everything again.
+    """
+
+    NONE = "none"
+    ONCE = "once"
+    NEW_EPISODES = "new_episodes"
+    ALL = "all"
+
+
+def parse_mode(value: str | RecordMode, *, source: str = "--record-mode") -> RecordMode:
+    """The mode named by `value`; a typo is an error listing the valid modes."""
+    try:
+        return RecordMode(value)
+    except ValueError:
+        valid = ", ".join(m.value for m in RecordMode)
+        raise UsageError(f"{source}: {value!r} is not a record mode; valid modes: {valid}") from None
+
+
+def default_mode(ci: bool) -> RecordMode:
+    """`none` on CI (nothing may be recorded there by accident), `once` elsewhere."""
+    return RecordMode.NONE if ci else RecordMode.ONCE

@@ -1,0 +1,62 @@
+"""Secrets: headers and query parameters removed before recording, and the last-line check that
+no live key appears anywhere in a cassette about to be written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+__all__ = ["REDACTED", "SECRET_HEADERS", "SECRET_QUERY", "find_secret", "scrub_headers", "scrub_url"]
+
+REDACTED = "REDACTED"
+
+#: Request and response headers never written to a cassette (compared lower-case).
+SECRET_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key",
+    "openai-organization", "openai-project", "anthropic-organization-id", "cookie", "set-cookie",
+    "x-auth-token",
+})
+
+#: Query parameters whose values are replaced with REDACTED.
+SECRET_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token", "auth", "secret"})
+
+
+def scrub_headers(headers: dict[str, Any]) -> dict[str, Any]:
+    """The headers without the secret ones."""
+    return {k: v for k, v in headers.items() if k.lower() not in SECRET_HEADERS}
+
+
+def scrub_url(url: str) -> str:
+    """The URL with key-like query parameters replaced by REDACTED."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    query = [(k, REDACTED if k.lower() in SECRET_QUERY else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def find_secret(data: Any, secrets: Iterable[str]) -> str | None:
+    """The path of the first value in `data` that contains one of `secrets`, else None."""
+    wanted = [s for s in secrets if s and len(s) >= 4]
+    if not wanted:
+        return None
+    for path, value in _leaves(data, ""):
+        if any(s in value for s in wanted):
+            return path or "(root)"
+    return None
+
+
+def _leaves(node: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            sub = f"{path}.{k}" if path else str(k)
+            yield sub, str(k)
+            yield from _leaves(v, sub)
+    elif isinstance(node, (list, tuple)):
+        for i, v in enumerate(node):
+            yield from _leaves(v, f"{path}[{i}]")
+    elif isinstance(node, bytes):
+        yield path, node.decode("utf-8", "replace")
+    elif node is not None:
+        yield path, str(node)

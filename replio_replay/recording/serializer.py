@@ -1,0 +1,137 @@
+"""The readable cassette serializer: YAML whose JSON bodies are structured data, not strings.
+
+A vcrpy serializer (``serialize(dict) -> str``, ``deserialize(str) -> dict``), so the files
+load through vcrpy with it registered. JSON bodies are stored under ``json`` with sorted
+keys, multi-line text as literal blocks, and a ``replio`` header carries provenance.
+Loading uses libyaml's safe C loader when it is there.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+from ..errors import CassetteError
+
+__all__ = ["HEADER_KEY", "ReadableSerializer"]
+
+HEADER_KEY = "replio"
+
+try:  # libyaml: a fast, safe loader and dumper
+    from yaml import CSafeDumper as _Dumper
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - pure-Python fallback
+    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+
+class _ReadableDumper(_Dumper):
+    """Multi-line strings as literal blocks, so recorded tool output reads as text."""
+
+
+def _str(dumper: yaml.Dumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value and not any(c in value for c in "\r\t\x0b\x0c") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_ReadableDumper.add_representer(str, _str)
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def _structured(body: Any) -> Any:
+    """A JSON text body as {'json': data}; anything else unchanged."""
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return body
+    if isinstance(body, str) and body[:1] in ("{", "["):
+        try:
+            return {"json": _sorted(json.loads(body))}
+        except ValueError:
+            return body
+    return body
+
+
+def _flat(body: Any) -> Any:
+    """Back from {'json': data} to the JSON text vcrpy expects."""
+    if isinstance(body, dict) and set(body) == {"json"}:
+        return json.dumps(body["json"], ensure_ascii=False)
+    return body
+
+
+class ReadableSerializer:
+    """Serialise vcrpy's cassette dict to readable YAML with a provenance header."""
+
+    def __init__(self, header: dict[str, Any] | None = None, source: str = "<cassette>") -> None:
+        self.header = header or {}
+        self.source = source
+        #: The header of the last cassette deserialised (provenance of what is being replayed).
+        self.loaded_header: dict[str, Any] = {}
+
+    def serialize(self, cassette_dict: dict[str, Any]) -> str:
+        interactions = []
+        for item in cassette_dict.get("interactions", []):
+            request = dict(item["request"])
+            request["body"] = _structured(request.get("body"))
+            response = dict(item["response"])
+            body = dict(response.get("body") or {})
+            if "string" in body:
+                structured = _structured(body.pop("string"))
+                body.update(structured if isinstance(structured, dict) else {"string": structured})
+            response["body"] = body
+            interactions.append({"request": request, "response": response})
+        data = {HEADER_KEY: _sorted(self.header), "version": cassette_dict.get("version", 1),
+                "interactions": interactions}
+        return yaml.dump(data, Dumper=_ReadableDumper, sort_keys=False, allow_unicode=True, width=100)
+
+    def deserialize(self, cassette_string: str) -> dict[str, Any]:
+        data = load_yaml(cassette_string, self.source)
+        if isinstance(data, dict) and isinstance(data.get(HEADER_KEY), dict):
+            self.loaded_header = data[HEADER_KEY]
+        return to_vcr(data, self.source)
+
+
+def load_yaml(text: str, source: str) -> Any:
+    """Parse YAML safely; a syntax error names the file and line."""
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise CassetteError(f"cassette {source} does not parse{where}: {problem}") from None
+
+
+def to_vcr(data: Any, source: str) -> dict[str, Any]:
+    """Check the shape and turn structured bodies back into the strings vcrpy expects."""
+    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+        raise CassetteError(f"cassette {source} has the wrong shape: expected a mapping with 'interactions'")
+    out = []
+    for i, item in enumerate(data["interactions"]):
+        try:
+            request = dict(item["request"])
+            response = dict(item["response"])
+            request["method"], request["uri"]  # noqa: B018 - required keys
+            response["status"]["code"]  # noqa: B018
+        except (KeyError, TypeError):
+            raise CassetteError(
+                f"cassette {source} has the wrong shape: interaction {i + 1} lacks a request "
+                "(method, uri) or a response (status.code)"
+            ) from None
+        request["body"] = _flat(request.get("body"))
+        body = dict(response.get("body") or {})
+        if "json" in body:
+            body = {"string": _flat({"json": body["json"]})}
+        response["body"] = body
+        out.append({"request": request, "response": response})
+    return {"version": data.get("version", 1), "interactions": out}

@@ -1,0 +1,116 @@
+"""The per-fixture glue between a run and its cassette: open, bind a transport, finish, write.
+
+`CassetteSessions` is the runner's session factory when cassettes are on. A cassette is
+written once, at the end of its fixture, atomically, and only when the fixture ended
+`ok` or `truncated` with something new recorded: an interrupted or failed recording
+leaves the old cassette (or none) in place.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from vcr.cassette import Cassette
+
+from ..errors import CassetteError
+from ..fixtures.model import Fixture
+from ..providers.base import Provider
+from ..results import Status
+from ..runner import FixtureSession
+from ..tools.registry import tool_schemas
+from .modes import RecordMode
+from .serializer import ReadableSerializer
+from .store import AtomicPersister, cassette_path
+from .transport import MATCH_ON, CassetteTransport, scrub_request, scrub_response
+
+__all__ = ["CassetteSession", "CassetteSessions", "tool_schema_hash"]
+
+
+def tool_schema_hash() -> str:
+    """A short hash of the tool specs offered to the model: changes when a schema changes."""
+    text = json.dumps(tool_schemas(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("replio-replay")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+@dataclass(frozen=True)
+class CassetteSessions:
+    """Session factory: one cassette per fixture, provider and model under `directory`."""
+
+    directory: Path
+    mode: RecordMode
+    secrets: tuple[str, ...] = ()
+
+    def __call__(self, fixture: Fixture, provider: Provider) -> FixtureSession:
+        if provider.transport() is None:  # a provider without HTTP (the mock) has nothing to record
+            return FixtureSession(None)
+        path = cassette_path(self.directory, provider.settings.name, provider.model, fixture.id)
+        return CassetteSession(self, fixture, provider, path)
+
+
+class CassetteSession(FixtureSession):
+    """One fixture's cassette, bound to its own transport."""
+
+    def __init__(self, owner: CassetteSessions, fixture: Fixture, provider: Provider, path: Path) -> None:
+        self.path = path
+        self.mode = owner.mode
+        exists = path.is_file()
+        if self.mode is RecordMode.NONE and not exists:
+            raise CassetteError(
+                f"fixture {fixture.id!r}: no cassette at {path}; record it with --record-mode once "
+                f"--fixture {fixture.id} (this needs the provider to be reachable)"
+            )
+        base = provider.settings.base_url or ""
+        self.serializer = ReadableSerializer(
+            header={
+                "provider": provider.settings.name,
+                "model": provider.model,
+                "base_url_host": urlsplit(base).netloc or base,
+                "fixture_hash": fixture.content_hash(),
+                "tool_schema_hash": tool_schema_hash(),
+                "replio_version": _version(),
+                "recorded": datetime.date.today().isoformat(),
+            },
+            source=str(path),
+        )
+        secrets = tuple(s for s in (*owner.secrets, provider.settings.api_key) if s)
+        kwargs: dict[str, Any] = dict(
+            path=str(path), serializer=self.serializer, persister=AtomicPersister(secrets),
+            record_mode=self.mode.value, match_on=MATCH_ON,
+            before_record_request=scrub_request, before_record_response=scrub_response,
+        )
+        load = exists and self.mode is not RecordMode.ALL
+        cassette = Cassette.load(**kwargs) if load else Cassette(**kwargs)
+        inner = None if self.mode is RecordMode.NONE else provider.transport()
+        self.cassette_transport = CassetteTransport(
+            cassette, self.mode, inner, fixture_id=fixture.id, loaded=load
+        )
+        super().__init__(self.cassette_transport)
+
+    def finish(self, status: Status) -> None:
+        """Write the cassette if something new was recorded and the fixture finished."""
+        t = self.cassette_transport
+        if t.loaded_count:
+            self.extras["request_drift"] = [c.to_json() for c in t.request_drift]
+        if not t.recorded or status in (Status.CANCELLED, Status.ERROR):
+            return
+        cassette = t.cassette
+        cassette._persister.save_cassette(  # noqa: SLF001 - vcrpy exposes no public save hook
+            cassette.path,
+            {"requests": cassette.requests, "responses": cassette.responses},
+            serializer=self.serializer,
+        )

@@ -1,0 +1,68 @@
+"""Where cassettes live and how they reach disk: safe names, and an atomic, secret-checking persister."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..atomic import atomic_write
+from ..errors import CassetteError
+from .scrub import find_secret
+from .serializer import load_yaml
+
+__all__ = ["AtomicPersister", "cassette_path", "safe_name"]
+
+
+def safe_name(name: str) -> str:
+    """A model or provider name made safe as one path component (`qwen2.5:7b` -> `qwen2.5_7b`)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "_"
+    return cleaned
+
+
+def cassette_path(directory: Path, provider: str, model: str, fixture_id: str) -> Path:
+    """`<dir>/<provider>/<model>/<fixture-id>.yaml`."""
+    return directory / safe_name(provider) / safe_name(model) / f"{safe_name(fixture_id)}.yaml"
+
+
+class AtomicPersister:
+    """A vcrpy persister: loads with errors naming the file, saves atomically, refuses secrets."""
+
+    def __init__(self, secrets: Iterable[str] = (), what: str = "API key") -> None:
+        self.secrets = [s for s in secrets if s]
+        self.what = what
+
+    def load_cassette(self, cassette_path: str | Path, serializer: Any) -> tuple[list, list]:
+        from vcr.serialize import deserialize
+
+        path = Path(cassette_path)
+        if not path.is_file():
+            raise CassetteError(f"no cassette at {path}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CassetteError(f"cassette {path} cannot be read: {exc}") from None
+        if not text.strip():
+            raise CassetteError(f"cassette {path} is empty; delete it and record again")
+        try:
+            requests, responses, *_ = deserialize(text, serializer)
+        except CassetteError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CassetteError(f"cassette {path} has the wrong shape: {exc}") from None
+        return requests, responses
+
+    def save_cassette(self, cassette_path: str | Path, cassette_dict: dict[str, Any], serializer: Any) -> None:
+        from vcr.serialize import serialize
+
+        path = Path(cassette_path)
+        text = serialize(cassette_dict, serializer)
+        leaked = [s for s in self.secrets if s in text]
+        if leaked:
+            where = find_secret(load_yaml(text, str(path)), leaked) or "its text"
+            raise CassetteError(
+                f"cassette {path} was not written: it would contain the live {self.what} in {where}; "
+                "remove the key from that header or field (or add it to the scrubbed ones) and record again"
+            )
+        atomic_write(path, text)

@@ -1,0 +1,142 @@
+"""A per-fixture httpx transport bound to one vcrpy cassette: replays in order, records the rest.
+
+It wraps the provider's shared, pooled transport instead of patching httpx globally, so
+fixtures running concurrently never write into each other's cassettes. Recorded requests
+are matched in order by method and path, not by body, and each replayed JSON body is
+compared with the recorded one: the differences are the fixture's *request drift*.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+import httpx
+from vcr.cassette import Cassette
+from vcr.matchers import method, path, requests_match
+from vcr.request import Request as VcrRequest
+
+from ..diffing import Change, changes
+from ..errors import CassetteError
+from .modes import RecordMode
+from .scrub import scrub_headers, scrub_url
+
+__all__ = ["CassetteTransport", "VOLATILE_PATHS", "scrub_request", "scrub_response"]
+
+MATCH_ON = (method, path)
+
+#: Request-body fields left out of request drift: ids the provider or the run invented.
+VOLATILE_PATHS = (r"\['(id|tool_call_id|tool_use_id|user|metadata)'\]$",)
+
+
+def scrub_request(request: VcrRequest) -> VcrRequest:
+    """vcrpy's before_record_request: no secret headers, no key-like query values."""
+    request.headers = scrub_headers(dict(request.headers))
+    request.uri = scrub_url(request.uri)
+    return request
+
+
+def scrub_response(response: dict[str, Any]) -> dict[str, Any]:
+    """vcrpy's before_record_response: no cookies or auth headers from the server."""
+    response["headers"] = scrub_headers(response["headers"])
+    return response
+
+
+def _serialize_response(response: httpx.Response, content: bytes) -> dict[str, Any]:
+    headers: dict[str, list[str]] = defaultdict(list)
+    for name, value in response.headers.multi_items():
+        # The body is stored decoded, so its encoding and length headers no longer apply.
+        if name.lower() not in ("content-encoding", "content-length", "transfer-encoding"):
+            headers[name.lower()].append(value)
+    return {
+        "status": {"code": response.status_code, "message": response.reason_phrase},
+        "headers": dict(headers),
+        "body": {"string": content},
+    }
+
+
+def _to_httpx(recorded: dict[str, Any], request: httpx.Request) -> httpx.Response:
+    body = recorded["body"].get("string", b"")
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    headers = [(k, v) for k, values in recorded["headers"].items() for v in values]
+    return httpx.Response(recorded["status"]["code"], headers=headers, content=body, request=request)
+
+
+def _json(body: Any) -> Any:
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    try:
+        return json.loads(body) if body else None
+    except (TypeError, ValueError):
+        return body
+
+
+class CassetteTransport(httpx.BaseTransport):
+    """One fixture's HTTP: replayed from its cassette or sent through `inner` and recorded."""
+
+    def __init__(
+        self,
+        cassette: Cassette,
+        mode: RecordMode,
+        inner: httpx.BaseTransport | None,
+        *,
+        fixture_id: str,
+        loaded: bool,
+    ) -> None:
+        self.cassette = cassette
+        self.mode = mode
+        self.inner = inner
+        self.fixture_id = fixture_id
+        self.loaded_count = len(cassette.data) if loaded else 0
+        self.protected = mode is RecordMode.NONE or (mode is RecordMode.ONCE and loaded)
+        self.sent = 0
+        self.recorded = 0
+        self.drift: dict[tuple[str, str, str, str], Change] = {}
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.sent += 1
+        body = request.read()
+        live = VcrRequest(request.method, str(request.url), body, dict(request.headers))
+        index = self._next_recorded(live)
+        if index is not None:
+            stored, recorded = self.cassette.data[index]
+            self.cassette.play_counts[index] += 1
+            self._compare(stored, live)
+            return _to_httpx(recorded, request)
+        if self.protected or self.inner is None:
+            raise CassetteError(
+                f"fixture {self.fixture_id!r}: request #{self.sent} ({request.method} {request.url.path}) "
+                f"has no recording in {self.cassette.path}; the conversation went further than when it "
+                f"was recorded. Re-record it with --record-mode all --fixture {self.fixture_id}"
+            )
+        response = self.inner.handle_request(request)
+        try:
+            content = response.read()
+        finally:
+            response.close()
+        self.cassette.append(live, _serialize_response(response, content))
+        self.recorded += 1
+        return _to_httpx(_serialize_response(response, content), request)
+
+    def _next_recorded(self, live: VcrRequest) -> int | None:
+        """The first loaded interaction not yet played with the same method and path."""
+        for i in range(self.loaded_count):
+            if self.cassette.play_counts[i] == 0 and requests_match(live, self.cassette.data[i][0], MATCH_ON):
+                return i
+        return None
+
+    def _compare(self, stored: VcrRequest, live: VcrRequest) -> None:
+        for change in changes(_json(stored.body), _json(live.body), exclude_regex_paths=VOLATILE_PATHS):
+            key = (change.path, change.kind, json.dumps(change.old, sort_keys=True),
+                   json.dumps(change.new, sort_keys=True))
+            self.drift.setdefault(key, change)
+
+    @property
+    def request_drift(self) -> list[Change]:
+        """Each distinct change between recorded and replayed request bodies, once."""
+        return list(self.drift.values())
+
+    def close(self) -> None:
+        """The inner transport is shared by the whole run: it is not closed here."""
