@@ -81,20 +81,24 @@ class LLMServer:
                     self.connection.close()
                     return
                 body = json.dumps(reply.json).encode() if reply.json is not None else reply.body
-                self.send_response(reply.status)
                 headers = {"content-type": "application/json" if reply.json is not None else "text/plain"}
                 headers.update(reply.headers)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(reply.status)
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.send_header("content-length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client went away (a test killed it)
 
             do_GET = do_POST = _serve
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
         self._thread.start()
 
     @property

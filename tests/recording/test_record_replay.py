@@ -1,0 +1,206 @@
+"""Record against the loopback server, then replay offline: same results, byte for byte."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+import vcr
+import yaml
+from click.testing import CliRunner
+
+from replio_replay.cli import main
+from replio_replay.recording.serializer import ReadableSerializer
+from replio_replay.tools.registry import TOOLS
+from tests.recording.conftest import run_args
+from tests.support.llm_server import LLMServer
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout
+
+
+def _record(project: Path, server: LLMServer) -> dict:
+    code, out = _run(*run_args(project, "--base-url", f"{server.url}/v1", "--record-mode", "once"))
+    assert code == 0, out
+    return json.loads(out)
+
+
+def _comparable(run: dict) -> list[dict]:
+    keys = ("id", "trace", "names", "accuracy", "pass", "calls", "redundant", "errors", "tokens", "status",
+            "answer")
+    return [{k: f[k] for k in keys} for f in run["fixtures"]]
+
+
+def test_record_then_replay_offline_gives_the_same_results(project: Path, agent: LLMServer) -> None:
+    recorded = _record(project, agent)
+    assert [f["names"] for f in recorded["fixtures"]] == [["file_read"], ["list_dir", "glob"]]
+    cassettes = sorted((project / "cassettes" / "openai" / "test-model").glob("*.yaml"))
+    assert [p.name for p in cassettes] == ["alpha.yaml", "beta.yaml"]
+    sent = len(agent.requests)
+    agent.close()
+
+    code, out = _run(*run_args(project, "--record-mode", "none"))
+    assert code == 0, out
+    replayed = json.loads(out)
+    assert _comparable(replayed) == _comparable(recorded)
+    assert [f["request_drift"] for f in replayed["fixtures"]] == [[], []]
+    assert len(agent.requests) == sent
+
+
+def test_replaying_twice_is_byte_identical(project: Path, agent: LLMServer) -> None:
+    _record(project, agent)
+    first = _run(*run_args(project, "--record-mode", "none", "--jobs", "1"))
+    second = _run(*run_args(project, "--record-mode", "none", "--jobs", "2"))
+    assert first == second
+
+
+def test_ci_environment_defaults_to_replay(project: Path, agent: LLMServer, monkeypatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    code, out = _run(*run_args(project, "--base-url", f"{agent.url}/v1"))
+    assert code == 1
+    assert agent.requests == []
+    errors = [f["error"] for f in json.loads(out)["fixtures"]]
+    assert all("no cassette" in e and "--record-mode once" in e for e in errors)
+
+
+def test_flag_beats_ci_environment(project: Path, agent: LLMServer, monkeypatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    code, _ = _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--record-mode", "once"))
+    assert code == 0
+    assert len(agent.requests) == 4
+
+
+def test_changed_tool_description_is_request_drift(project: Path, agent: LLMServer, monkeypatch) -> None:
+    _record(project, agent)
+    grep = TOOLS["grep"]
+    monkeypatch.setitem(TOOLS, "grep", dataclasses.replace(grep, description="Search with a regex."))
+    index = list(TOOLS).index("grep")
+
+    code, out = _run(*run_args(project, "--record-mode", "none"))
+    assert code == 0
+    drift = json.loads(out)["fixtures"][0]["request_drift"]
+    assert drift == [{"path": f"tools[{index}].function.description", "kind": "changed",
+                      "old": grep.description, "new": "Search with a regex."}]
+
+    code, _ = _run(*run_args(project, "--record-mode", "none", "--strict"))
+    assert code == 1
+
+
+def test_missing_cassette_is_an_error_for_that_fixture_only(project: Path, agent: LLMServer) -> None:
+    _record(project, agent)
+    missing = project / "cassettes" / "openai" / "test-model" / "alpha.yaml"
+    missing.unlink()
+    code, out = _run(*run_args(project, "--record-mode", "none"))
+    assert code == 1
+    alpha, beta = json.loads(out)["fixtures"]
+    assert alpha["status"] == "error"
+    assert str(missing) in alpha["error"] and "--record-mode once" in alpha["error"]
+    assert beta["status"] == "ok" and beta["names"] == ["list_dir", "glob"]
+
+
+def test_truncated_cassette_names_file_and_line(project: Path, agent: LLMServer) -> None:
+    _record(project, agent)
+    path = project / "cassettes" / "openai" / "test-model" / "alpha.yaml"
+    text = path.read_text()
+    path.write_text(text[: len(text) // 2] + "\n  - request: [unclosed\n")
+    code, out = _run(*run_args(project, "--record-mode", "none"))
+    alpha, beta = json.loads(out)["fixtures"]
+    assert code == 1
+    assert alpha["status"] == "error"
+    assert str(path) in alpha["error"] and "line" in alpha["error"]
+    assert beta["status"] == "ok"
+
+
+def test_wrong_shape_cassette_is_an_error(project: Path, agent: LLMServer) -> None:
+    _record(project, agent)
+    path = project / "cassettes" / "openai" / "test-model" / "beta.yaml"
+    path.write_text("interactions: 3\n")
+    code, out = _run(*run_args(project, "--record-mode", "none"))
+    beta = json.loads(out)["fixtures"][1]
+    assert code == 1
+    assert beta["status"] == "error" and "wrong shape" in beta["error"] and str(path) in beta["error"]
+
+
+def test_conversation_longer_than_cassette_names_the_request(project: Path, agent: LLMServer) -> None:
+    _record(project, agent)
+    path = project / "cassettes" / "openai" / "test-model" / "alpha.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["interactions"] = data["interactions"][:1]
+    path.write_text(yaml.safe_dump(data))
+    code, out = _run(*run_args(project, "--record-mode", "none"))
+    alpha = json.loads(out)["fixtures"][0]
+    assert code == 1
+    assert "request #2" in alpha["error"] and "--record-mode all --fixture alpha" in alpha["error"]
+
+
+def test_new_episodes_records_requests_beyond_the_cassette(project: Path, agent: LLMServer) -> None:
+    _record(project, agent)
+    path = project / "cassettes" / "openai" / "test-model" / "alpha.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["interactions"] = data["interactions"][:1]
+    path.write_text(yaml.safe_dump(data))
+    before = len(agent.requests)
+    code, _ = _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--record-mode", "new_episodes"))
+    assert code == 0
+    assert len(agent.requests) == before + 1
+    assert len(yaml.safe_load(path.read_text())["interactions"]) == 2
+
+
+def test_record_mode_all_records_again(project: Path, agent: LLMServer) -> None:
+    _record(project, agent)
+    before = len(agent.requests)
+    code, _ = _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--record-mode", "all"))
+    assert code == 0
+    assert len(agent.requests) == before + 4
+    path = project / "cassettes" / "openai" / "test-model" / "alpha.yaml"
+    assert len(yaml.safe_load(path.read_text())["interactions"]) == 2
+
+
+def test_no_cassettes_neither_reads_nor_writes(project: Path, agent: LLMServer) -> None:
+    code, out = _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--no-cassettes"))
+    assert code == 0
+    assert not (project / "cassettes").exists()
+    assert all(f["request_drift"] is None for f in json.loads(out)["fixtures"])
+
+
+def test_cassette_is_readable_and_carries_provenance(project: Path, agent: LLMServer) -> None:
+    _record(project, agent)
+    path = project / "cassettes" / "openai" / "test-model" / "alpha.yaml"
+    data = yaml.safe_load(path.read_text())
+    header = data["replio"]
+    assert header["provider"] == "openai" and header["model"] == "test-model"
+    assert header["base_url_host"] == agent.url.removeprefix("http://")
+    assert {"fixture_hash", "tool_schema_hash", "replio_version", "recorded"} <= set(header)
+    first = data["interactions"][0]
+    assert first["request"]["body"]["json"]["model"] == "test-model"
+    assert first["response"]["body"]["json"]["choices"][0]["finish_reason"] == "tool_calls"
+    assert "\\n" not in path.read_text().split("interactions:")[1].split("messages:")[0]
+
+
+def test_cassette_loads_through_vcrpy(project: Path, agent: LLMServer) -> None:
+    import httpx
+
+    _record(project, agent)
+    path = project / "cassettes" / "openai" / "test-model" / "alpha.yaml"
+    my_vcr = vcr.VCR(record_mode="none", match_on=["method", "path"])
+    my_vcr.register_serializer("replio", ReadableSerializer())
+    agent.close()
+    with my_vcr.use_cassette(str(path), serializer="replio") as cassette:
+        response = httpx.post(f"{agent.url}/v1/chat/completions", json={})
+    assert len(cassette) == 2
+    assert response.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "file_read"
+
+
+@pytest.mark.parametrize("jobs", ["1", "8"])
+def test_concurrent_recording_keeps_cassettes_apart(project: Path, agent: LLMServer, jobs: str) -> None:
+    _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--jobs", jobs))
+    folder = project / "cassettes" / "openai" / "test-model"
+    for fixture, word in (("alpha", "ALPHA"), ("beta", "BETA")):
+        data = yaml.safe_load((folder / f"{fixture}.yaml").read_text())
+        tasks = {i["request"]["body"]["json"]["messages"][1]["content"].split(":")[0]
+                 for i in data["interactions"]}
+        assert tasks == {word}
