@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer
+from tests.support.project import PLANS, write_project
 
 
 @pytest.fixture
@@ -23,3 +26,16 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
                 "OLLAMA_HOST", "CI"):
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project with the local fixtures `alpha` and `beta` and `openai:test-model` as its provider."""
+    return write_project(tmp_path / "proj")
+
+
+@pytest.fixture
+def agent(llm_server: LLMServer) -> LLMServer:
+    """The loopback server playing an OpenAI-compatible agent that follows PLANS."""
+    llm_server.handler = openai_agent(PLANS)
+    return llm_server

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from replio_replay.cli import main
 from replio_replay.recording import network
-from tests.recording.conftest import run_args
+from tests.support.project import run_args
 from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer, Reply
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from replio_replay.cli import main
 from replio_replay.recording.serializer import ReadableSerializer
 from replio_replay.tools.registry import TOOLS
-from tests.recording.conftest import run_args
+from tests.support.project import run_args
 from tests.support.llm_server import LLMServer
 
 

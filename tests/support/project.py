@@ -1,4 +1,4 @@
-"""A small project with two local fixtures and an OpenAI-compatible scripted agent to record."""
+"""A small project with two local fixtures (`alpha`, `beta`) and the agent plans that answer them."""
 
 from __future__ import annotations
 
@@ -6,10 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.support.agents import openai_agent
-from tests.support.llm_server import LLMServer
 
 PLANS = {
     "ALPHA": [[("file_read", {"path": "notes.txt"})], "The note says hello."],
@@ -32,19 +28,6 @@ def write_project(root: Path, *, provider: str = "openai:test-model") -> Path:
     }))
     (root / ".replio" / "config.json").write_text(json.dumps({"provider": provider}))
     return root
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A project whose only fixtures are `alpha` and `beta` (the bundled catalog is filtered out)."""
-    return write_project(tmp_path / "proj")
-
-
-@pytest.fixture
-def agent(llm_server: LLMServer) -> LLMServer:
-    """The loopback server playing the scripted agent for PLANS."""
-    llm_server.handler = openai_agent(PLANS)
-    return llm_server
 
 
 def run_args(project: Path, *extra: Any) -> list[str]:
