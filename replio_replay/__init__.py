@@ -1,23 +1,58 @@
-"""replio-replay: measure how well an LLM uses an agent's tools, and make it reproducible."""
+"""replio-replay: measure how well an LLM uses an agent's tools, and make it reproducible.
 
-from .engine import Limits, Transcript, run_loop
-from .errors import (
-    CassetteError,
-    ConfigError,
-    FixtureError,
-    GoldenError,
-    ProviderError,
-    ReplioError,
-    UnknownFixtureError,
-    UnknownProviderError,
-    UsageError,
-)
-from .fixtures import Fixture, Verifier, discover, load_fixture
-from .hookspecs import hookimpl
-from .providers import ChatRequest, ChatResponse, Message, Provider, ToolCall, Usage
-from .results import FixtureResult, RunResult, Status, Summary, TraceCall
-from .runner import RunOptions, run_fixture, run_suite
-from .verifier import verify
+The public API, re-exported from the modules that own it. Names are imported on first use
+(PEP 562), so `replio --help` and `replio eval list` do not pay for the engine or httpx.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine import Limits, Transcript, run_loop
+    from .errors import CassetteError, ConfigError, FixtureError, GoldenError, ProviderError, ReplioError, UnknownFixtureError, UnknownProviderError, UsageError
+    from .fixtures import Fixture, Verifier, discover, load_fixture
+    from .hookspecs import hookimpl
+    from .providers import ChatRequest, ChatResponse, Message, Provider, ToolCall, Usage
+    from .results import FixtureResult, RunResult, Status, Summary, TraceCall
+    from .runner import RunOptions, run_fixture, run_suite
+    from .verifier import verify
+
+_SOURCES: dict[str, str] = {
+    "CassetteError": ".errors",
+    "ChatRequest": ".providers",
+    "ChatResponse": ".providers",
+    "ConfigError": ".errors",
+    "Fixture": ".fixtures",
+    "FixtureError": ".errors",
+    "FixtureResult": ".results",
+    "GoldenError": ".errors",
+    "Limits": ".engine",
+    "Message": ".providers",
+    "Provider": ".providers",
+    "ProviderError": ".errors",
+    "ReplioError": ".errors",
+    "RunOptions": ".runner",
+    "RunResult": ".results",
+    "Status": ".results",
+    "Summary": ".results",
+    "ToolCall": ".providers",
+    "TraceCall": ".results",
+    "Transcript": ".engine",
+    "UnknownFixtureError": ".errors",
+    "UnknownProviderError": ".errors",
+    "Usage": ".providers",
+    "UsageError": ".errors",
+    "Verifier": ".fixtures",
+    "discover": ".fixtures",
+    "hookimpl": ".hookspecs",
+    "load_fixture": ".fixtures",
+    "run_fixture": ".runner",
+    "run_loop": ".engine",
+    "run_suite": ".runner",
+    "verify": ".verifier",
+}
 
 __all__ = [
     "CassetteError",
@@ -53,3 +88,16 @@ __all__ = [
     "run_suite",
     "verify",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    source = _SOURCES.get(name)
+    if source is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(source, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -45,7 +45,7 @@ def eval_group(ctx: click.Context, project: Path) -> None:
 
 
 def _catalog(project: Path) -> Any:
-    from .config import global_fixture_dir
+    from .env import global_fixture_dir
     from .fixtures.discovery import discover
     from .plugins import plugin_manager
 

@@ -1,24 +1,22 @@
-"""Settings resolved once: flags > environment > `.replio/config.json` > defaults.
+"""The project's `.replio/config.json`: its shape, and reading it with errors that name the file.
 
-This is the one place that reads the environment. The config file never holds an API key,
-only the name of the variable to read it from (`api_key_env`).
+Settings are resolved once, flags > environment (`replio_replay.env`) > this file > defaults.
+The file never holds an API key, only the name of the variable to read it from (`api_key_env`).
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .env import Env, global_fixture_dir
 from .errors import ConfigError
 
 __all__ = [
     "CONFIG_FILE",
+    "Env",
     "ProjectConfig",
     "ProviderConfig",
     "global_fixture_dir",
@@ -32,7 +30,7 @@ CONFIG_FILE = Path(".replio") / "config.json"
 class ProviderConfig(BaseModel):
     """Per-provider settings in the config file's `providers` table."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model: str | None = None
     base_url: str | None = None
@@ -48,7 +46,7 @@ class ProviderConfig(BaseModel):
 class ProjectConfig(BaseModel):
     """The shape of `.replio/config.json`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     provider: str | None = Field(None, description="Default provider spec, NAME[:MODEL].")
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
@@ -86,27 +84,3 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
     """`NAME[:MODEL]` -> (name, model or None); the model may itself contain colons."""
     name, _, model = spec.strip().partition(":")
     return name.strip(), (model.strip() or None)
-
-
-def global_fixture_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """`$XDG_CONFIG_HOME/replio/eval`, else `~/.config/replio/eval`."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".config")
-    return Path(base) / "replio" / "eval"
-
-
-@dataclass(frozen=True)
-class Env:
-    """A read-only view of the environment, taken once."""
-
-    values: Mapping[str, str]
-
-    @classmethod
-    def current(cls) -> Env:
-        return cls(dict(os.environ))
-
-    def get(self, name: str | None) -> str | None:
-        return self.values.get(name) if name else None
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.values)

@@ -24,7 +24,7 @@ class Status(str, Enum):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, frozen=True)
+    model_config = ConfigDict(populate_by_name=True, frozen=True, defer_build=True)
 
 
 class TraceCall(_Model):

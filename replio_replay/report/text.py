@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..diffing import Change
-from ..fixtures.discovery import Catalog
-from ..golden.review import Approval
-from ..inventory import Inventory
-from ..results import FixtureResult, RunResult, Summary
 from .table import render_table
+
+if TYPE_CHECKING:
+    from ..fixtures.discovery import Catalog
+    from ..golden.review import Approval
+    from ..inventory import Inventory
+    from ..results import FixtureResult, RunResult, Summary
 
 __all__ = ["fmt_ratio", "write_fixture_list", "write_problems", "write_run"]
 

@@ -22,7 +22,7 @@ P = TypeVar("P", bound="Params")
 class Params(BaseModel):
     """Base of every tool's parameter model; unknown arguments are refused."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class ToolFailure(Exception):

@@ -1,0 +1,35 @@
+"""The one place that reads the process environment: a snapshot taken once, and the global fixture dir."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Env", "global_fixture_dir"]
+
+
+def global_fixture_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_CONFIG_HOME/replio/eval`, else `~/.config/replio/eval`."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".config")
+    return Path(base) / "replio" / "eval"
+
+
+@dataclass(frozen=True)
+class Env:
+    """A read-only view of the environment, taken once."""
+
+    values: Mapping[str, str]
+
+    @classmethod
+    def current(cls) -> Env:
+        return cls(dict(os.environ))
+
+    def get(self, name: str | None) -> str | None:
+        return self.values.get(name) if name else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.values)
