@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .engine import Limits, Transcript, run_loop
-    from .errors import CassetteError, ConfigError, FixtureError, GoldenError, ProviderError, ReplioError, UnknownFixtureError, UnknownProviderError, UsageError
+    from .errors import (
+        CassetteError,
+        ConfigError,
+        FixtureError,
+        GoldenError,
+        ProviderError,
+        ReplioError,
+        UnknownFixtureError,
+        UnknownProviderError,
+        UsageError,
+    )
     from .fixtures import Fixture, Verifier, discover, load_fixture
     from .hookspecs import hookimpl
     from .providers import ChatRequest, ChatResponse, Message, Provider, ToolCall, Usage

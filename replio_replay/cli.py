@@ -19,6 +19,7 @@ from .errors import ConfigError, ReplioError, UsageError
 __all__ = ["main"]
 
 OUTPUTS = click.Choice(["table", "json"])
+RUN_OUTPUTS = click.Choice(["table", "json", "junit"])
 MODES = click.Choice(["none", "once", "new_episodes", "all"])
 
 
@@ -124,15 +125,40 @@ def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = Fals
 @eval_group.command("run")
 @run_options()
 @click.option("--update-golden", is_flag=True, help="Approve this run: write its goldens.")
-@click.option("--output", type=OUTPUTS, default="table", show_default=True)
+@click.option("--output", type=RUN_OUTPUTS, default="table", show_default=True)
+@click.option("--output-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the JSON result to this file (e.g. a CI artifact).")
+@click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write JUnit XML to this file.")
 @click.option("--timing", is_flag=True, help="Add wall-clock seconds under a volatile `timing` key.")
 @click.pass_obj
-def run_cmd(project: Path, update_golden: bool, output: str, **flags: Any) -> None:
+def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path | None,
+            junit_xml: Path | None, **flags: Any) -> None:
     """Run fixtures against a provider and report trace, metrics, verdicts and drift."""
     compared = flags["compare"] is not None
     outcome = _execute(project, flags, update_golden=update_golden)
     _emit(outcome, output, compared)
+    if output_file is not None:
+        from .atomic import atomic_write
+        from .report.jsonout import dumps
+
+        atomic_write(output_file, dumps(_json(outcome, compared)))
+    if junit_xml is not None:
+        from .atomic import atomic_write
+
+        atomic_write(junit_xml, _junit(outcome))
     sys.exit(outcome.exit_code)
+
+
+def _json(outcome: Any, compared: bool) -> Any:
+    runs = [r.to_json() for r in outcome.runs]
+    return {"runs": runs} if compared else runs[0]
+
+
+def _junit(outcome: Any) -> str:
+    from .report.junit import junit_xml
+
+    return junit_xml(outcome.runs, strict=outcome.strict, require_pass=outcome.require_pass)
 
 
 @eval_group.command("diff")
@@ -192,8 +218,9 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
     if output == "json":
         from .report.jsonout import dumps
 
-        runs = [r.to_json() for r in outcome.runs]
-        click.echo(dumps({"runs": runs} if compared else runs[0]), nl=False)
+        click.echo(dumps(_json(outcome, compared)), nl=False)
+    elif output == "junit":
+        click.echo(_junit(outcome), nl=False)
     else:
         from .report.text import write_compare, write_run
 
@@ -202,6 +229,6 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
             write_compare(outcome.runs, sys.stdout, rich=rich)
         else:
             write_run(outcome.runs[0], sys.stdout, rich=rich)
-    write_approvals(outcome.approvals, sys.stderr if output == "json" else sys.stdout)
+    write_approvals(outcome.approvals, sys.stdout if output == "table" else sys.stderr)
     if outcome.interrupted:
         click.echo("interrupted: fixtures in flight were cancelled; the report above is partial.", err=True)

@@ -7,7 +7,7 @@ asked for, is the only volatile part and is left out of comparisons.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Union
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,7 +31,7 @@ class TraceCall(_Model):
     """One tool call as the model made it; `arguments` is the raw string if it was not JSON."""
 
     name: str
-    arguments: Union[dict[str, Any], str]
+    arguments: dict[str, Any] | str
 
 
 class FixtureResult(_Model):

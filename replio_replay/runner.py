@@ -142,13 +142,16 @@ def _cancelled(fixture: Fixture) -> FixtureResult:
     )
 
 
-def run_suite(fixtures: Sequence[Fixture], provider: Provider, options: RunOptions) -> RunResult:
+def run_suite(
+    fixtures: Sequence[Fixture], provider: Provider, options: RunOptions, cancel: threading.Event | None = None
+) -> RunResult:
     """Run `fixtures` against `provider`, `options.jobs` at a time, results in the given order.
 
-    On KeyboardInterrupt the fixtures in flight end as `cancelled`, those not started are
-    reported as `cancelled` too, and the partial result is returned with `interrupted` set.
+    When `cancel` is set (by another thread), or on KeyboardInterrupt in this one, fixtures
+    in flight end as `cancelled` and those not started are reported as `cancelled` too;
+    KeyboardInterrupt then raises `InterruptedRun` carrying the partial result.
     """
-    cancel = threading.Event()
+    cancel = cancel or threading.Event()
     results: dict[int, FixtureResult] = {}
     interrupted = False
     pool = ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="replio")
@@ -156,21 +159,28 @@ def run_suite(fixtures: Sequence[Fixture], provider: Provider, options: RunOptio
         pool.submit(run_fixture, fx, provider, options, cancel): i for i, fx in enumerate(fixtures)
     }
     pending = set(futures)
+
+    def collect(done: set[Future[FixtureResult]]) -> None:
+        for fut in done:
+            if fut.cancelled():
+                continue
+            results[futures[fut]] = fut.result()
+            if options.on_result is not None:
+                options.on_result(results[futures[fut]])
+
     try:
         while pending:
-            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-            for fut in done:
-                results[futures[fut]] = fut.result()
-                if options.on_result is not None:
-                    options.on_result(results[futures[fut]])
+            if cancel.is_set():
+                for fut in pending:
+                    fut.cancel()
+            done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            collect(done)
     except KeyboardInterrupt:
         interrupted = True
         cancel.set()
         for fut in pending:
             fut.cancel()
-        for fut in pending:
-            if not fut.cancelled():
-                results[futures[fut]] = fut.result()
+        collect(set(wait(pending).done))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     ordered = [results.get(i) or _cancelled(fx) for i, fx in enumerate(fixtures)]

@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from contextlib import nullcontext
 
 from .config import CONFIG_FILE, Env, ProjectConfig, load_project_config
 from .engine import Limits
 from .fixtures.discovery import Catalog, select
 from .fixtures.model import Fixture
-from .providers.base import Provider
-from .providers.registry import create_provider
-from .results import RunResult, Status
 from .golden.review import Approval, approve, attach_drift
 from .golden.store import GoldenStore
+from .providers.base import Provider
+from .providers.registry import create_provider
 from .recording.modes import RecordMode, default_mode, parse_mode
 from .recording.network import network_blocked
 from .recording.session import CassetteSessions
+from .results import RunResult
 from .runner import InterruptedRun, RunOptions, run_suite
+from .verdict import judge
 
 __all__ = ["Outcome", "RunRequest", "execute"]
 
@@ -52,20 +53,19 @@ class Outcome:
     problems: list[tuple[str, str]] = field(default_factory=list)
     interrupted: bool = False
     strict: bool = False
+    require_pass: frozenset[str] = frozenset()
     approvals: list[Approval] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
+        """130 interrupted; 1 when any fixture's verdict is not ok (see `verdict.judge`); else 0."""
         if self.interrupted:
             return 130
-        fixtures = [f for r in self.runs for f in r.fixtures]
-        if any(f.status is Status.ERROR for f in fixtures):
-            return 1
-        if any(f.drift for f in fixtures):
-            return 1
-        if self.strict and any(f.request_drift or f.drift is None for f in fixtures):
-            return 1
-        return 0
+        verdicts = [
+            judge(f, strict=self.strict, require_pass=f.id in self.require_pass)
+            for r in self.runs for f in r.fixtures
+        ]
+        return 0 if all(v.ok for v in verdicts) else 1
 
 
 def build_providers(request: RunRequest, config: ProjectConfig, env: Env) -> list[Provider]:
@@ -90,7 +90,11 @@ def execute(request: RunRequest, catalog: Catalog) -> Outcome:
     )
     if mode is not None:
         options.session = CassetteSessions(cassette_dir(request, config), mode)
-    outcome = Outcome(problems=[(p.file, p.message) for p in catalog.problems], strict=request.strict)
+    outcome = Outcome(
+        problems=[(p.file, p.message) for p in catalog.problems],
+        strict=request.strict,
+        require_pass=frozenset(config.require_pass),
+    )
     fixtures = [f.fixture for f in found]
     guard = network_blocked() if mode is RecordMode.NONE else nullcontext()
     try:
@@ -108,13 +112,34 @@ def execute(request: RunRequest, catalog: Catalog) -> Outcome:
 
 
 def _run_all(fixtures: list[Fixture], providers: list[Provider], options: RunOptions, outcome: Outcome) -> None:
-    for provider in providers:
+    """One run per provider; several providers (--compare) run at once, reported in the given order."""
+    if len(providers) == 1:
         try:
-            outcome.runs.append(run_suite(fixtures, provider, options))
+            outcome.runs.append(run_suite(fixtures, providers[0], options))
         except InterruptedRun as stop:
             outcome.runs.append(stop.run)
             outcome.interrupted = True
-            return
+        return
+    cancel = threading.Event()
+    runs: list[RunResult | None] = [None] * len(providers)
+
+    def one(i: int) -> None:
+        runs[i] = run_suite(fixtures, providers[i], options, cancel)
+
+    threads = [threading.Thread(target=one, args=(i,), name=f"replio-{p.settings.name}")
+               for i, p in enumerate(providers)]
+    for t in threads:
+        t.start()
+    try:
+        while any(t.is_alive() for t in threads):
+            for t in threads:
+                t.join(timeout=0.1)
+    except KeyboardInterrupt:
+        cancel.set()
+        outcome.interrupted = True
+        for t in threads:
+            t.join()
+    outcome.runs.extend(r for r in runs if r is not None)
 
 
 def record_mode(request: RunRequest, config: ProjectConfig, env: Env) -> RecordMode | None:

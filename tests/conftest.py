@@ -11,6 +11,8 @@ from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer
 from tests.support.project import PLANS, write_project
 
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture
 def llm_server() -> Iterator[LLMServer]:

@@ -26,7 +26,9 @@ def normalize_host(host: str) -> str:
     if "://" in host:
         return host
     hostport, slash, path = host.partition("/")
-    name, colon, port = hostport.rpartition(":") if not hostport.endswith("]") else (hostport, "", "")
+    name, colon, port = (
+        hostport.rpartition(":") if not hostport.endswith("]") else (hostport, "", "")
+    )
     if not colon:
         name, port = hostport, ""
     if not name:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -39,7 +40,8 @@ def run_command(p: CommandParams, ctx: ToolContext) -> str:
         try:
             stdout, stderr = proc.communicate(timeout=p.timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # it may have ended just now
+                os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             raise ToolFailure(f"command timed out after {p.timeout:g} s") from None
     out = (stdout + stderr).decode("utf-8", "replace").replace(str(root), ".")

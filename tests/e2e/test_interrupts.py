@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-from tests.recording.conftest import write_project
 from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer
+from tests.support.project import write_project
 
 
 def _replio() -> str:

@@ -9,9 +9,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from replio_replay.cli import main
-from tests.support.project import PLANS, run_args
 from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer
+from tests.support.project import PLANS, run_args
 
 
 def _run(*args: str) -> tuple[int, str, str]:

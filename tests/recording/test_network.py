@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from replio_replay.cli import main
 from replio_replay.recording import network
-from tests.support.project import run_args
 from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer, Reply
+from tests.support.project import run_args
 
 
 def test_network_blocked_refuses_connections_and_restores(llm_server: LLMServer) -> None:

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from replio_replay.cli import main
 from replio_replay.recording.serializer import ReadableSerializer
 from replio_replay.tools.registry import TOOLS
-from tests.support.project import run_args
 from tests.support.llm_server import LLMServer
+from tests.support.project import run_args
 
 
 def _run(*args: str) -> tuple[int, str]:

@@ -15,9 +15,9 @@ from replio_replay.providers.openai import OpenAIProvider
 from replio_replay.recording.modes import RecordMode
 from replio_replay.recording.session import CassetteSessions
 from replio_replay.results import Status
-from tests.support.project import run_args
 from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer, Reply
+from tests.support.project import run_args
 
 KEY = "sk-test-0123456789abcdefghijklmnop"
 

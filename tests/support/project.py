@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-
 PLANS = {
     "ALPHA": [[("file_read", {"path": "notes.txt"})], "The note says hello."],
     "BETA": [[("list_dir", {"path": "."}), ("glob", {"pattern": "*.txt"})], "There are two files."],

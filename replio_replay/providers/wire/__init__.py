@@ -48,7 +48,9 @@ def preview(data: Any, limit: int = PREVIEW_CHARS) -> str:
 
 def shape_error(provider: str, problem: str, data: Any) -> ProviderResponseError:
     """A one-line error for JSON of the wrong shape: the provider, what is wrong, the body's start."""
-    return ProviderResponseError(f"{provider}: unexpected response: {problem}; the body starts: {preview(data)}")
+    return ProviderResponseError(
+        f"{provider}: unexpected response: {problem}; the body starts: {preview(data)}"
+    )
 
 
 def parse_arguments(raw: Any) -> Arguments:

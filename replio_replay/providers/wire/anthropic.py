@@ -14,7 +14,14 @@ from typing import Any
 from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
 from . import as_int, parse_arguments, shape_error
 
-__all__ = ["API_VERSION", "PROVIDER", "decode_response", "encode_messages", "encode_request", "encode_tool"]
+__all__ = [
+    "API_VERSION",
+    "PROVIDER",
+    "decode_response",
+    "encode_messages",
+    "encode_request",
+    "encode_tool",
+]
 
 PROVIDER = "anthropic"
 #: The ``anthropic-version`` header this format is written against.
@@ -45,11 +52,15 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
         # `input` is an object; arguments that did not parse go back as the raw string, as received.
-        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments})
+        blocks.append(
+            {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+        )
     return blocks
 
 
-def encode_messages(messages: tuple[Message, ...] | list[Message]) -> tuple[str, list[dict[str, Any]]]:
+def encode_messages(
+    messages: tuple[Message, ...] | list[Message],
+) -> tuple[str, list[dict[str, Any]]]:
     """(system prompt, messages): system messages joined; tool results merged into user turns.
 
     Consecutive messages that land on the same role (tool results, or tool results and a
@@ -110,12 +121,18 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
         elif kind == "tool_use":
             name, call_id = block.get("name"), block.get("id")
             if not isinstance(name, str) or not name or not isinstance(call_id, str) or not call_id:
-                raise shape_error(PROVIDER, f"content[{i}] is a tool_use without a name or id", data)
-            calls.append(ToolCall(id=call_id, name=name, arguments=parse_arguments(block.get("input"))))
+                raise shape_error(
+                    PROVIDER, f"content[{i}] is a tool_use without a name or id", data
+                )
+            calls.append(
+                ToolCall(id=call_id, name=name, arguments=parse_arguments(block.get("input")))
+            )
         # other blocks (thinking, redacted_thinking, ...) are not part of the answer
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     return ChatResponse(
         text="".join(texts),
         tool_calls=tuple(calls),
-        usage=Usage(prompt=as_int(usage.get("input_tokens")), completion=as_int(usage.get("output_tokens"))),
+        usage=Usage(
+            prompt=as_int(usage.get("input_tokens")), completion=as_int(usage.get("output_tokens"))
+        ),
     )

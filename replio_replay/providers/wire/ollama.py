@@ -15,7 +15,14 @@ from typing import Any
 from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
 from . import as_int, assistant_turn, parse_arguments, shape_error
 
-__all__ = ["PROVIDER", "assistant_turn", "decode_response", "encode_message", "encode_request", "encode_tool"]
+__all__ = [
+    "PROVIDER",
+    "assistant_turn",
+    "decode_response",
+    "encode_message",
+    "encode_request",
+    "encode_tool",
+]
 
 PROVIDER = "ollama"
 
@@ -43,7 +50,8 @@ def encode_message(message: Message) -> dict[str, Any]:
     if message.tool_calls:
         # Arguments are an object; a raw string that did not parse goes back as received.
         out["tool_calls"] = [
-            {"function": {"name": call.name, "arguments": call.arguments}} for call in message.tool_calls
+            {"function": {"name": call.name, "arguments": call.arguments}}
+            for call in message.tool_calls
         ]
     return out
 
@@ -86,9 +94,17 @@ def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
         name = function.get("name") if isinstance(function, dict) else None
         if not isinstance(name, str) or not name:
             raise shape_error(PROVIDER, f"tool_calls[{i}] has no function.name", data)
-        calls.append(ToolCall(id=f"call_{turn}_{i}", name=name, arguments=parse_arguments(function.get("arguments"))))
+        calls.append(
+            ToolCall(
+                id=f"call_{turn}_{i}",
+                name=name,
+                arguments=parse_arguments(function.get("arguments")),
+            )
+        )
     return ChatResponse(
         text=text,
         tool_calls=tuple(calls),
-        usage=Usage(prompt=as_int(data.get("prompt_eval_count")), completion=as_int(data.get("eval_count"))),
+        usage=Usage(
+            prompt=as_int(data.get("prompt_eval_count")), completion=as_int(data.get("eval_count"))
+        ),
     )

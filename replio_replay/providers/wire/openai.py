@@ -33,7 +33,11 @@ def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
 def encode_message(message: Message) -> dict[str, Any]:
     """One neutral message as an OpenAI chat message."""
     if message.role == "tool":
-        return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content}
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id or "",
+            "content": message.content,
+        }
     if message.role == "assistant" and message.tool_calls:
         return {
             "role": "assistant",
@@ -42,7 +46,10 @@ def encode_message(message: Message) -> dict[str, Any]:
                 {
                     "id": call.id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": unparsed_arguments(call.arguments)},
+                    "function": {
+                        "name": call.name,
+                        "arguments": unparsed_arguments(call.arguments),
+                    },
                 }
                 for call in message.tool_calls
             ],
@@ -72,7 +79,11 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # some compatible servers answer with content parts
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+        return "".join(
+            p.get("text", "")
+            for p in content
+            if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
     raise TypeError(type(content).__name__)
 
 
@@ -82,7 +93,9 @@ def _error_message(error: Any) -> str:
     return str(error)
 
 
-def decode_response(data: dict[str, Any], *, turn: int = 0, provider: str = PROVIDER) -> ChatResponse:
+def decode_response(
+    data: dict[str, Any], *, turn: int = 0, provider: str = PROVIDER
+) -> ChatResponse:
     """A chat-completion body as a neutral response; ProviderResponseError on the wrong shape.
 
     `turn` only names calls that come without an id (``call_{turn}_{i}``), which some
@@ -93,7 +106,9 @@ def decode_response(data: dict[str, Any], *, turn: int = 0, provider: str = PROV
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         if "error" in data:
-            raise shape_error(provider, f"the server reported an error: {_error_message(data['error'])}", data)
+            raise shape_error(
+                provider, f"the server reported an error: {_error_message(data['error'])}", data
+            )
         raise shape_error(provider, "no choices[0]", data)
     message = choices[0].get("message")
     if not isinstance(message, dict):

@@ -1,0 +1,49 @@
+"""JUnit XML: one testcase per fixture × provider, failures carrying the report, metrics as properties."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Collection, Sequence
+
+from ..results import RunResult
+from ..verdict import judge
+
+__all__ = ["junit_xml"]
+
+_PROPERTIES = ("status", "pass", "accuracy", "calls", "redundant", "errors", "tokens")
+
+
+def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: Collection[str] = (),
+              require_all: bool = False) -> str:
+    """The runs as a JUnit XML document (testsuites > testsuite per provider > testcase per fixture)."""
+    root = ET.Element("testsuites", name="replio")
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    for run in runs:
+        suite = ET.SubElement(root, "testsuite", name=f"{run.provider}:{run.model}")
+        counts = {"tests": 0, "failures": 0, "errors": 0}
+        for result in run.fixtures:
+            verdict = judge(result, strict=strict, require_pass=require_all or result.id in require_pass)
+            case = ET.SubElement(suite, "testcase", name=result.id, classname=f"replio.{run.provider}.{run.model}",
+                                 time=f"{(result.timing or {}).get('seconds', 0.0):.3f}")
+            props = ET.SubElement(case, "properties")
+            data = result.model_dump(mode="json", by_alias=True)
+            for key in _PROPERTIES:
+                value = data[key]
+                text = "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+                ET.SubElement(props, "property", name=key, value=text)
+            ET.SubElement(props, "property", name="names", value=" > ".join(result.names))
+            counts["tests"] += 1
+            if verdict.outcome == "error":
+                counts["errors"] += 1
+                ET.SubElement(case, "error", message=verdict.text.splitlines()[0]).text = verdict.text
+            elif verdict.outcome == "failed":
+                counts["failures"] += 1
+                ET.SubElement(case, "failure", message=verdict.text.splitlines()[0]).text = verdict.text
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+        suite.set("skipped", "0")
+    for key, value in totals.items():
+        root.set(key, str(value))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,42 @@
+"""Small builders shared by the harness tests: fixtures, mock providers, scripted turns."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from replio_replay.fixtures.model import Fixture
+from replio_replay.providers.base import ProviderSettings
+from replio_replay.providers.mock import MockProvider, Turn
+
+
+def make_fixture(**data: Any) -> Fixture:
+    """A valid fixture (id `fx`, a task) with `data` merged over it."""
+    return Fixture.model_validate({"id": "fx", "task": "Do the task.", **data})
+
+
+def mock_provider(script: Mapping[str, Sequence[Turn]]) -> MockProvider:
+    """The scripted mock provider playing `script` (fixture id or "*" -> turns)."""
+    return MockProvider(ProviderSettings(name="mock", model="scripted"), script=script)
+
+
+def call(name: str, arguments: Any = None, **kwargs: Any) -> dict[str, Any]:
+    """One scripted tool call; `arguments` may be a raw string to play invalid JSON."""
+    return {"name": name, "arguments": kwargs if arguments is None else arguments}
+
+
+def turn(*calls: dict[str, Any], text: str = "", usage: dict[str, int] | None = None) -> dict[str, Any]:
+    """One scripted model turn: text and tool calls, with optional token usage."""
+    data: dict[str, Any] = {"text": text, "tool_calls": list(calls)}
+    if usage is not None:
+        data["usage"] = usage
+    return data
+
+
+def write_json(path: Path, data: Any) -> Path:
+    """Write `data` as JSON to `path`, creating folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path

@@ -1,0 +1,145 @@
+"""Resolving a provider: flags > environment > .replio/config.json > defaults; keys only from the environment."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from replio_replay.config import Env, ProjectConfig, load_project_config
+from replio_replay.errors import ConfigError, UnknownProviderError
+from replio_replay.providers import PROVIDERS, provider_class
+from replio_replay.providers.anthropic import AnthropicProvider
+from replio_replay.providers.base import Exchange
+from replio_replay.providers.ollama import OllamaProvider
+from replio_replay.providers.openai import LlamaCppProvider, OpenAIProvider
+from replio_replay.providers.registry import create_provider
+from tests.providers.samples import first_turn
+
+OK = {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
+
+
+def write_config(tmp_path, data) -> ProjectConfig:
+    (tmp_path / ".replio").mkdir(exist_ok=True)
+    (tmp_path / ".replio" / "config.json").write_text(json.dumps(data))
+    return load_project_config(tmp_path)
+
+
+def test_every_registered_http_provider_imports_and_has_its_settings():
+    assert provider_class("openai") is OpenAIProvider
+    assert provider_class("llamacpp") is LlamaCppProvider
+    assert provider_class("anthropic") is AnthropicProvider
+    assert provider_class("ollama") is OllamaProvider
+    assert set(PROVIDERS) >= {"openai", "llamacpp", "anthropic", "ollama", "mock"}
+    assert (OpenAIProvider.base_url_env, OpenAIProvider.api_key_env) == (
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+    )
+    assert (AnthropicProvider.base_url_env, AnthropicProvider.api_key_env) == (
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_KEY",
+    )
+    assert OllamaProvider.base_url_env == "OLLAMA_HOST"
+
+
+def test_base_url_flag_beats_environment_beats_config_beats_default(tmp_path):
+    config = write_config(
+        tmp_path, {"providers": {"openai": {"base_url": "http://config.test/v1"}}}
+    )
+    env = Env({"OPENAI_BASE_URL": "http://env.test/v1"})
+    assert create_provider(
+        "openai", config=config, env=env, base_url="http://flag.test/v1"
+    ).base_url == ("http://flag.test/v1")
+    assert create_provider("openai", config=config, env=env).base_url == "http://env.test/v1"
+    assert create_provider("openai", config=config, env=Env({})).base_url == "http://config.test/v1"
+    assert (
+        create_provider("openai", config=ProjectConfig(), env=Env({})).base_url
+        == "https://api.openai.com/v1"
+    )
+
+
+def test_model_from_flag_spec_config_then_default(tmp_path):
+    config = write_config(
+        tmp_path, {"provider": "openai", "providers": {"openai": {"model": "from-config"}}}
+    )
+    env = Env({})
+    assert create_provider(None, config=config, env=env).model == "from-config"
+    assert create_provider("openai:from-spec", config=config, env=env).model == "from-spec"
+    assert (
+        create_provider("openai:from-spec", config=config, env=env, model="from-flag").model
+        == "from-flag"
+    )
+    assert create_provider("openai", config=ProjectConfig(), env=env).model == "gpt-4o-mini"
+
+
+def test_the_key_is_read_from_the_variable_the_config_names(tmp_path, llm_server):
+    config = write_config(
+        tmp_path,
+        {
+            "providers": {
+                "openai": {"base_url": llm_server.url + "/v1", "api_key_env": "MY_GATEWAY_KEY"}
+            }
+        },
+    )
+    p = create_provider(
+        "openai:m", config=config, env=Env({"MY_GATEWAY_KEY": "gw-123", "OPENAI_API_KEY": "no"})
+    )
+    assert p.settings.api_key_env == "MY_GATEWAY_KEY"
+    llm_server.reply(json=OK)
+    p.generate(first_turn(), Exchange("fx"))
+    assert llm_server.requests[0].headers["authorization"] == "Bearer gw-123"
+    p.close()
+
+
+def test_the_config_file_may_not_hold_a_key(tmp_path):
+    with pytest.raises(ConfigError, match=r"providers\.openai\.api_key: unknown key"):
+        write_config(tmp_path, {"providers": {"openai": {"api_key": "sk-oops"}}})
+
+
+def test_sampling_retries_and_timeout_from_the_config_reach_the_request(tmp_path, llm_server):
+    config = write_config(
+        tmp_path,
+        {
+            "providers": {
+                "ollama": {
+                    "model": "qwen-test",
+                    "base_url": llm_server.url,
+                    "temperature": 0.7,
+                    "seed": 42,
+                    "max_tokens": 99,
+                    "timeout": 12.5,
+                    "retries": 0,
+                }
+            }
+        },
+    )
+    p = create_provider("ollama", config=config, env=Env({}))
+    assert (p.settings.timeout, p.settings.retries) == (12.5, 0)
+    llm_server.reply(status=500, json={"error": "boom"})
+    with pytest.raises(Exception, match=r"\(1 attempt\)"):
+        p.generate(first_turn(), Exchange("fx"))
+    assert llm_server.requests[0].json()["options"] == {
+        "temperature": 0.7,
+        "seed": 42,
+        "num_predict": 99,
+    }
+    p.close()
+
+
+def test_a_bad_base_url_from_the_environment_is_a_config_error():
+    with pytest.raises(
+        ConfigError,
+        match=r"set with --base-url, ANTHROPIC_BASE_URL or providers\.anthropic\.base_url",
+    ):
+        create_provider(
+            "anthropic",
+            config=ProjectConfig(),
+            env=Env({"ANTHROPIC_BASE_URL": "api.anthropic.com"}),
+        )
+
+
+def test_unknown_provider_lists_the_known_ones():
+    with pytest.raises(UnknownProviderError) as info:
+        create_provider("gemini:pro", config=ProjectConfig(), env=Env({}))
+    assert "anthropic, llamacpp, mock, ollama, openai" in str(info.value)
+    assert "--provider NAME[:MODEL]" in str(info.value)

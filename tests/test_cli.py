@@ -1,0 +1,253 @@
+"""The CLI through click's runner: `eval list` and `eval run`, outputs, problems and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from replio_replay.cli import main
+from replio_replay.config import global_fixture_dir
+from replio_replay.report.text import write_run
+from replio_replay.results import FixtureResult, RunResult, Summary
+from tests.helpers import call, turn, write_json
+
+CATALOG_IDS = ["find-then-read", "grep-symbol", "list-directory", "page-large-file", "read-file-lines"]
+FIXTURE_KEYS = {"id", "trace", "names", "accuracy", "pass", "calls", "redundant", "errors", "tokens", "status", "error"}
+SUMMARY_KEYS = {"fixtures", "accuracy", "pass_rate", "calls", "redundant", "errors", "tokens"}
+
+SCRIPT = {
+    "read-file-lines": [turn(call("file_read", path="config/server.toml"), usage={"prompt": 50, "completion": 10}),
+                        turn(text="8743", usage={"prompt": 80, "completion": 2, "total": 90})],
+    "hello": [turn(call("list_dir"), call("list_dir")), turn(text="a README")],
+    "needs-grep": [turn(text="I will not search.")],
+    "looper": [turn(call("list_dir", depth=i)) for i in range(1, 20)],
+}
+
+
+@pytest.fixture
+def mock_project(tmp_path: Path) -> Path:
+    """A project whose config plays SCRIPT through the mock provider, with two local fixtures."""
+    root = tmp_path / "proj"
+    write_json(root / ".replio" / "config.json",
+               {"provider": "mock", "providers": {"mock": {"script": "script.json"}}, "max_turns": 4})
+    write_json(root / "script.json", SCRIPT)
+    write_json(root / ".replio" / "eval" / "hello.json", {
+        "description": "Say what is here.", "task": "What is in this project?",
+        "files": {"README.md": "hi\n"}, "expected": ["list_dir"],
+    })
+    write_json(root / ".replio" / "eval" / "needs-grep.json", {
+        "description": "Must grep.", "task": "Find x.", "verifier": {"must_include": ["grep"]},
+    })
+    write_json(root / ".replio" / "eval" / "looper.json", {"task": "Loop.", "files": {"a.txt": "a"}})
+    return root
+
+
+def invoke(project: Path, *args: str) -> Result:
+    return CliRunner().invoke(main, ["eval", "--path", str(project), *args], catch_exceptions=False)
+
+
+def one_line_error(result: Result) -> str:
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    message = result.stderr.strip()
+    assert "\n" not in message
+    assert message.startswith("replio: error: ")
+    assert "Traceback" not in result.output
+    return message
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# list ----------------------------------------------------------------------------------------------
+
+
+def test_list_table_shows_id_source_and_description(mock_project: Path) -> None:
+    write_json(global_fixture_dir() / "from-home.json", {"task": "t", "description": "My global one."})
+    result = invoke(mock_project, "list")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["id", "source", "description"]
+    assert set(lines[1]) <= {"-", " "}
+    rows = {line.split()[0]: line.split(maxsplit=2)[1:] for line in lines[2:]}
+    assert rows["hello"] == ["local", "Say what is here."]
+    assert rows["from-home"] == ["global", "My global one."]
+    assert rows["grep-symbol"][0] == "replio-core-eval"
+    assert list(rows) == sorted(rows)
+    assert result.stderr == ""
+
+
+def test_list_reports_broken_files_on_stderr_and_lists_the_rest(mock_project: Path) -> None:
+    broken = mock_project / ".replio" / "eval" / "broken.json"
+    write_json(broken, {"task": "t", "verifier": {"must_inclde": ["grep"]}})
+    result = invoke(mock_project, "list")
+    assert result.exit_code == 0
+    assert result.stderr == (
+        f"skipped {broken}: verifier.must_inclde: unknown key; "
+        "check the spelling against the fixture format in the README\n"
+    )
+    assert "hello" in result.stdout and "broken" not in result.stdout
+
+
+def test_list_json(mock_project: Path) -> None:
+    (mock_project / ".replio" / "eval" / "bad.json").write_text("{nope")
+    result = invoke(mock_project, "list", "--output", "json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert set(data) == {"fixtures", "problems"}
+    by_id = {f["id"]: f for f in data["fixtures"]}
+    assert [f["id"] for f in data["fixtures"]] == sorted(CATALOG_IDS + ["hello", "looper", "needs-grep"])
+    assert by_id["hello"] == {"id": "hello", "source": "local", "description": "Say what is here."}
+    assert by_id["grep-symbol"]["source"] == "replio-core-eval"
+    assert all(set(f) == {"id", "source", "description"} for f in data["fixtures"])
+    assert data["problems"] == [{
+        "file": str(mock_project / ".replio" / "eval" / "bad.json"),
+        "message": "not valid JSON at line 1, column 2: Expecting property name enclosed in double quotes",
+    }]
+
+
+def test_list_without_a_project_folder_shows_the_catalog(tmp_path: Path) -> None:
+    data = json.loads(invoke(tmp_path / "empty", "list", "--output", "json").stdout)
+    assert [f["id"] for f in data["fixtures"]] == CATALOG_IDS
+    assert data["problems"] == []
+
+
+# run -----------------------------------------------------------------------------------------------
+
+
+def test_run_json_with_the_mock_provider(mock_project: Path) -> None:
+    result = invoke(mock_project, "run", "--fixture", "read-file-lines", "--fixture", "hello", "--output", "json")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert {"provider", "model", "fixtures", "summary"} <= set(data)
+    assert (data["provider"], data["model"]) == ("mock", "scripted")
+    assert [f["id"] for f in data["fixtures"]] == ["hello", "read-file-lines"]
+    for fx in data["fixtures"]:
+        assert FIXTURE_KEYS <= set(fx)
+    hello, rfl = data["fixtures"]
+    assert hello["trace"] == [{"name": "list_dir", "arguments": {}}, {"name": "list_dir", "arguments": {}}]
+    assert hello["names"] == ["list_dir", "list_dir"]
+    assert (hello["accuracy"], hello["pass"], hello["calls"], hello["redundant"]) == (0.0, True, 2, 1)
+    assert (hello["status"], hello["error"], hello["errors"]) == ("ok", None, 0)
+    assert rfl["trace"] == [{"name": "file_read", "arguments": {"path": "config/server.toml"}}]
+    assert (rfl["accuracy"], rfl["pass"], rfl["tokens"]) == (1.0, True, 60 + 90)
+    assert set(data["summary"]) >= SUMMARY_KEYS
+    assert data["summary"]["fixtures"] == 2
+    assert data["summary"]["accuracy"] == 0.5
+    assert data["summary"]["pass_rate"] == 1.0
+    assert data["summary"]["calls"] == 3
+    assert data["summary"]["redundant"] == 1
+
+
+def test_run_table_is_plain_text_when_piped(mock_project: Path) -> None:
+    result = invoke(mock_project, "run", "--fixture", "hello", "--fixture", "needs-grep")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "mock:scripted"
+    header = lines[1].split()
+    assert header[:8] == ["fixture", "status", "pass", "accuracy", "calls", "redundant", "errors", "tokens"]
+    assert header[-1] == "names"
+    row = next(line for line in lines if line.startswith("hello "))
+    assert row.split()[:8] == ["hello", "ok", "pass", "0.00", "2", "1", "0", "30"]
+    assert row.endswith("list_dir > list_dir")
+    assert next(line for line in lines if line.startswith("needs-grep ")).split()[:4] == [
+        "needs-grep", "ok", "FAIL", "-",
+    ]
+    assert any(line.startswith("2 fixtures  accuracy 0.00  pass rate 0.50  calls 2  redundant 1") for line in lines)
+    assert "  needs-grep: must_include: grep was not called" in lines
+    assert not set("│┃━─┏") & set(result.stdout)
+
+
+def test_a_terminal_gets_a_rich_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    run = RunResult(provider="mock", model="scripted",
+                    fixtures=[FixtureResult(id="hello", names=["list_dir"], calls=1, passed=True)],
+                    summary=Summary(fixtures=1, pass_rate=1.0, calls=1))
+    out = io.StringIO()
+    write_run(run, out, rich=True)
+    text = out.getvalue()
+    assert "hello" in text and "list_dir" in text
+    assert set("┃━│─") & set(text)
+
+
+def test_run_whatever_the_score_exits_0(mock_project: Path) -> None:
+    result = invoke(mock_project, "run", "--fixture", "needs-grep", "--fixture", "looper", "--output", "json")
+    assert result.exit_code == 0, result.stderr
+    fixtures = {f["id"]: f for f in json.loads(result.stdout)["fixtures"]}
+    assert fixtures["needs-grep"]["pass"] is False
+    assert fixtures["looper"]["status"] == "truncated"
+    assert fixtures["looper"]["calls"] == 4  # max_turns 4 from the project config
+
+
+def test_run_reports_a_broken_fixture_and_runs_the_others(mock_project: Path) -> None:
+    broken = mock_project / ".replio" / "eval" / "broken.json"
+    write_json(broken, {"task": ["not", "text"]})
+    result = invoke(mock_project, "run", "--output", "json")
+    assert result.exit_code == 0, result.stderr
+    assert f"skipped {broken}: task: " in result.stderr
+    ids = [f["id"] for f in json.loads(result.stdout)["fixtures"]]
+    assert ids == sorted(CATALOG_IDS + ["hello", "looper", "needs-grep"])
+
+
+def test_a_fixture_ending_in_error_exits_1(mock_project: Path) -> None:
+    result = invoke(mock_project, "run", "--fixture", "hello", "--provider", "openai:some-model",
+                    "--base-url", f"http://127.0.0.1:{closed_port()}/v1", "--output", "json")
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    data = json.loads(result.stdout)
+    assert (data["provider"], data["model"]) == ("openai", "some-model")
+    (fx,) = data["fixtures"]
+    assert fx["status"] == "error"
+    assert "127.0.0.1" in fx["error"]
+    assert fx["errors"] == 1 and fx["pass"] is False
+
+
+def test_an_error_shows_in_the_table_too(mock_project: Path) -> None:
+    result = invoke(mock_project, "run", "--fixture", "hello", "--provider", "openai:m",
+                    "--base-url", f"http://127.0.0.1:{closed_port()}/v1")
+    assert result.exit_code == 1
+    assert "  hello: error: " in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--fixture", "nope"], "unknown fixture 'nope'"),
+        (["--fixture", "hello", "--fixture", "also-nope"], "unknown fixture 'also-nope'"),
+        (["--provider", "nope"], "unknown provider 'nope'"),
+        (["--provider", "nope:model"], "unknown provider 'nope'"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(mock_project: Path, args: list[str], words: str) -> None:
+    result = invoke(mock_project, "run", *args)
+    assert words in one_line_error(result)
+    assert result.stdout == ""
+
+
+def test_no_provider_anywhere_exits_2(tmp_path: Path) -> None:
+    result = invoke(tmp_path, "run", "--fixture", "grep-symbol")
+    assert "no provider named" in one_line_error(result)
+
+
+def test_a_broken_config_exits_2(mock_project: Path) -> None:
+    (mock_project / ".replio" / "config.json").write_text('{"provider": "mock", "max_turn": 3}')
+    message = one_line_error(invoke(mock_project, "run", "--fixture", "hello"))
+    assert "config.json" in message and "max_turn" in message
+
+
+def test_a_bad_flag_value_is_a_usage_error(mock_project: Path) -> None:
+    result = CliRunner().invoke(main, ["eval", "--path", str(mock_project), "run", "--output", "xml"])
+    assert result.exit_code == 2
+    assert "--output" in result.stderr
+
+
+def test_help_and_version() -> None:
+    assert "eval" in CliRunner().invoke(main, ["--help"]).stdout
+    version = CliRunner().invoke(main, ["--version"])
+    assert version.exit_code == 0 and version.stdout.startswith("replio, version ")

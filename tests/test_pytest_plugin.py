@@ -1,0 +1,109 @@
+"""The pytest plugin through pytester: collection, names, outcomes, approval, -k and -n 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+# Imported up front: pytester's in-process runs drop modules first imported inside them, and a
+# second copy of yaml or vcr would not recognise the first one's objects.
+import replio_replay.pytest_plugin  # noqa: F401
+import replio_replay.suite  # noqa: F401
+from replio_replay.cli import main
+from tests.support.llm_server import LLMServer
+from tests.support.project import run_args
+
+
+@pytest.fixture
+def recorded(project: Path, agent: LLMServer) -> Path:
+    """The project with cassettes and goldens recorded from the scripted agent, server closed."""
+    result = CliRunner().invoke(main, run_args(project, "--base-url", f"{agent.url}/v1", "--update-golden"))
+    assert result.exit_code == 0, result.output
+    agent.close()
+    return project
+
+
+def _ids(project: Path) -> list[str]:
+    return ["--replio-path", str(project), "-k", "alpha or beta", "-p", "no:cacheprovider"]
+
+
+def test_collects_one_item_per_fixture_and_provider(pytester: pytest.Pytester, recorded: Path) -> None:
+    result = pytester.runpytest("--collect-only", "-q", *_ids(recorded))
+    result.stdout.fnmatch_lines(["replio::alpha[[]openai:test-model[]]", "replio::beta[[]openai:test-model[]]"])
+
+
+def test_replay_passes_with_summary(pytester: pytest.Pytester, recorded: Path) -> None:
+    result = pytester.runpytest(*_ids(recorded))
+    result.assert_outcomes(passed=2, deselected=5)
+    result.stdout.fnmatch_lines(["replio: 2 fixtures replayed, 0 drifted, 0 errors, 0 goldens written"])
+
+
+def test_k_selects_by_fixture_and_model(pytester: pytest.Pytester, recorded: Path) -> None:
+    by_fixture = pytester.runpytest("--replio-path", str(recorded), "-k", "beta", "-p", "no:cacheprovider")
+    by_fixture.assert_outcomes(passed=1, deselected=6)
+    by_model = pytester.runpytest("--replio-path", str(recorded), "-k", "test-model and alpha",
+                                  "-p", "no:cacheprovider")
+    by_model.assert_outcomes(passed=1, deselected=6)
+
+
+def test_drift_fails_with_the_report_as_text(pytester: pytest.Pytester, recorded: Path) -> None:
+    golden = recorded / "golden" / "openai" / "test-model" / "alpha.json"
+    data = json.loads(golden.read_text())
+    data["answer"] = "something else"
+    golden.write_text(json.dumps(data))
+    result = pytester.runpytest(*_ids(recorded))
+    result.assert_outcomes(passed=1, failed=1, deselected=5)
+    result.stdout.fnmatch_lines(["*alpha: drift from golden (1 changes)", '*answer answer_changed: "something else"*'])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_error_fails_with_the_message(pytester: pytest.Pytester, recorded: Path) -> None:
+    (recorded / "cassettes" / "openai" / "test-model" / "beta.yaml").write_text("interactions: [\n")
+    result = pytester.runpytest(*_ids(recorded))
+    result.assert_outcomes(passed=1, failed=1, deselected=5)
+    result.stdout.fnmatch_lines(["*beta: error: cassette*does not parse at line*"])
+
+
+def test_verifier_failure_is_a_measurement_unless_required(pytester: pytest.Pytester, recorded: Path) -> None:
+    fixture = recorded / ".replio" / "eval" / "alpha.json"
+    data = json.loads(fixture.read_text())
+    data["verifier"] = {"must_include": ["grep"]}
+    fixture.write_text(json.dumps(data))
+    # the fixture changed, so its golden's pass drifts: approve that first
+    pytester.runpytest(*_ids(recorded), "--replio-update-golden").assert_outcomes(passed=1, failed=1,
+                                                                                 deselected=5)
+    pytester.runpytest(*_ids(recorded)).assert_outcomes(passed=2, deselected=5)
+    required = pytester.runpytest(*_ids(recorded), "--replio-require-pass")
+    required.assert_outcomes(passed=1, failed=1, deselected=5)
+    required.stdout.fnmatch_lines(["*alpha: the verifier failed: must_include: grep was not called"])
+
+
+def test_strict_fails_a_fixture_without_golden(pytester: pytest.Pytester, recorded: Path) -> None:
+    (recorded / "golden" / "openai" / "test-model" / "beta.json").unlink()
+    pytester.runpytest(*_ids(recorded)).assert_outcomes(passed=2, deselected=5)
+    strict = pytester.runpytest(*_ids(recorded), "--replio-strict")
+    strict.assert_outcomes(passed=1, failed=1, deselected=5)
+    strict.stdout.fnmatch_lines(["*beta: no golden yet*"])
+
+
+def test_update_golden_writes_them(pytester: pytest.Pytester, recorded: Path) -> None:
+    folder = recorded / "golden" / "openai" / "test-model"
+    for path in folder.glob("*.json"):
+        path.unlink()
+    result = pytester.runpytest(*_ids(recorded), "--replio-update-golden")
+    result.assert_outcomes(passed=2, deselected=5)
+    result.stdout.fnmatch_lines(["replio: 2 fixtures replayed, 0 drifted, 0 errors, 2 goldens written"])
+    assert sorted(p.name for p in folder.glob("*.json")) == ["alpha.json", "beta.json"]
+
+
+def test_xdist_gives_the_same_outcomes(pytester: pytest.Pytester, recorded: Path) -> None:
+    golden = recorded / "golden" / "openai" / "test-model" / "beta.json"
+    golden.unlink()
+    result = pytester.runpytest_subprocess(*_ids(recorded), "-n", "2", "--replio-update-golden")
+    result.assert_outcomes(passed=2)
+    assert golden.is_file()
+    serial = pytester.runpytest(*_ids(recorded))
+    serial.assert_outcomes(passed=2, deselected=5)

@@ -1,0 +1,210 @@
+"""The verifier: each check alone and combined; a fixture without a verifier passes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from replio_replay.results import TraceCall
+from replio_replay.verifier import verify
+from tests.helpers import make_fixture
+
+
+def trace(*calls: tuple[str, Any]) -> list[TraceCall]:
+    return [TraceCall(name=name, arguments=args) for name, args in calls]
+
+
+def check(verifier: dict[str, Any], calls: list[TraceCall], **fixture: Any) -> tuple[bool, list[str]]:
+    return verify(make_fixture(verifier=verifier, **fixture), calls)
+
+
+GLOB_READ = trace(("glob", {"pattern": "**/*.py"}), ("file_read", {"path": "src/app.py", "limit": 50}))
+
+
+def test_no_verifier_passes_whatever_happened() -> None:
+    assert verify(make_fixture(), []) == (True, [])
+    assert verify(make_fixture(expected=["grep"]), GLOB_READ) == (True, [])
+
+
+def test_an_empty_verifier_passes() -> None:
+    assert check({}, GLOB_READ) == (True, [])
+
+
+# exact ---------------------------------------------------------------------------------------------
+
+
+def test_exact_true_compares_names_with_expected() -> None:
+    assert check({"exact": True}, GLOB_READ, expected=["glob", "file_read"]) == (True, [])
+    ok, reasons = check({"exact": True}, GLOB_READ, expected=["file_read"])
+    assert not ok
+    assert reasons == ["exact: called ['glob', 'file_read'], expected ['file_read']"]
+
+
+def test_exact_true_is_order_sensitive() -> None:
+    ok, _ = check({"exact": True}, GLOB_READ, expected=["file_read", "glob"])
+    assert not ok
+
+
+def test_exact_true_with_expected_empty_means_no_calls() -> None:
+    assert check({"exact": True}, [], expected=[])[0]
+    assert not check({"exact": True}, GLOB_READ, expected=[])[0]
+
+
+def test_exact_true_without_expected_fails_with_a_reason() -> None:
+    ok, reasons = check({"exact": True}, GLOB_READ)
+    assert not ok
+    assert "expected" in reasons[0]
+
+
+def test_exact_list_compares_names_with_that_list_not_expected() -> None:
+    assert check({"exact": ["glob", "file_read"]}, GLOB_READ, expected=["grep"])[0]
+    assert not check({"exact": ["glob"]}, GLOB_READ, expected=["glob", "file_read"])[0]
+
+
+def test_exact_false_checks_nothing() -> None:
+    assert check({"exact": False}, GLOB_READ, expected=["grep"])[0]
+
+
+# must_include / avoid ------------------------------------------------------------------------------
+
+
+def test_must_include() -> None:
+    assert check({"must_include": ["file_read"]}, GLOB_READ)[0]
+    ok, reasons = check({"must_include": ["file_read", "grep", "list_dir"]}, GLOB_READ)
+    assert not ok
+    assert reasons == ["must_include: grep was not called", "must_include: list_dir was not called"]
+
+
+def test_must_include_on_an_empty_trace() -> None:
+    assert not check({"must_include": ["grep"]}, [])[0]
+
+
+def test_avoid() -> None:
+    assert check({"avoid": ["run_command", "file_write"]}, GLOB_READ)[0]
+    ok, reasons = check({"avoid": ["run_command", "glob"]}, GLOB_READ)
+    assert not ok
+    assert reasons == ["avoid: glob was called"]
+
+
+# max_calls / min_calls -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("limit", "ok"), [(1, False), (2, True), (3, True), (0, False)])
+def test_max_calls(limit: int, ok: bool) -> None:
+    passed, reasons = check({"max_calls": limit}, GLOB_READ)
+    assert passed is ok
+    if not ok:
+        assert reasons == [f"max_calls: 2 calls, at most {limit} allowed"]
+
+
+def test_max_calls_zero_passes_an_empty_trace() -> None:
+    assert check({"max_calls": 0}, [])[0]
+
+
+@pytest.mark.parametrize(("limit", "ok"), [(1, True), (2, True), (3, False)])
+def test_min_calls(limit: int, ok: bool) -> None:
+    passed, reasons = check({"min_calls": limit}, GLOB_READ)
+    assert passed is ok
+    if not ok:
+        assert reasons == [f"min_calls: 2 calls, at least {limit} required"]
+
+
+# args ----------------------------------------------------------------------------------------------
+
+
+def test_args_literal_values_must_be_equal() -> None:
+    assert check({"args": {"file_read": {"path": "src/app.py"}}}, GLOB_READ)[0]
+    assert check({"args": {"file_read": {"path": "src/app.py", "limit": 50}}}, GLOB_READ)[0]
+    ok, reasons = check({"args": {"file_read": {"path": "src/app.py", "limit": 51}}}, GLOB_READ)
+    assert not ok
+    assert reasons == ["args: no file_read call with {'path': 'src/app.py', 'limit': 51}"]
+
+
+def test_args_missing_argument_fails() -> None:
+    assert not check({"args": {"file_read": {"offset": 1}}}, GLOB_READ)[0]
+
+
+def test_args_literal_is_not_a_substring_match() -> None:
+    assert not check({"args": {"file_read": {"path": "app.py"}}}, GLOB_READ)[0]
+
+
+def test_args_some_call_of_the_tool_must_match_every_key_at_once() -> None:
+    calls = trace(("file_read", {"path": "a.py", "offset": 1}), ("file_read", {"path": "b.py", "offset": 9}))
+    assert check({"args": {"file_read": {"path": "b.py", "offset": 9}}}, calls)[0]
+    # path from one call and offset from the other do not make a match
+    assert not check({"args": {"file_read": {"path": "a.py", "offset": 9}}}, calls)[0]
+
+
+def test_args_of_a_tool_never_called_fail() -> None:
+    ok, reasons = check({"args": {"grep": {"pattern": "x"}}}, GLOB_READ)
+    assert not ok
+    assert reasons == ["args: no grep call with {'pattern': 'x'}"]
+
+
+def test_args_literal_objects_and_lists_compare_by_value() -> None:
+    calls = trace(("web_fetch", {"url": "http://x", "opts": {"b": 2, "a": [1, 2]}}))
+    assert check({"args": {"web_fetch": {"opts": {"a": [1, 2], "b": 2}}}}, calls)[0]
+    assert not check({"args": {"web_fetch": {"opts": {"a": [2, 1], "b": 2}}}}, calls)[0]
+
+
+def test_args_regex_searches_the_value() -> None:
+    assert check({"args": {"file_read": {"path": {"$regex": r"app\.py$"}}}}, GLOB_READ)[0]
+    assert check({"args": {"file_read": {"path": {"$regex": "app"}}}}, GLOB_READ)[0]  # search, not match
+    ok, reasons = check({"args": {"file_read": {"path": {"$regex": r"^lib/"}}}}, GLOB_READ)
+    assert not ok
+    assert reasons == ["args: no file_read call with {'path': {'$regex': '^lib/'}}"]
+
+
+def test_args_contains_is_a_substring_check() -> None:
+    assert check({"args": {"glob": {"pattern": {"$contains": "*.py"}}}}, GLOB_READ)[0]
+    ok, reasons = check({"args": {"glob": {"pattern": {"$contains": "*.js"}}}}, GLOB_READ)
+    assert not ok
+    assert reasons == ["args: no glob call with {'pattern': {'$contains': '*.js'}}"]
+
+
+def test_args_checks_on_non_string_values_do_not_match() -> None:
+    assert not check({"args": {"file_read": {"limit": {"$regex": "50"}}}}, GLOB_READ)[0]
+    assert not check({"args": {"file_read": {"limit": {"$contains": "5"}}}}, GLOB_READ)[0]
+
+
+def test_args_ignore_calls_whose_arguments_were_not_json() -> None:
+    calls = trace(("file_read", '{"path": "src/app.py"'))
+    assert not check({"args": {"file_read": {"path": {"$contains": "app"}}}}, calls)[0]
+
+
+def test_args_mix_literals_and_checks() -> None:
+    v = {"args": {"file_read": {"path": {"$regex": "^src/"}, "limit": 50}}}
+    assert check(v, GLOB_READ)[0]
+
+
+# combined ------------------------------------------------------------------------------------------
+
+COMBINED = {
+    "exact": True,
+    "must_include": ["file_read"],
+    "avoid": ["run_command"],
+    "max_calls": 3,
+    "min_calls": 2,
+    "args": {"file_read": {"path": {"$contains": "app"}}, "glob": {"pattern": "**/*.py"}},
+}
+
+
+def test_combined_all_hold() -> None:
+    assert check(COMBINED, GLOB_READ, expected=["glob", "file_read"]) == (True, [])
+
+
+def test_combined_every_failing_check_gives_its_reason() -> None:
+    calls = trace(("run_command", {"command": "ls"}), ("run_command", {"command": "ls"}),
+                  ("glob", {"pattern": "*"}), ("glob", {"pattern": "*"}))
+    ok, reasons = check(COMBINED, calls, expected=["glob", "file_read"])
+    assert not ok
+    prefixes = [r.split(":")[0] for r in reasons]
+    assert prefixes == ["exact", "must_include", "avoid", "max_calls", "args", "args"]
+
+
+def test_combined_one_failing_check_fails_the_whole() -> None:
+    extra = trace(("file_read", {"path": "src/other.py"}), ("glob", {"pattern": "*.md"}))
+    ok, reasons = check({**COMBINED, "exact": False}, [*GLOB_READ, *extra], expected=["glob", "file_read"])
+    assert not ok
+    assert reasons == ["max_calls: 4 calls, at most 3 allowed"]
