@@ -7,9 +7,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from replio_replay.fixtures.discovery import discover
 from replio_replay.fixtures.model import Fixture
+from replio_replay.plugins import plugin_manager
 from replio_replay.providers.base import ProviderSettings
 from replio_replay.providers.mock import MockProvider, Turn
+
+#: The catalog issue 2 asks for; the bundled catalog may hold more.
+CORE_CATALOG = frozenset({"read-file-lines", "find-then-read", "list-directory", "grep-symbol", "page-large-file"})
+
+
+def bundled_ids() -> frozenset[str]:
+    """The ids the bundled catalog plugin registers (no project, no installed plugins)."""
+    catalog = discover(Path("/nonexistent-replio-project"), None, plugin_manager(entry_points=False))
+    return frozenset(catalog.fixtures)
 
 
 def make_fixture(**data: Any) -> Fixture:

@@ -14,9 +14,9 @@ from replio_replay.cli import main
 from replio_replay.config import global_fixture_dir
 from replio_replay.report.text import write_run
 from replio_replay.results import FixtureResult, RunResult, Summary
-from tests.helpers import call, turn, write_json
+from tests.helpers import bundled_ids, call, turn, write_json
 
-CATALOG_IDS = ["find-then-read", "grep-symbol", "list-directory", "page-large-file", "read-file-lines"]
+CATALOG_IDS = sorted(bundled_ids())
 FIXTURE_KEYS = {"id", "trace", "names", "accuracy", "pass", "calls", "redundant", "errors", "tokens", "status", "error"}
 SUMMARY_KEYS = {"fixtures", "accuracy", "pass_rate", "calls", "redundant", "errors", "tokens"}
 
