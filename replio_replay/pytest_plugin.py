@@ -41,10 +41,33 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class ReplioSuite(pytest.Collector):
-    """The replayed fixtures of one project."""
+    """The replayed fixtures of one project: one item per fixture × provider/model."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        yield from ()
+        from .env import global_fixture_dir
+        from .fixtures.discovery import discover
+        from .plugins import plugin_manager
+        from .suite import cassette_dir
+
+        config = self.config
+        ctx = _context(config)
+        project = ctx["request"].project
+        catalog = discover(project, global_fixture_dir(), plugin_manager())
+        for problem in catalog.problems:
+            config.issue_config_time_warning(
+                pytest.PytestWarning(f"replio: skipped {problem.file}: {problem.message}"), 2
+            )
+        specs = config.getoption("replio_provider") or _recorded_specs(
+            cassette_dir(ctx["request"], ctx["config"])
+        )
+        if not specs and ctx["config"].provider:
+            specs = [ctx["config"].provider]
+        for spec in specs:
+            provider = _provider(config, spec)
+            label = f"{provider.settings.name}:{provider.model}"
+            for found in catalog.sorted():
+                yield ReplioItem.from_parent(self, name=f"{found.fixture.id}[{label}]",
+                                             fixture=found.fixture, spec=spec)
 
 
 class ReplioItem(pytest.Item):
@@ -131,7 +154,7 @@ def _provider(config: pytest.Config, spec: str) -> Any:
     return providers[spec]
 
 
-def _recorded_specs(project: Path, cassettes: Path) -> list[str]:
+def _recorded_specs(cassettes: Path) -> list[str]:
     """provider:model for every folder of cassettes, the model named as its cassettes' header says."""
     from .recording.serializer import HEADER_KEY, load_yaml
 
@@ -150,31 +173,13 @@ def _recorded_specs(project: Path, cassettes: Path) -> list[str]:
     return specs
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Add one item per fixture × provider/model (before -k and -m deselect)."""
-    if not config.getoption("replio_path"):
-        return
-    from .env import global_fixture_dir
-    from .fixtures.discovery import discover
-    from .plugins import plugin_manager
-    from .suite import cassette_dir
-
-    ctx = _context(config)
-    project = ctx["request"].project
-    catalog = discover(project, global_fixture_dir(), plugin_manager())
-    specs = config.getoption("replio_provider") or _recorded_specs(project, cassette_dir(ctx["request"], ctx["config"]))
-    if not specs and ctx["config"].provider:
-        specs = [ctx["config"].provider]
-    suite = ReplioSuite.from_parent(session, name="replio", nodeid="replio")
-    for spec in specs:
-        provider = _provider(config, spec)
-        label = f"{provider.settings.name}:{provider.model}"
-        for found in catalog.sorted():
-            items.append(ReplioItem.from_parent(suite, name=f"{found.fixture.id}[{label}]",
-                                                fixture=found.fixture, spec=spec))
-    for problem in catalog.problems:
-        config.issue_config_time_warning(pytest.PytestWarning(f"replio: skipped {problem.file}: {problem.message}"), 2)
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    """Add the replio suite to what the session collects, so -k, -m and xdist treat it as tests."""
+    report = yield
+    if isinstance(collector, pytest.Session) and collector.config.getoption("replio_path") and report.passed:
+        report.result.append(ReplioSuite.from_parent(collector, name="replio", nodeid="replio"))
+    return report
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -55,6 +55,12 @@ def check_call_count(v: Verifier, fx: Fixture, trace: Sequence[TraceCall]) -> li
 
 def _matches(expected: Any, actual: Any) -> bool:
     if isinstance(expected, ArgMatch):
+        if expected.min is not None or expected.max is not None:
+            if isinstance(actual, bool) or not isinstance(actual, (int, float)):
+                return False
+            return (expected.min is None or actual >= expected.min) and (
+                expected.max is None or actual <= expected.max
+            )
         if not isinstance(actual, str):
             return False
         if expected.regex is not None:

@@ -37,16 +37,16 @@ def test_collects_one_item_per_fixture_and_provider(pytester: pytest.Pytester, r
 
 def test_replay_passes_with_summary(pytester: pytest.Pytester, recorded: Path) -> None:
     result = pytester.runpytest(*_ids(recorded))
-    result.assert_outcomes(passed=2, deselected=5)
+    result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["replio: 2 fixtures replayed, 0 drifted, 0 errors, 0 goldens written"])
 
 
 def test_k_selects_by_fixture_and_model(pytester: pytest.Pytester, recorded: Path) -> None:
     by_fixture = pytester.runpytest("--replio-path", str(recorded), "-k", "beta", "-p", "no:cacheprovider")
-    by_fixture.assert_outcomes(passed=1, deselected=6)
+    by_fixture.assert_outcomes(passed=1)
     by_model = pytester.runpytest("--replio-path", str(recorded), "-k", "test-model and alpha",
                                   "-p", "no:cacheprovider")
-    by_model.assert_outcomes(passed=1, deselected=6)
+    by_model.assert_outcomes(passed=1)
 
 
 def test_drift_fails_with_the_report_as_text(pytester: pytest.Pytester, recorded: Path) -> None:
@@ -55,7 +55,7 @@ def test_drift_fails_with_the_report_as_text(pytester: pytest.Pytester, recorded
     data["answer"] = "something else"
     golden.write_text(json.dumps(data))
     result = pytester.runpytest(*_ids(recorded))
-    result.assert_outcomes(passed=1, failed=1, deselected=5)
+    result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*alpha: drift from golden (1 changes)", '*answer answer_changed: "something else"*'])
     assert "Traceback" not in result.stdout.str()
 
@@ -63,7 +63,7 @@ def test_drift_fails_with_the_report_as_text(pytester: pytest.Pytester, recorded
 def test_error_fails_with_the_message(pytester: pytest.Pytester, recorded: Path) -> None:
     (recorded / "cassettes" / "openai" / "test-model" / "beta.yaml").write_text("interactions: [\n")
     result = pytester.runpytest(*_ids(recorded))
-    result.assert_outcomes(passed=1, failed=1, deselected=5)
+    result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*beta: error: cassette*does not parse at line*"])
 
 
@@ -73,19 +73,18 @@ def test_verifier_failure_is_a_measurement_unless_required(pytester: pytest.Pyte
     data["verifier"] = {"must_include": ["grep"]}
     fixture.write_text(json.dumps(data))
     # the fixture changed, so its golden's pass drifts: approve that first
-    pytester.runpytest(*_ids(recorded), "--replio-update-golden").assert_outcomes(passed=1, failed=1,
-                                                                                 deselected=5)
-    pytester.runpytest(*_ids(recorded)).assert_outcomes(passed=2, deselected=5)
+    pytester.runpytest(*_ids(recorded), "--replio-update-golden").assert_outcomes(passed=1, failed=1)
+    pytester.runpytest(*_ids(recorded)).assert_outcomes(passed=2)
     required = pytester.runpytest(*_ids(recorded), "--replio-require-pass")
-    required.assert_outcomes(passed=1, failed=1, deselected=5)
+    required.assert_outcomes(passed=1, failed=1)
     required.stdout.fnmatch_lines(["*alpha: the verifier failed: must_include: grep was not called"])
 
 
 def test_strict_fails_a_fixture_without_golden(pytester: pytest.Pytester, recorded: Path) -> None:
     (recorded / "golden" / "openai" / "test-model" / "beta.json").unlink()
-    pytester.runpytest(*_ids(recorded)).assert_outcomes(passed=2, deselected=5)
+    pytester.runpytest(*_ids(recorded)).assert_outcomes(passed=2)
     strict = pytester.runpytest(*_ids(recorded), "--replio-strict")
-    strict.assert_outcomes(passed=1, failed=1, deselected=5)
+    strict.assert_outcomes(passed=1, failed=1)
     strict.stdout.fnmatch_lines(["*beta: no golden yet*"])
 
 
@@ -94,7 +93,7 @@ def test_update_golden_writes_them(pytester: pytest.Pytester, recorded: Path) ->
     for path in folder.glob("*.json"):
         path.unlink()
     result = pytester.runpytest(*_ids(recorded), "--replio-update-golden")
-    result.assert_outcomes(passed=2, deselected=5)
+    result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["replio: 2 fixtures replayed, 0 drifted, 0 errors, 2 goldens written"])
     assert sorted(p.name for p in folder.glob("*.json")) == ["alpha.json", "beta.json"]
 
@@ -106,4 +105,4 @@ def test_xdist_gives_the_same_outcomes(pytester: pytest.Pytester, recorded: Path
     result.assert_outcomes(passed=2)
     assert golden.is_file()
     serial = pytester.runpytest(*_ids(recorded))
-    serial.assert_outcomes(passed=2, deselected=5)
+    serial.assert_outcomes(passed=2)

@@ -2,8 +2,11 @@
 
 A vcrpy serializer (``serialize(dict) -> str``, ``deserialize(str) -> dict``), so the files
 load through vcrpy with it registered. JSON bodies are stored under ``json`` with sorted
-keys, multi-line text as literal blocks, and a ``replio`` header carries provenance.
-Loading uses libyaml's safe C loader when it is there.
+keys, multi-line text as literal blocks, and a ``replio`` header carries provenance. A
+conversation resends every earlier message and the whole tool list with each request: each
+of those is written once and referred to afterwards with a YAML alias (``*id001``), so a
+cassette grows with the conversation, not with its square, and reads as what is new.
+Loading uses libyaml's safe C parser with a lean constructor (plain data only).
 """
 
 from __future__ import annotations
@@ -25,6 +28,65 @@ try:  # libyaml: a fast, safe loader and dumper
 except ImportError:  # pragma: no cover - pure-Python fallback
     from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+_STR = "tag:yaml.org,2002:str"
+
+
+class _LeanLoader(_Loader):
+    """The safe loader, with tag resolution memoised: cassettes repeat the same keys thousands of times."""
+
+    _resolved: dict[str, str] = {}
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode:
+            if not implicit[0]:  # quoted: always a string
+                return _STR
+            tag = self._resolved.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)
+                if len(self._resolved) < 50_000:
+                    self._resolved[value] = tag
+            return tag
+        return super().resolve(kind, value, implicit)
+
+
+def _construct(loader: _LeanLoader, node: yaml.Node, seen: dict[int, Any]) -> Any:
+    """Plain data from a node tree; aliases (the same node twice) give the same object."""
+    known = seen.get(id(node))
+    if known is not None:
+        return known
+    if isinstance(node, yaml.ScalarNode):
+        return node.value if node.tag == _STR else loader.construct_object(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        out: Any = []
+        seen[id(node)] = out
+        out.extend(_construct(loader, item, seen) for item in node.value)
+        return out
+    if node.tag != "tag:yaml.org,2002:map":  # anything unusual: the safe constructor decides
+        return loader.construct_object(node, deep=True)
+    out = {}
+    seen[id(node)] = out
+    for key, value in node.value:
+        out[_construct(loader, key, seen)] = _construct(loader, value, seen)
+    return out
+
+
+def _intern_bodies(interactions: list[dict[str, Any]]) -> None:
+    """Make repeated messages and tool lists the same objects, so the dumper aliases them."""
+    memo: dict[str, Any] = {}
+
+    def one(value: Any) -> Any:
+        return memo.setdefault(json.dumps(value, sort_keys=True), value)
+
+    for item in interactions:
+        body = item["request"].get("body")
+        data = body.get("json") if isinstance(body, dict) else None
+        if not isinstance(data, dict):
+            continue
+        if isinstance(data.get("messages"), list):
+            data["messages"] = [one(m) for m in data["messages"]]
+        if "tools" in data:
+            data["tools"] = one(data["tools"])
 
 
 class _ReadableDumper(_Dumper):
@@ -90,6 +152,7 @@ class ReadableSerializer:
                 body.update(structured if isinstance(structured, dict) else {"string": structured})
             response["body"] = body
             interactions.append({"request": request, "response": response})
+        _intern_bodies(interactions)
         data = {HEADER_KEY: _sorted(self.header), "version": cassette_dict.get("version", 1),
                 "interactions": interactions}
         return yaml.dump(data, Dumper=_ReadableDumper, sort_keys=False, allow_unicode=True, width=100)
@@ -103,13 +166,17 @@ class ReadableSerializer:
 
 def load_yaml(text: str, source: str) -> Any:
     """Parse YAML safely; a syntax error names the file and line."""
+    loader = _LeanLoader(text)
     try:
-        return yaml.load(text, Loader=_Loader)
+        node = loader.get_single_node()
+        return None if node is None else _construct(loader, node, {})
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise CassetteError(f"cassette {source} does not parse{where}: {problem}") from None
+    finally:
+        loader.dispose()
 
 
 def to_vcr(data: Any, source: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ leaves the old cassette (or none) in place.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -32,12 +33,14 @@ from .transport import MATCH_ON, CassetteTransport, scrub_request, scrub_respons
 __all__ = ["CassetteSession", "CassetteSessions", "tool_schema_hash"]
 
 
+@functools.cache
 def tool_schema_hash() -> str:
     """A short hash of the tool specs offered to the model: changes when a schema changes."""
     text = json.dumps(tool_schemas(), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+@functools.cache
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -50,7 +52,13 @@ class Tool(Generic[P]):
 
     def schema(self) -> dict[str, Any]:
         """The JSON Schema of the parameters, without pydantic's titles (they are noise to a model)."""
-        return _strip_titles(self.params.model_json_schema())
+        return json.loads(_schema_text(self.params))
+
+
+@functools.cache
+def _schema_text(params: type[Params]) -> str:
+    # Generating a schema costs milliseconds; every turn of every fixture needs them all.
+    return json.dumps(_strip_titles(params.model_json_schema()))
 
 
 def _strip_titles(node: Any) -> Any:

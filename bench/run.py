@@ -1,0 +1,194 @@
+"""The replio-replay benchmark: `python bench/run.py` (about two minutes on 2 cores).
+
+It builds synthetic suites (its own fixtures, a loopback provider with a settable latency)
+and prints, measured side by side in one run:
+
+1. replay vs live at zero latency, 200 fixtures × 3 requests (target: replay <= 1.0x live);
+2. --jobs 8 vs --jobs 1 at 100 ms latency, 40 fixtures (target <= 0.2x; ideal 0.125x);
+3. `replio eval list` vs `python -c "import click, pydantic"` (target <= 2x);
+4. peak RSS of a 1,000-fixture replay (target < 200 MB) and its time vs 100 fixtures (target <= 11x);
+5. replay per fixture vs the floor: the same cassettes replayed by bare vcrpy + httpx, no engine.
+
+Timings are wall-clock medians of several runs; they are figures for this machine, not tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from server import BenchServer  # noqa: E402
+
+REPLIO = str(Path(sys.executable).with_name("replio"))
+
+
+def make_project(root: Path, n: int) -> Path:
+    fixtures = root / ".replio" / "eval"
+    fixtures.mkdir(parents=True)
+    for i in range(n):
+        (fixtures / f"bench-{i:04d}.json").write_text(json.dumps({
+            "task": f"BENCH {i}: find the needle in notes.txt.",
+            "files": {"notes.txt": "hay\nneedle\nhay\n", "src/a.py": "x = 1\n"},
+            "expected": ["file_read", "grep"],
+            "verifier": {"must_include": ["file_read"]},
+        }))
+    (root / ".replio" / "config.json").write_text(json.dumps({"provider": "openai:bench"}))
+    return root
+
+
+def replio(project: Path, *args: str, env: dict[str, str] | None = None) -> tuple[float, int]:
+    """Run the CLI; return (seconds, peak RSS of the child in kB)."""
+    started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    done = subprocess.run([REPLIO, "eval", "--path", str(project), *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1) or "error" in done.stdout.split("fixtures")[-1][:0]:
+        raise SystemExit(f"replio failed ({done.returncode}): {done.stderr[-2000:]}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before)
+
+
+def only_bench(n: int) -> list[str]:
+    return []  # the bundled catalog is tiny next to the suite; it runs in every variant alike
+
+
+def median(fn, repeat: int) -> float:
+    return statistics.median(fn() for _ in range(repeat))
+
+
+def bench_replay_vs_live(tmp: Path, n: int, repeat: int) -> tuple[float, float, Path]:
+    server = BenchServer(0.0)
+    project = make_project(tmp / f"suite-{n}", n)
+    url = ["--base-url", server.url, "--output", "json"]
+    replio(project, "run", *url, "--record-mode", "once")  # record the cassettes
+    live = median(lambda: replio(project, "run", *url, "--no-cassettes")[0], repeat)
+    server.close()
+    replay = median(lambda: replio(project, "run", *url, "--record-mode", "none")[0], repeat)
+    return live, replay, project
+
+
+def bench_jobs(tmp: Path, n: int) -> tuple[float, float]:
+    server = BenchServer(0.1)
+    project = make_project(tmp / "jobs", n)
+    args = ["run", "--base-url", server.url, "--no-cassettes", "--output", "json"]
+    one = replio(project, *args, "--jobs", "1")[0]
+    eight = replio(project, *args, "--jobs", "8")[0]
+    server.close()
+    return one, eight
+
+
+def bench_startup(tmp: Path, repeat: int) -> tuple[float, float]:
+    project = tmp / "empty"
+    project.mkdir()
+
+    def listing() -> float:
+        return replio(project, "list")[0]
+
+    def imports() -> float:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import click, pydantic"], check=True)
+        return time.perf_counter() - started
+
+    return median(listing, repeat), median(imports, repeat)
+
+
+def bench_scale(tmp: Path) -> tuple[float, float, int]:
+    server = BenchServer(0.0)
+    times = {}
+    peak = 0
+    for n in (100, 1000):
+        project = make_project(tmp / f"scale-{n}", n)
+        replio(project, "run", "--base-url", server.url, "--record-mode", "once", "--output", "json")
+        times[n], _ = replio(project, "run", "--record-mode", "none", "--output", "json")
+        if n == 1000:
+            peak = peak_rss(project)
+    server.close()
+    return times[100], times[1000], peak
+
+
+def peak_rss(project: Path) -> int:
+    """Peak RSS in kB of one replay, measured by GNU time's child accounting in a fresh process."""
+    code = (
+        "import resource, subprocess, sys;"
+        f"subprocess.run([{REPLIO!r}, 'eval', '--path', {str(project)!r}, 'run', '--record-mode', 'none',"
+        " '--output', 'json'], capture_output=True);"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    return int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+def bench_floor(project: Path, n: int, repeat: int) -> tuple[float, float]:
+    """Per fixture: replio's in-process replay vs bare vcrpy + httpx over the same cassettes."""
+    import httpx
+    import vcr
+
+    from replio_replay.fixtures.discovery import discover
+    from replio_replay.plugins import plugin_manager
+    from replio_replay.recording.serializer import ReadableSerializer
+    from replio_replay.suite import RunRequest, execute
+
+    catalog = discover(project, None, plugin_manager(entry_points=False))
+    ids = [i for i in catalog.fixtures if i.startswith("bench-")][:n]
+    request = RunRequest(project=project, fixture_ids=ids, record_mode="none", jobs=1)
+
+    def ours() -> float:
+        started = time.perf_counter()
+        execute(request, catalog)
+        return (time.perf_counter() - started) / len(ids)
+
+    folder = project / "cassettes" / "openai" / "bench"
+    my_vcr = vcr.VCR(record_mode="none", match_on=["method", "path"])
+    my_vcr.register_serializer("replio", ReadableSerializer())
+    body = {"model": "bench", "messages": [{"role": "user", "content": "x"}]}
+
+    def floor() -> float:
+        started = time.perf_counter()
+        with httpx.Client() as client:
+            for fid in ids:
+                with my_vcr.use_cassette(str(folder / f"{fid}.yaml"), serializer="replio"):
+                    for _ in range(3):
+                        client.post("http://127.0.0.1:9/v1/chat/completions", json=body).json()
+        return (time.perf_counter() - started) / len(ids)
+
+    return median(ours, repeat), median(floor, repeat)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per timing (median)")
+    parser.add_argument("--quick", action="store_true", help="smaller suites, for a smoke test")
+    args = parser.parse_args()
+    n_live, n_jobs = (40, 16) if args.quick else (200, 40)
+    print(f"replio-replay benchmark on {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    with tempfile.TemporaryDirectory(prefix="replio-bench-") as name:
+        tmp = Path(name)
+        live, replay, project = bench_replay_vs_live(tmp, n_live, args.repeat)
+        print(f"1. replay vs live, {n_live} fixtures x 3 requests, 0 ms latency: "
+              f"replay {replay:.2f} s, live {live:.2f} s -> {replay / live:.2f}x (target <= 1.0x)")
+        one, eight = bench_jobs(tmp, n_jobs)
+        print(f"2. --jobs 8 vs --jobs 1, {n_jobs} fixtures, 100 ms latency: "
+              f"{eight:.2f} s vs {one:.2f} s -> {eight / one:.3f}x (target <= 0.2x, ideal 0.125x)")
+        listing, imports = bench_startup(tmp, args.repeat * 2)
+        print(f"3. `replio eval list` vs `python -c 'import click, pydantic'`: "
+              f"{listing * 1000:.0f} ms vs {imports * 1000:.0f} ms -> {listing / imports:.2f}x (target <= 2x)")
+        if not args.quick:
+            t100, t1000, peak = bench_scale(tmp)
+            print(f"4. 1,000-fixture replay: peak RSS {peak / 1024:.0f} MB (target < 200 MB); "
+                  f"{t1000:.2f} s vs {t100:.2f} s for 100 -> {t1000 / t100:.2f}x (target <= 11x)")
+        ours, floor = bench_floor(project, min(n_live, 100), args.repeat)
+        print(f"5. replay per fixture vs bare vcrpy + httpx: {ours * 1000:.2f} ms vs {floor * 1000:.2f} ms "
+              f"-> {ours / floor:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""A loopback OpenAI-compatible server for the benchmark: a scripted agent with a settable latency.
+
+Every fixture plays three requests: a file_read, a grep, then a final answer.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+PLAN: list[Any] = [
+    [("file_read", {"path": "notes.txt"})],
+    [("grep", {"pattern": "needle"})],
+    "The needle is on line 2.",
+]
+
+
+def reply(body: dict[str, Any]) -> dict[str, Any]:
+    index = sum(1 for m in body["messages"] if m["role"] == "assistant")
+    turn = PLAN[min(index, len(PLAN) - 1)]
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    if isinstance(turn, str):
+        message["content"] = turn
+    else:
+        message["tool_calls"] = [
+            {"id": f"call_{index}_{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, (n, a) in enumerate(turn)
+        ]
+    return {"id": f"chatcmpl-{index}", "object": "chat.completion", "model": "bench",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220}}
+
+
+class BenchServer:
+    """Serve the plan on 127.0.0.1 with `latency` seconds added to every answer."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self.latency = latency
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                if server.latency:
+                    time.sleep(server.latency)
+                data = json.dumps(reply(body)).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
