@@ -110,6 +110,9 @@ def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = Fals
     from .suite import RunRequest, execute
 
     compare = flags.pop("compare")
+    if compare is not None and flags.get("model"):
+        raise click.UsageError("--model does not go with --compare; name each model in its spec: "
+                               "--compare openai:gpt-4o,openai:gpt-4o-mini")
     request = RunRequest(
         project=project,
         provider_specs=_specs(flags.pop("provider_spec"), compare),

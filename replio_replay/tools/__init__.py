@@ -1,23 +1,7 @@
-"""Tools a model may call, each confined to the fixture's worktree and checked against permissions."""
+"""Tools a model may call, each confined to the fixture's worktree and checked against permissions.
 
-from .base import Params, Tool, ToolContext, ToolFailure
-from .permissions import DEFAULT_PERMISSIONS, Category, Permission, Permissions
-from .registry import TOOL_NAMES, TOOLS, Toolbox, tool_schemas
-from .sandbox import Sandbox, SandboxError
-
-__all__ = [
-    "Category",
-    "DEFAULT_PERMISSIONS",
-    "Params",
-    "Permission",
-    "Permissions",
-    "Sandbox",
-    "SandboxError",
-    "TOOLS",
-    "TOOL_NAMES",
-    "Tool",
-    "ToolContext",
-    "ToolFailure",
-    "Toolbox",
-    "tool_schemas",
-]
+`base` (what a tool is), `sandbox` (the path sandbox), `permissions`, one module per tool
+family (`files`, `search`, `shell`, `web`) and `registry` (the tool set and the toolbox).
+Import from those modules: this package imports nothing, so loading `permissions` alone
+stays cheap.
+"""
