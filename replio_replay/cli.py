@@ -7,8 +7,11 @@ Exit codes: 0 every fixture ran, 1 a fixture ended in `error` or drifted from it
 
 from __future__ import annotations
 
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -120,9 +123,27 @@ def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = Fals
         **flags,
     )
     try:
-        return execute(request, _catalog(project))
+        with _terminate_as_interrupt():
+            return execute(request, _catalog(project))
     except (UsageError, ConfigError) as exc:
         _fail(exc)
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI timeout, `kill`) stops a run like Ctrl-C: worktrees removed, partial report."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @eval_group.command("run")

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer
 from tests.support.project import write_project
@@ -65,7 +67,8 @@ def test_kill_mid_recording_leaves_no_partial_cassette(tmp_path: Path, llm_serve
     assert not cassettes.exists() or not [p for p in cassettes.rglob("*") if p.is_file()]
 
 
-def test_ctrl_c_in_a_concurrent_run(tmp_path: Path, llm_server: LLMServer) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupting_a_concurrent_run(tmp_path: Path, llm_server: LLMServer, sig: int) -> None:
     project = write_project(tmp_path / "proj")
     _many_fixtures(project, 12)
     temp = tmp_path / "tmp"
@@ -73,7 +76,7 @@ def test_ctrl_c_in_a_concurrent_run(tmp_path: Path, llm_server: LLMServer) -> No
     _slow_agent(llm_server, delay=0.5)
     proc = _start(project, llm_server, temp, "--record-mode", "once", "--jobs", "4", "--output", "json")
     _wait_for_requests(llm_server, 4)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "interrupted" in err
