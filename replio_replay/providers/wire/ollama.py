@@ -14,6 +14,7 @@ from typing import Any
 
 from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
 from . import as_int, assistant_turn, parse_arguments, shape_error
+from .openai import encode_tool  # Ollama's function tools are OpenAI's
 
 __all__ = [
     "PROVIDER",
@@ -25,18 +26,6 @@ __all__ = [
 ]
 
 PROVIDER = "ollama"
-
-
-def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
-    """A neutral tool spec ``{name, description, parameters}`` as an Ollama function tool."""
-    return {
-        "type": "function",
-        "function": {
-            "name": spec["name"],
-            "description": spec.get("description", ""),
-            "parameters": spec.get("parameters") or {"type": "object", "properties": {}},
-        },
-    }
 
 
 def encode_message(message: Message) -> dict[str, Any]:
