@@ -204,3 +204,29 @@ def test_concurrent_recording_keeps_cassettes_apart(project: Path, agent: LLMSer
         tasks = {i["request"]["body"]["json"]["messages"][1]["content"].split(":")[0]
                  for i in data["interactions"]}
         assert tasks == {word}
+
+
+def test_compressed_bodies_are_stored_decoded(project: Path, llm_server: LLMServer) -> None:
+    import gzip
+
+    from tests.support.agents import openai_agent
+    from tests.support.llm_server import Reply
+
+    agent = openai_agent({"ALPHA": ["done"], "BETA": ["done"]})
+
+    def gzipped(seen):
+        reply = agent(seen)
+        return Reply(body=gzip.compress(json.dumps(reply.json).encode()),
+                     headers={"content-type": "application/json", "content-encoding": "gzip"})
+
+    llm_server.handler = gzipped
+    recorded = _record(project, llm_server)
+    llm_server.close()
+    path = project / "cassettes" / "openai" / "test-model" / "alpha.yaml"
+    data = yaml.safe_load(path.read_text())
+    response = data["interactions"][0]["response"]
+    assert response["body"]["json"]["choices"][0]["message"]["content"] == "done"
+    assert "content-encoding" not in response["headers"]
+    code, out = _run(*run_args(project, "--record-mode", "none"))
+    assert code == 0
+    assert _comparable(json.loads(out)) == _comparable(recorded)
