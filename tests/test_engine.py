@@ -72,12 +72,12 @@ def test_tool_calls_then_an_answer_is_ok(root: Path) -> None:
     assert t.status is Status.OK
     assert names(t) == ["list_dir", "file_read"]
     assert [r.turn for r in t.records] == [0, 1]
-    assert t.records[1].result == "     1\tprint('hi')"
+    assert t.records[1].result == "     1  print('hi')"
     assert t.answer == "It prints hi."
     # each request carries the previous results back to the model
     third = provider.requests[2][1].messages
     assert [m.role for m in third] == ["system", "user", "assistant", "tool", "assistant", "tool"]
-    assert third[-1].content == "     1\tprint('hi')"
+    assert third[-1].content == "     1  print('hi')"
     assert third[-1].tool_call_id == "call_1_0" and third[-1].name == "file_read"
 
 
@@ -93,7 +93,7 @@ def test_several_calls_in_one_turn_run_in_order(root: Path) -> None:
     assert t.status is Status.OK
     assert names(t) == ["file_read", "glob", "file_read"]
     assert [r.turn for r in t.records] == [0, 0, 0]
-    assert [r.result for r in t.records] == ["     1\tone\n     2\ttwo", "src/main.py", "     1\tprint('hi')"]
+    assert [r.result for r in t.records] == ["     1  one\n     2  two", "src/main.py", "     1  print('hi')"]
     second = provider.requests[1][1].messages
     assert [m.role for m in second] == ["system", "user", "assistant", "tool", "tool", "tool"]
     assert [m.tool_call_id for m in second[3:]] == ["call_0_0", "call_0_1", "call_0_2"]
@@ -190,7 +190,7 @@ def test_denied_and_failing_calls_go_back_to_the_model_and_the_loop_goes_on(root
     assert results[0].startswith("Error: permission denied: run_command")
     assert results[1].startswith("Error: path '../etc/passwd' is outside the project")
     assert results[2].startswith("Error: unknown tool 'no_such_tool'")
-    assert results[3] == "     1\tone\n     2\ttwo"
+    assert results[3] == "     1  one\n     2  two"
     assert (root / "notes.txt").exists()
 
 

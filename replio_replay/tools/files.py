@@ -63,7 +63,7 @@ def file_read(p: ReadParams, ctx: ToolContext) -> str:
         raise ToolFailure(f"offset {p.offset} is past the end of {shown} ({total} lines)")
     end = min(total, p.offset - 1 + p.limit)
     body = "\n".join(
-        f"{n:>6}\t{line[:_MAX_LINE]}" for n, line in enumerate(lines[p.offset - 1 : end], p.offset)
+        f"{n:>6}  {line[:_MAX_LINE]}" for n, line in enumerate(lines[p.offset - 1 : end], p.offset)
     )
     if end < total:
         body += (

@@ -10,13 +10,16 @@ which="${1:-all}"
 shift || true
 [ "${1:-}" = "--" ] && shift
 
-record() {  # record MODEL PORT
-  local url="http://127.0.0.1:$2/v1"
-  curl -sf "http://127.0.0.1:$2/health" >/dev/null || die "no server on port $2; start it: scripts/local-llm/serve.sh -d $1 $2"
-  log "recording the catalog against qwen2.5-coder-$1-instruct at $url"
+record() {  # record MODEL PORT [replio flags...]
+  local model="$1" port="$2"
+  shift 2
+  local url="http://127.0.0.1:$port/v1"
+  curl -sf "http://127.0.0.1:$port/health" >/dev/null \
+    || die "no server on port $port; start it: scripts/local-llm/serve.sh -d $model $port"
+  log "recording the catalog against qwen2.5-coder-$model-instruct at $url"
   # One fixture at a time: each gets the server's whole context window.
-  replio eval --path "$REPO" run --provider "llamacpp:qwen2.5-coder-$1-instruct" --base-url "$url" \
-    --record-mode all --update-golden --jobs 1 --timing "$@" || true
+  replio eval --path "$REPO" run --provider "llamacpp:qwen2.5-coder-$model-instruct" --base-url "$url" \
+    --record-mode all --update-golden --jobs 1 "$@" || true
 }
 
 case "$which" in

@@ -11,19 +11,19 @@ from tests.tools._tree import SECRET, Run, Tree
 
 
 def test_file_read_numbers_lines(run: Run) -> None:
-    assert run("file_read", path="README.md") == "     1\t# Demo\n     2\tA small project."
+    assert run("file_read", path="README.md") == "     1  # Demo\n     2  A small project."
 
 
 def test_file_read_offset_and_limit(run: Run) -> None:
     out = run("file_read", path="src/app.py", offset=4, limit=1)
-    assert out.startswith("     4\tdef main():")
+    assert out.startswith("     4  def main():")
     assert "\n(Showing lines 4-4 of 5. Call file_read with offset=5 to read more.)" in out
     assert "os.getcwd" not in out
 
 
 def test_file_read_to_the_end_has_no_note(run: Run) -> None:
     out = run("file_read", path="src/app.py", offset=4, limit=50)
-    assert out == "     4\tdef main():\n     5\t    return os.getcwd()"
+    assert out == "     4  def main():\n     5      return os.getcwd()"
 
 
 def test_file_read_default_limit_and_the_paging_note(run: Run, tree: Tree) -> None:
@@ -31,16 +31,16 @@ def test_file_read_default_limit_and_the_paging_note(run: Run, tree: Tree) -> No
     (tree.root / "big.txt").write_text("".join(f"line {i}\n" for i in range(1, total + 1)))
     first = run("file_read", path="big.txt")
     lines = first.split("\n")
-    assert lines[0] == "     1\tline 1"
-    assert lines[DEFAULT_READ_LIMIT - 1] == f"{DEFAULT_READ_LIMIT:>6}\tline {DEFAULT_READ_LIMIT}"
+    assert lines[0] == "     1  line 1"
+    assert lines[DEFAULT_READ_LIMIT - 1] == f"{DEFAULT_READ_LIMIT:>6}  line {DEFAULT_READ_LIMIT}"
     assert f"line {DEFAULT_READ_LIMIT + 1}\n" not in first + "\n"
     assert first.endswith(
         f"(Showing lines 1-{DEFAULT_READ_LIMIT} of {total}. "
         f"Call file_read with offset={DEFAULT_READ_LIMIT + 1} to read more.)"
     )
     last = run("file_read", path="big.txt", offset=2 * DEFAULT_READ_LIMIT + 1)
-    assert last.startswith(f"{2 * DEFAULT_READ_LIMIT + 1:>6}\tline {2 * DEFAULT_READ_LIMIT + 1}")
-    assert last.endswith(f"{total:>6}\tline {total}")
+    assert last.startswith(f"{2 * DEFAULT_READ_LIMIT + 1:>6}  line {2 * DEFAULT_READ_LIMIT + 1}")
+    assert last.endswith(f"{total:>6}  line {total}")
     assert "Showing lines" not in last
 
 
@@ -49,7 +49,7 @@ def test_file_read_cuts_very_long_lines(run: Run, tree: Tree) -> None:
     out = run("file_read", path="wide.txt")
     first, second = out.split("\n")
     assert len(first) < 2100 and first.endswith("x")
-    assert second == "     2\tshort"
+    assert second == "     2  short"
 
 
 def test_file_read_empty_file(run: Run, tree: Tree) -> None:
