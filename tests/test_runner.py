@@ -119,7 +119,7 @@ def test_tools_resolve_against_the_worktree_not_the_current_directory(
     result = run_fixture(make_fixture(files={"a.txt": "right: the worktree\n"}), provider, RunOptions())
     assert result.errors == 0
     tool_result = provider.requests[-1][1].messages[-1].content
-    assert tool_result == "     1\tright: the worktree"
+    assert tool_result == "     1  right: the worktree"
     assert os.getcwd() == str(tmp_path)
 
 

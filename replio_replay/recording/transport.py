@@ -43,11 +43,15 @@ def scrub_response(response: dict[str, Any]) -> dict[str, Any]:
     return response
 
 
+#: Response headers not stored: the body is stored decoded, so its encoding and length no longer
+#: apply, and `date` would make every re-recording of the same behaviour differ.
+_UNSTORED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding", "date"})
+
+
 def _serialize_response(response: httpx.Response, content: bytes) -> dict[str, Any]:
     headers: dict[str, list[str]] = defaultdict(list)
     for name, value in response.headers.multi_items():
-        # The body is stored decoded, so its encoding and length headers no longer apply.
-        if name.lower() not in ("content-encoding", "content-length", "transfer-encoding"):
+        if name.lower() not in _UNSTORED_HEADERS:
             headers[name.lower()].append(value)
     return {
         "status": {"code": response.status_code, "message": response.reason_phrase},
