@@ -22,7 +22,8 @@ if TYPE_CHECKING:
         UnknownProviderError,
         UsageError,
     )
-    from .fixtures import Fixture, Verifier, discover, load_fixture
+    from .fixtures.discovery import discover
+    from .fixtures.model import Fixture, Verifier, load_fixture
     from .hookspecs import hookimpl
     from .providers import ChatRequest, ChatResponse, Message, Provider, ToolCall, Usage
     from .results import FixtureResult, RunResult, Status, Summary, TraceCall
@@ -34,7 +35,7 @@ _SOURCES: dict[str, str] = {
     "ChatRequest": ".providers",
     "ChatResponse": ".providers",
     "ConfigError": ".errors",
-    "Fixture": ".fixtures",
+    "Fixture": ".fixtures.model",
     "FixtureError": ".errors",
     "FixtureResult": ".results",
     "GoldenError": ".errors",
@@ -54,10 +55,10 @@ _SOURCES: dict[str, str] = {
     "UnknownProviderError": ".errors",
     "Usage": ".providers",
     "UsageError": ".errors",
-    "Verifier": ".fixtures",
-    "discover": ".fixtures",
+    "Verifier": ".fixtures.model",
+    "discover": ".fixtures.discovery",
     "hookimpl": ".hookspecs",
-    "load_fixture": ".fixtures",
+    "load_fixture": ".fixtures.model",
     "run_fixture": ".runner",
     "run_loop": ".engine",
     "run_suite": ".runner",

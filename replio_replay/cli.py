@@ -65,21 +65,20 @@ def _catalog(project: Path) -> Any:
 @click.pass_obj
 def list_cmd(project: Path, output: str) -> None:
     """List the fixtures, where each comes from, and any broken files."""
-    catalog = _catalog(project)
-    problems = [{"file": p.file, "message": p.message} for p in catalog.problems]
+    from .env import cache_dir, global_fixture_dir
+    from .fixtures.listing import listing
+    from .plugins import plugin_manager
+
+    found = listing(project, global_fixture_dir(), plugin_manager(), cache_dir())
     if output == "json":
         from .report.jsonout import dumps
 
-        fixtures = [
-            {"id": f.fixture.id, "source": f.source, "description": f.fixture.description}
-            for f in catalog.sorted()
-        ]
-        click.echo(dumps({"fixtures": fixtures, "problems": problems}), nl=False)
+        click.echo(dumps(found), nl=False)
         return
     from .report.text import write_fixture_list, write_problems
 
-    write_fixture_list(catalog, sys.stdout, rich=sys.stdout.isatty())
-    write_problems([(p["file"], p["message"]) for p in problems], sys.stderr)
+    write_fixture_list(found["fixtures"], sys.stdout, rich=sys.stdout.isatty())
+    write_problems([(p["file"], p["message"]) for p in found["problems"]], sys.stderr)
 
 
 def run_options(default_mode: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

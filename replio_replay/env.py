@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Env", "global_fixture_dir"]
+__all__ = ["Env", "cache_dir", "global_fixture_dir"]
 
 
 def global_fixture_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -33,3 +33,10 @@ class Env:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.values)
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_CACHE_HOME/replio`, else `~/.cache/replio`."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".cache")
+    return Path(base) / "replio"

@@ -9,7 +9,6 @@ from ..diffing import Change
 from .table import render_table
 
 if TYPE_CHECKING:
-    from ..fixtures.discovery import Catalog
     from ..golden.review import Approval
     from ..inventory import Inventory
     from ..results import FixtureResult, RunResult, Summary
@@ -21,8 +20,9 @@ def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def write_fixture_list(catalog: Catalog, out: TextIO, *, rich: bool) -> None:
-    rows = [(f.fixture.id, f.source, f.fixture.description) for f in catalog.sorted()]
+def write_fixture_list(fixtures: Sequence[dict[str, str]], out: TextIO, *, rich: bool) -> None:
+    """One row per fixture: id, source, description (the `list --output json` entries)."""
+    rows = [(f["id"], f["source"], f["description"]) for f in fixtures]
     render_table(None, [("id", "left"), ("source", "left"), ("description", "left")], rows, out, rich=rich)
 
 
