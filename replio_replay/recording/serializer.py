@@ -18,7 +18,7 @@ import yaml
 
 from ..errors import CassetteError
 
-__all__ = ["HEADER_KEY", "ReadableSerializer"]
+__all__ = ["HEADER_KEY", "ReadableSerializer", "canonical_json"]
 
 HEADER_KEY = "replio"
 
@@ -125,10 +125,16 @@ def _structured(body: Any) -> Any:
 
 
 def _flat(body: Any) -> Any:
-    """Back from {'json': data} to the JSON text vcrpy expects."""
+    """Back from {'json': data} to the JSON text vcrpy expects: canonical (sorted, compact), so a
+    replayed request can be compared with it as text before anything is parsed."""
     if isinstance(body, dict) and set(body) == {"json"}:
-        return json.dumps(body["json"], ensure_ascii=False)
+        return canonical_json(body["json"])
     return body
+
+
+def canonical_json(data: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 as is: equal data gives equal text."""
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 class ReadableSerializer:

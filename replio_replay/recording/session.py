@@ -77,19 +77,9 @@ class CassetteSession(FixtureSession):
                 f"fixture {fixture.id!r}: no cassette at {path}; record it with --record-mode once "
                 f"--fixture {fixture.id} (this needs the provider to be reachable)"
             )
-        base = provider.settings.base_url or ""
-        self.serializer = ReadableSerializer(
-            header={
-                "provider": provider.settings.name,
-                "model": provider.model,
-                "base_url_host": urlsplit(base).netloc or base,
-                "fixture_hash": fixture.content_hash(),
-                "tool_schema_hash": tool_schema_hash(),
-                "replio_version": _version(),
-                "recorded": datetime.date.today().isoformat(),
-            },
-            source=str(path),
-        )
+        self.fixture = fixture
+        self.provider = provider
+        self.serializer = ReadableSerializer(source=str(path))
         secrets = tuple(s for s in (*owner.secrets, provider.settings.api_key) if s)
         kwargs: dict[str, Any] = dict(
             path=str(path), serializer=self.serializer, persister=AtomicPersister(secrets),
@@ -104,6 +94,19 @@ class CassetteSession(FixtureSession):
         )
         super().__init__(self.cassette_transport)
 
+    def _provenance(self) -> dict[str, Any]:
+        """The cassette's header: what was recorded, against what, by which version, when."""
+        base = self.provider.settings.base_url or ""
+        return {
+            "provider": self.provider.settings.name,
+            "model": self.provider.model,
+            "base_url_host": urlsplit(base).netloc or base,
+            "fixture_hash": self.fixture.content_hash(),
+            "tool_schema_hash": tool_schema_hash(),
+            "replio_version": _version(),
+            "recorded": datetime.date.today().isoformat(),
+        }
+
     def finish(self, status: Status) -> None:
         """Write the cassette if something new was recorded and the fixture finished."""
         t = self.cassette_transport
@@ -112,6 +115,7 @@ class CassetteSession(FixtureSession):
         if not t.recorded or status in (Status.CANCELLED, Status.ERROR):
             return
         cassette = t.cassette
+        self.serializer.header = self._provenance()
         cassette._persister.save_cassette(  # noqa: SLF001 - vcrpy exposes no public save hook
             cassette.path,
             {"requests": cassette.requests, "responses": cassette.responses},
