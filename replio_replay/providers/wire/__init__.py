@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from ...errors import ProviderResponseError
-from ..base import Arguments, ChatRequest
+from ..base import Arguments, ChatRequest, ToolCall
 
 __all__ = [
     "PREVIEW_CHARS",
@@ -90,3 +90,25 @@ def as_int(value: Any) -> int | None:
 def assistant_turn(request: ChatRequest) -> int:
     """The index of the assistant turn a request asks for: the assistant messages so far."""
     return sum(1 for m in request.messages if m.role == "assistant")
+
+
+def function_calls(raw_calls: Any, *, provider: str, data: Any, turn: int) -> tuple[ToolCall, ...]:
+    """`message.tool_calls` in OpenAI's shape (Ollama's too): `[{id?, function: {name, arguments}}]`.
+
+    A call without an id (Ollama never sends one) gets a stable one, `call_{turn}_{i}`.
+    """
+    if not isinstance(raw_calls, list):
+        raise shape_error(provider, "message.tool_calls is not a list", data)
+    calls = []
+    for i, raw in enumerate(raw_calls):
+        function = raw.get("function") if isinstance(raw, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name:
+            raise shape_error(provider, f"tool_calls[{i}] has no function.name", data)
+        call_id = raw.get("id")
+        calls.append(ToolCall(
+            id=call_id if isinstance(call_id, str) and call_id else f"call_{turn}_{i}",
+            name=name,
+            arguments=parse_arguments(function.get("arguments")),
+        ))
+    return tuple(calls)

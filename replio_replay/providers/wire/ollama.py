@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
-from . import as_int, assistant_turn, parse_arguments, shape_error
+from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, Usage
+from . import as_int, assistant_turn, function_calls, shape_error
 from .openai import encode_tool  # Ollama's function tools are OpenAI's
 
 __all__ = [
@@ -74,25 +74,10 @@ def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
     text = message.get("content") or ""
     if not isinstance(text, str):
         raise shape_error(PROVIDER, "message.content is not text", data)
-    raw_calls = message.get("tool_calls") or []
-    if not isinstance(raw_calls, list):
-        raise shape_error(PROVIDER, "message.tool_calls is not a list", data)
-    calls = []
-    for i, raw in enumerate(raw_calls):
-        function = raw.get("function") if isinstance(raw, dict) else None
-        name = function.get("name") if isinstance(function, dict) else None
-        if not isinstance(name, str) or not name:
-            raise shape_error(PROVIDER, f"tool_calls[{i}] has no function.name", data)
-        calls.append(
-            ToolCall(
-                id=f"call_{turn}_{i}",
-                name=name,
-                arguments=parse_arguments(function.get("arguments")),
-            )
-        )
+    calls = function_calls(message.get("tool_calls") or [], provider=PROVIDER, data=data, turn=turn)
     return ChatResponse(
         text=text,
-        tool_calls=tuple(calls),
+        tool_calls=calls,
         usage=Usage(
             prompt=as_int(data.get("prompt_eval_count")), completion=as_int(data.get("eval_count"))
         ),

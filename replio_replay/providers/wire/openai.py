@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
-from . import as_int, parse_arguments, shape_error, unparsed_arguments
+from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, Usage
+from . import as_int, function_calls, shape_error, unparsed_arguments
 
 __all__ = ["PROVIDER", "decode_response", "encode_message", "encode_request", "encode_tool"]
 
@@ -117,27 +117,11 @@ def decode_response(
         text = _text(message.get("content"))
     except TypeError as exc:
         raise shape_error(provider, f"message.content is a {exc}, not text", data) from None
-    raw_calls = message.get("tool_calls") or []
-    if not isinstance(raw_calls, list):
-        raise shape_error(provider, "message.tool_calls is not a list", data)
-    calls = []
-    for i, raw in enumerate(raw_calls):
-        function = raw.get("function") if isinstance(raw, dict) else None
-        name = function.get("name") if isinstance(function, dict) else None
-        if not isinstance(name, str) or not name:
-            raise shape_error(provider, f"tool_calls[{i}] has no function.name", data)
-        call_id = raw.get("id")
-        calls.append(
-            ToolCall(
-                id=call_id if isinstance(call_id, str) and call_id else f"call_{turn}_{i}",
-                name=name,
-                arguments=parse_arguments(function.get("arguments")),
-            )
-        )
+    calls = function_calls(message.get("tool_calls") or [], provider=provider, data=data, turn=turn)
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     return ChatResponse(
         text=text,
-        tool_calls=tuple(calls),
+        tool_calls=calls,
         usage=Usage(
             prompt=as_int(usage.get("prompt_tokens")),
             completion=as_int(usage.get("completion_tokens")),
