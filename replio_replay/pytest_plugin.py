@@ -117,7 +117,7 @@ class ReplioItem(pytest.Item):
         if not verdict.ok:
             raise ReplioFailure(verdict.text)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ReplioFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo)

@@ -65,7 +65,7 @@ def _matches(expected: Any, actual: Any) -> bool:
             return False
         if expected.regex is not None:
             return re.search(expected.regex, actual) is not None
-        return expected.contains in actual
+        return expected.contains is not None and expected.contains in actual
     return bool(expected == actual)
 
 

@@ -7,7 +7,7 @@ point the base URL at it; the key is optional. The wire format is `wire.openai`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from .base import ChatRequest, ChatResponse
 from .http import HTTPProvider
@@ -24,7 +24,7 @@ class OpenAIProvider(HTTPProvider):
     default_model = "gpt-4o-mini"
     default_base_url = "https://api.openai.com/v1"
     base_url_env = "OPENAI_BASE_URL"
-    api_key_env = "OPENAI_API_KEY"
+    api_key_env: ClassVar[str | None] = "OPENAI_API_KEY"
     path = "/chat/completions"
 
     def headers(self) -> dict[str, str]:

@@ -36,13 +36,13 @@ def network_blocked() -> Iterator[None]:
     with _lock:
         _depth += 1
         if _depth == 1:
-            socket.socket.connect = _refuse  # type: ignore[method-assign]
-            socket.socket.connect_ex = _refuse  # type: ignore[method-assign]
+            socket.socket.connect = _refuse  # type: ignore[method-assign, assignment]
+            socket.socket.connect_ex = _refuse  # type: ignore[method-assign, assignment]
     try:
         yield
     finally:
         with _lock:
             _depth -= 1
             if _depth == 0:
-                socket.socket.connect = _real_connect  # type: ignore[method-assign]
-                socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
+                socket.socket.connect = _real_connect  # type: ignore[method-assign, assignment]
+                socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign, assignment]

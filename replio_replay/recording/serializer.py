@@ -98,7 +98,7 @@ def _str(dumper: yaml.Dumper, value: str) -> yaml.Node:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
-_ReadableDumper.add_representer(str, _str)
+_ReadableDumper.add_representer(str, _str)  # type: ignore[arg-type]
 
 
 def _sorted(value: Any) -> Any:

@@ -102,9 +102,9 @@ def function_calls(raw_calls: Any, *, provider: str, data: Any, turn: int) -> tu
     calls = []
     for i, raw in enumerate(raw_calls):
         function = raw.get("function") if isinstance(raw, dict) else None
-        name = function.get("name") if isinstance(function, dict) else None
-        if not isinstance(name, str) or not name:
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str) or not function["name"]:
             raise shape_error(provider, f"tool_calls[{i}] has no function.name", data)
+        name = function["name"]
         call_id = raw.get("id")
         calls.append(ToolCall(
             id=call_id if isinstance(call_id, str) and call_id else f"call_{turn}_{i}",

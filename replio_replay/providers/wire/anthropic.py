@@ -128,7 +128,7 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
                 ToolCall(id=call_id, name=name, arguments=parse_arguments(block.get("input")))
             )
         # other blocks (thinking, redacted_thinking, ...) are not part of the answer
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
     return ChatResponse(
         text="".join(texts),
         tool_calls=tuple(calls),

@@ -118,7 +118,7 @@ def decode_response(
     except TypeError as exc:
         raise shape_error(provider, f"message.content is a {exc}, not text", data) from None
     calls = function_calls(message.get("tool_calls") or [], provider=provider, data=data, turn=turn)
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
     return ChatResponse(
         text=text,
         tool_calls=calls,
