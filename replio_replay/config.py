@@ -73,7 +73,7 @@ def load_project_config(project: Path) -> ProjectConfig:
     except ValidationError as exc:
         from .fixtures.model import validation_message
 
-        raise ConfigError(f"{path}: {validation_message(exc)}") from None
+        raise ConfigError(f"{path}: {validation_message(exc, 'the config file shape')}") from None
     for pc in config.providers.values():
         if pc.script:  # relative to the project, not to wherever replio was started
             pc.script = str(project / pc.script)
