@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import load_project_config
+from .config import load_project_config, parse_spec
 from .fixtures.discovery import Catalog
 from .golden.store import GoldenStore
 from .recording.store import safe_name
@@ -79,6 +79,10 @@ def inventory(project: Path, catalog: Catalog, *, cassettes: Path | None = None,
             inv.orphans.append(path)
             continue
         files.setdefault(pair, {}).setdefault(path.stem, {})[kind] = path
+    if config.provider:  # the default provider is listed even before anything is recorded
+        name, model = parse_spec(config.provider)
+        if model:
+            files.setdefault((safe_name(name), safe_name(model)), {})
     for (provider, model), by_fixture in sorted(files.items()):
         for sid, fixture_id in sorted(ids.items()):
             kinds = by_fixture.get(sid, {})
