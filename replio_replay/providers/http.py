@@ -363,7 +363,9 @@ class HTTPProvider(Provider):
         )
 
     def headers(self) -> dict[str, str]:
-        """Headers beyond the JSON ones (authentication, API version)."""
+        """Headers beyond the JSON ones: a bearer key when there is one (OpenAI and Ollama's way)."""
+        if self.settings.api_key:
+            return {"authorization": f"Bearer {self.settings.api_key}"}
         return {}
 
     @abstractmethod

@@ -49,11 +49,6 @@ class OllamaProvider(HTTPProvider):
     def normalize_base_url(self, url: str) -> str:
         return super().normalize_base_url(normalize_host(url))
 
-    def headers(self) -> dict[str, str]:
-        if self.settings.api_key:
-            return {"authorization": f"Bearer {self.settings.api_key}"}
-        return {}
-
     def encode(self, request: ChatRequest) -> dict[str, Any]:
         return wire.encode_request(request, self.settings)
 

@@ -27,11 +27,6 @@ class OpenAIProvider(HTTPProvider):
     api_key_env: ClassVar[str | None] = "OPENAI_API_KEY"
     path = "/chat/completions"
 
-    def headers(self) -> dict[str, str]:
-        if self.settings.api_key:
-            return {"authorization": f"Bearer {self.settings.api_key}"}
-        return {}
-
     def encode(self, request: ChatRequest) -> dict[str, Any]:
         return wire.encode_request(request, self.settings)
 
