@@ -98,11 +98,10 @@ def run_fixture(
             transcript.status, transcript.error = Status.ERROR, str(exc)
         result = build_result(fixture, transcript, session.extras)
     except ReplioError as exc:
-        result = FixtureResult(id=fixture.id, status=Status.ERROR, error=str(exc), errors=1)
+        result = build_result(fixture, Transcript(status=Status.ERROR, error=str(exc)))
     except Exception as exc:  # a harness bug ends this fixture, never the suite
-        result = FixtureResult(
-            id=fixture.id, status=Status.ERROR, errors=1, error=f"internal error: {type(exc).__name__}: {exc}"
-        )
+        error = f"internal error: {type(exc).__name__}: {exc}"
+        result = build_result(fixture, Transcript(status=Status.ERROR, error=error))
     if options.timing:
         result = result.model_copy(update={"timing": {"seconds": round(time.perf_counter() - started, 4)}})
     return result
