@@ -116,6 +116,8 @@ class Provider(ABC):
     #: Environment variables read for this provider: base URL and key.
     base_url_env: ClassVar[str | None] = None
     api_key_env: ClassVar[str | None] = None
+    #: Whether the provider talks HTTP (and so has exchanges to record or replay).
+    speaks_http: ClassVar[bool] = False
 
     def __init__(self, settings: ProviderSettings) -> None:
         self.settings = settings

@@ -324,6 +324,8 @@ class HTTPProvider(Provider):
     retries; tests replace it.
     """
 
+    speaks_http = True
+
     #: The path appended to the base URL.
     path: ClassVar[str] = ""
 

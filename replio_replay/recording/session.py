@@ -59,8 +59,8 @@ class CassetteSessions:
     secrets: tuple[str, ...] = ()
 
     def __call__(self, fixture: Fixture, provider: Provider) -> FixtureSession:
-        if provider.transport() is None:  # a provider without HTTP (the mock) has nothing to record
-            return FixtureSession(None)
+        if not provider.speaks_http:  # the mock has nothing to record
+            return FixtureSession(provider.transport())
         path = cassette_path(self.directory, provider.settings.name, provider.model, fixture.id)
         return CassetteSession(self, fixture, provider, path)
 
