@@ -6,12 +6,17 @@ keys, multi-line text as literal blocks, and a ``replio`` header carries provena
 conversation resends every earlier message and the whole tool list with each request: each
 of those is written once and referred to afterwards with a YAML alias (``*id001``), so a
 cassette grows with the conversation, not with its square, and reads as what is new.
-Loading uses libyaml's safe C parser with a lean constructor (plain data only).
+Loading uses libyaml's safe C parser with a lean constructor (plain data only), with the
+cyclic garbage collector paused while a cassette's thousands of nodes are built (see `_gc_paused`).
 """
 
 from __future__ import annotations
 
+import gc
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import yaml
@@ -30,6 +35,36 @@ except ImportError:  # pragma: no cover - pure-Python fallback
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 _STR = "tag:yaml.org,2002:str"
+
+_gc_lock = threading.Lock()
+_gc_pausers = 0
+_gc_was_enabled = False
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while a cassette is built or written.
+
+    The collector runs every few hundred container allocations whether or not they can form
+    cycles, and a cassette allocates thousands that all survive: measured on a replay, the
+    collections they set off (full ones included, which walk every object in the process)
+    cost about as much as parsing. Cassette data is plain and acyclic, so nothing is lost by
+    pausing. Counting the threads inside makes it safe under --jobs: the last one out
+    restores what the first one in found.
+    """
+    global _gc_pausers, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pausers == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pausers += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pausers -= 1
+            if _gc_pausers == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 class _LeanLoader(_Loader):
@@ -161,7 +196,8 @@ class ReadableSerializer:
         _intern_bodies(interactions)
         data = {HEADER_KEY: _sorted(self.header), "version": cassette_dict.get("version", 1),
                 "interactions": interactions}
-        return yaml.dump(data, Dumper=_ReadableDumper, sort_keys=False, allow_unicode=True, width=100)
+        with _gc_paused():
+            return yaml.dump(data, Dumper=_ReadableDumper, sort_keys=False, allow_unicode=True, width=100)
 
     def deserialize(self, cassette_string: str) -> dict[str, Any]:
         data = load_yaml(cassette_string, self.source)
@@ -172,6 +208,11 @@ class ReadableSerializer:
 
 def load_yaml(text: str, source: str) -> Any:
     """Parse YAML safely; a syntax error names the file and line."""
+    with _gc_paused():  # around the call, so the node tree is freed before the GC resumes
+        return _parse(text, source)
+
+
+def _parse(text: str, source: str) -> Any:
     loader = _LeanLoader(text)
     try:
         node = loader.get_single_node()
