@@ -156,7 +156,8 @@ def _provider(config: pytest.Config, spec: str) -> Any:
 
 def _recorded_specs(cassettes: Path) -> list[str]:
     """provider:model for every folder of cassettes, the model named as its cassettes' header says."""
-    from .recording.serializer import HEADER_KEY, load_yaml
+    from .recording.serializer import HEADER_KEY
+    from .recording.yamlcodec import load_yaml
 
     specs = []
     for folder in sorted(p for p in cassettes.glob("*/*") if p.is_dir()):

@@ -93,8 +93,12 @@ def shared_ssl_context() -> ssl.SSLContext | None:
 
 
 def dumps(body: Any) -> bytes:
-    """A JSON body, serialised the same way every time: compact, UTF-8, keys in insertion order."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
+    """A JSON body, serialised the same way every time: compact, UTF-8, keys sorted.
+
+    This is the canonical form cassettes store request bodies in, so a replayed request that
+    did not change is recognised by comparing bytes, before anything is parsed.
+    """
+    return json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode(
         "utf-8"
     )
 

@@ -6,108 +6,42 @@ keys, multi-line text as literal blocks, and a ``replio`` header carries provena
 conversation resends every earlier message and the whole tool list with each request: each
 of those is written once and referred to afterwards with a YAML alias (``*id001``), so a
 cassette grows with the conversation, not with its square, and reads as what is new.
-Loading uses libyaml's safe C parser with a lean constructor (plain data only), with the
-cyclic garbage collector paused while a cassette's thousands of nodes are built (see `_gc_paused`).
+
+The tool list is written first, as the top-level ``tools`` block under the header, and each
+request body aliases it. It is most of a cassette's text and the same in every cassette of
+a run, so a replay parses it once per process (`_shared_tools`), not once per fixture; a
+file that does not have the block where it is expected is simply parsed whole.
 """
 
 from __future__ import annotations
 
-import gc
 import json
+import re
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-import yaml
-
 from ..errors import CassetteError
+from .yamlcodec import dump_yaml, load_yaml
 
-__all__ = ["HEADER_KEY", "ReadableSerializer", "canonical_json"]
+__all__ = ["HEADER_KEY", "TOOLS_KEY", "ReadableSerializer", "canonical_json", "load_cassette_yaml"]
 
 HEADER_KEY = "replio"
+TOOLS_KEY = "tools"
 
-try:  # libyaml: a fast, safe loader and dumper
-    from yaml import CSafeDumper as _Dumper
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - pure-Python fallback
-    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
-
-_STR = "tag:yaml.org,2002:str"
-
-_gc_lock = threading.Lock()
-_gc_pausers = 0
-_gc_was_enabled = False
+#: The top-level tools block as `dump_yaml` writes it: `tools: &id001` at column 0, then its
+#: indentless sequence, up to the next top-level key.
+_TOOLS_BLOCK = re.compile(r"^tools: &(\w+)\n(?:[- ].*\n|\n)+", re.M)
+_shared_tools: dict[str, list[Any]] = {}
+_shared_lock = threading.Lock()
+_SHARED_MAX = 16
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while a cassette is built or written.
+def _intern_bodies(interactions: list[dict[str, Any]]) -> list[Any] | None:
+    """Make repeated messages and tool lists the same objects, so the dumper aliases them.
 
-    The collector runs every few hundred container allocations whether or not they can form
-    cycles, and a cassette allocates thousands that all survive: measured on a replay, the
-    collections they set off (full ones included, which walk every object in the process)
-    cost about as much as parsing. Cassette data is plain and acyclic, so nothing is lost by
-    pausing. Counting the threads inside makes it safe under --jobs: the last one out
-    restores what the first one in found.
+    Returns the first request's tool list (None when no request sends one).
     """
-    global _gc_pausers, _gc_was_enabled
-    with _gc_lock:
-        if _gc_pausers == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pausers += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pausers -= 1
-            if _gc_pausers == 0 and _gc_was_enabled:
-                gc.enable()
-
-
-class _LeanLoader(_Loader):
-    """The safe loader, with tag resolution memoised: cassettes repeat the same keys thousands of times."""
-
-    _resolved: dict[str, str] = {}
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is yaml.ScalarNode:
-            if not implicit[0]:  # quoted: always a string
-                return _STR
-            tag = self._resolved.get(value)
-            if tag is None:
-                tag = super().resolve(kind, value, implicit)
-                if len(self._resolved) < 50_000:
-                    self._resolved[value] = tag
-            return tag
-        return super().resolve(kind, value, implicit)
-
-
-def _construct(loader: _LeanLoader, node: yaml.Node, seen: dict[int, Any]) -> Any:
-    """Plain data from a node tree; aliases (the same node twice) give the same object."""
-    known = seen.get(id(node))
-    if known is not None:
-        return known
-    if isinstance(node, yaml.ScalarNode):
-        return node.value if node.tag == _STR else loader.construct_object(node, deep=True)
-    if isinstance(node, yaml.SequenceNode):
-        out: Any = []
-        seen[id(node)] = out
-        out.extend(_construct(loader, item, seen) for item in node.value)
-        return out
-    if node.tag != "tag:yaml.org,2002:map":  # anything unusual: the safe constructor decides
-        return loader.construct_object(node, deep=True)
-    out = {}
-    seen[id(node)] = out
-    for key, value in node.value:
-        out[_construct(loader, key, seen)] = _construct(loader, value, seen)
-    return out
-
-
-def _intern_bodies(interactions: list[dict[str, Any]]) -> None:
-    """Make repeated messages and tool lists the same objects, so the dumper aliases them."""
+    first: list[Any] | None = None
     memo: dict[str, Any] = {}
 
     def one(value: Any) -> Any:
@@ -120,20 +54,10 @@ def _intern_bodies(interactions: list[dict[str, Any]]) -> None:
             continue
         if isinstance(data.get("messages"), list):
             data["messages"] = [one(m) for m in data["messages"]]
-        if "tools" in data:
+        if isinstance(data.get("tools"), list):
             data["tools"] = one(data["tools"])
-
-
-class _ReadableDumper(_Dumper):
-    """Multi-line strings as literal blocks, so recorded tool output reads as text."""
-
-
-def _str(dumper: yaml.Dumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value and not any(c in value for c in "\r\t\x0b\x0c") else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_ReadableDumper.add_representer(str, _str)  # type: ignore[arg-type]
+            first = data["tools"] if first is None else first
+    return first
 
 
 def _sorted(value: Any) -> Any:
@@ -193,37 +117,49 @@ class ReadableSerializer:
                 body.update(structured if isinstance(structured, dict) else {"string": structured})
             response["body"] = body
             interactions.append({"request": request, "response": response})
-        _intern_bodies(interactions)
-        data = {HEADER_KEY: _sorted(self.header), "version": cassette_dict.get("version", 1),
-                "interactions": interactions}
-        with _gc_paused():
-            return yaml.dump(data, Dumper=_ReadableDumper, sort_keys=False, allow_unicode=True, width=100)
+        tools = _intern_bodies(interactions)
+        data: dict[str, Any] = {HEADER_KEY: _sorted(self.header)}
+        if tools is not None:
+            data[TOOLS_KEY] = tools
+        data.update(version=cassette_dict.get("version", 1), interactions=interactions)
+        return dump_yaml(data)
 
     def deserialize(self, cassette_string: str) -> dict[str, Any]:
-        data = load_yaml(cassette_string, self.source)
+        data = load_cassette_yaml(cassette_string, self.source)
         if isinstance(data, dict) and isinstance(data.get(HEADER_KEY), dict):
             self.loaded_header = data[HEADER_KEY]
         return to_vcr(data, self.source)
 
 
-def load_yaml(text: str, source: str) -> Any:
-    """Parse YAML safely; a syntax error names the file and line."""
-    with _gc_paused():  # around the call, so the node tree is freed before the GC resumes
-        return _parse(text, source)
+def load_cassette_yaml(text: str, source: str) -> Any:
+    """A cassette's YAML as plain data, its top-level tool list parsed once per process."""
+    found = _TOOLS_BLOCK.search(text)
+    tools = _tool_block(found.group(0), source) if found else None
+    if found and tools is not None:
+        stub = f"{TOOLS_KEY}: &{found.group(1)} []\n"
+        try:
+            return load_yaml(text[: found.start()] + stub + text[found.end():], source, given={TOOLS_KEY: tools})
+        except CassetteError:
+            pass  # parsed whole below, so the error names the file's own line
+    return load_yaml(text, source)
 
 
-def _parse(text: str, source: str) -> Any:
-    loader = _LeanLoader(text)
+def _tool_block(block: str, source: str) -> list[Any] | None:
+    """The tool list a `tools:` block holds, from the per-process cache when seen before."""
+    tools = _shared_tools.get(block)
+    if tools is not None:
+        return tools
     try:
-        node = loader.get_single_node()
-        return None if node is None else _construct(loader, node, {})
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise CassetteError(f"cassette {source} does not parse{where}: {problem}") from None
-    finally:
-        loader.dispose()
+        data = load_yaml(block, source)
+    except CassetteError:
+        return None
+    if not (isinstance(data, dict) and list(data) == [TOOLS_KEY] and isinstance(data[TOOLS_KEY], list)):
+        return None
+    with _shared_lock:
+        if len(_shared_tools) >= _SHARED_MAX:
+            _shared_tools.clear()
+        _shared_tools[block] = data[TOOLS_KEY]
+    return data[TOOLS_KEY]
 
 
 def to_vcr(data: Any, source: str) -> dict[str, Any]:

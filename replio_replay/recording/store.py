@@ -10,7 +10,7 @@ from typing import Any
 from ..atomic import atomic_write
 from ..errors import CassetteError
 from .scrub import find_secret
-from .serializer import load_yaml
+from .yamlcodec import load_yaml
 
 __all__ = ["AtomicPersister", "cassette_path", "safe_name"]
 

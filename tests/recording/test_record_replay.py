@@ -51,6 +51,18 @@ def test_record_then_replay_offline_gives_the_same_results(project: Path, agent:
     assert len(agent.requests) == sent
 
 
+def test_an_unchanged_request_is_settled_without_deepdiff(project: Path, agent: LLMServer, monkeypatch) -> None:
+    _record(project, agent)
+
+    def no_deepdiff(*args, **kwargs):
+        raise AssertionError("deepdiff ran on an unchanged request")
+
+    monkeypatch.setattr("replio_replay.recording.transport.changes", no_deepdiff)
+    code, out = _run(*run_args(project, "--record-mode", "none"))
+    assert code == 0, out
+    assert [f["request_drift"] for f in json.loads(out)["fixtures"]] == [[], []]
+
+
 def test_replaying_twice_is_byte_identical(project: Path, agent: LLMServer) -> None:
     _record(project, agent)
     first = _run(*run_args(project, "--record-mode", "none", "--jobs", "1"))

@@ -9,9 +9,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import yaml
 
 from replio_replay.errors import CassetteError
-from replio_replay.recording.serializer import ReadableSerializer, load_yaml
+from replio_replay.recording.serializer import ReadableSerializer, load_cassette_yaml
+from replio_replay.recording.yamlcodec import load_yaml
 
 TOOLS = [{"type": "function", "function": {"name": "file_read", "description": "Read a file.",
                                            "parameters": {"type": "object", "properties": {}}}}]
@@ -57,6 +59,48 @@ def test_repeated_messages_and_tools_are_written_once() -> None:
     assert text.count("Be brief.") == 1
     assert text.count("Read a file.") == 1
     assert "Read\n" in text and "|" in text  # multi-line text as a literal block
+
+
+def test_the_tool_list_is_a_top_level_block_each_request_aliases() -> None:
+    text = ReadableSerializer(header={"provider": "openai"}).serialize(_cassette())
+    assert [line for line in text.splitlines() if line[:1].isalpha()] == [
+        "replio:", "tools: &id001", "version: 1", "interactions:"
+    ]
+    assert text.count("tools: *id001") == 2
+
+
+def test_loading_with_the_shared_block_equals_a_whole_parse() -> None:
+    text = ReadableSerializer(header={"provider": "openai"}).serialize(_cassette())
+    assert load_cassette_yaml(text, "c.yaml") == load_yaml(text, "c.yaml")
+
+
+def test_cassettes_with_the_same_tool_block_share_one_parsed_list() -> None:
+    one = load_cassette_yaml(ReadableSerializer(header={"n": 1}).serialize(_cassette()), "1.yaml")
+    two = load_cassette_yaml(ReadableSerializer(header={"n": 2}).serialize(_cassette()), "2.yaml")
+    assert one["tools"] is two["tools"]
+    assert two["interactions"][1]["request"]["body"]["json"]["tools"] is one["tools"]
+
+
+def test_an_edited_tool_block_is_parsed_for_itself() -> None:
+    text = ReadableSerializer().serialize(_cassette())
+    load_cassette_yaml(text, "old.yaml")
+    edited = load_cassette_yaml(text.replace("Read a file.", "Read one file."), "new.yaml")
+    assert edited["tools"][0]["function"]["description"] == "Read one file."
+    assert edited["interactions"][0]["request"]["body"]["json"]["tools"] is edited["tools"]
+
+
+def test_a_cassette_without_the_block_is_parsed_whole() -> None:
+    data = {"interactions": [{"request": {"body": {"json": {"tools": TOOLS}}}}]}
+    text = yaml.safe_dump(data)
+    assert load_cassette_yaml(text, "plain.yaml") == data
+
+
+def test_an_error_after_the_block_names_the_files_own_line() -> None:
+    text = ReadableSerializer().serialize(_cassette())
+    lines = text.splitlines()
+    broken = "\n".join([*lines[:-1], "  oops: [", ""])
+    with pytest.raises(CassetteError, match=f"does not parse at line {len(lines) + 1}"):
+        load_cassette_yaml(broken, "c.yaml")
 
 
 def test_a_syntax_error_names_the_source_and_line() -> None:
