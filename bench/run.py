@@ -9,7 +9,8 @@ and prints, measured side by side in one run:
 4. peak RSS of a 1,000-fixture replay (target < 200 MB) and its time vs 100 fixtures (target <= 11x);
 5. replay per fixture vs the floor: the same cassettes replayed by bare vcrpy + httpx, no engine.
 
-Timings are wall-clock medians of several runs; they are figures for this machine, not tests.
+Timings are wall-clock medians of several runs, the two sides of each ratio taken in turn; they
+are figures for this machine, not tests.
 """
 
 from __future__ import annotations
@@ -62,8 +63,14 @@ def only_bench(n: int) -> list[str]:
     return []  # the bundled catalog is tiny next to the suite; it runs in every variant alike
 
 
-def median(fn, repeat: int) -> float:
-    return statistics.median(fn() for _ in range(repeat))
+def side_by_side(first, second, repeat: int) -> tuple[float, float]:
+    """Medians of two timings taken in turn, so a noisy spell on the machine hits both alike."""
+    a: list[float] = []
+    b: list[float] = []
+    for _ in range(repeat):
+        a.append(first())
+        b.append(second())
+    return statistics.median(a), statistics.median(b)
 
 
 def bench_replay_vs_live(tmp: Path, n: int, repeat: int) -> tuple[float, float, Path]:
@@ -71,9 +78,12 @@ def bench_replay_vs_live(tmp: Path, n: int, repeat: int) -> tuple[float, float, 
     project = make_project(tmp / f"suite-{n}", n)
     url = ["--base-url", server.url, "--output", "json"]
     replio(project, "run", *url, "--record-mode", "once")  # record the cassettes
-    live = median(lambda: replio(project, "run", *url, "--no-cassettes")[0], repeat)
+    live, replay = side_by_side(
+        lambda: replio(project, "run", *url, "--no-cassettes")[0],
+        lambda: replio(project, "run", *url, "--record-mode", "none")[0],  # sockets blocked
+        repeat,
+    )
     server.close()
-    replay = median(lambda: replio(project, "run", *url, "--record-mode", "none")[0], repeat)
     return live, replay, project
 
 
@@ -99,7 +109,7 @@ def bench_startup(tmp: Path, repeat: int) -> tuple[float, float]:
         subprocess.run([sys.executable, "-c", "import click, pydantic"], check=True)
         return time.perf_counter() - started
 
-    return median(listing, repeat), median(imports, repeat)
+    return side_by_side(listing, imports, repeat)
 
 
 def bench_scale(tmp: Path) -> tuple[float, float, int]:
@@ -160,12 +170,12 @@ def bench_floor(project: Path, n: int, repeat: int) -> tuple[float, float]:
                         client.post("http://127.0.0.1:9/v1/chat/completions", json=body).json()
         return (time.perf_counter() - started) / len(ids)
 
-    return median(ours, repeat), median(floor, repeat)
+    return side_by_side(ours, floor, repeat)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3, help="runs per timing (median)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per timing (median)")
     parser.add_argument("--quick", action="store_true", help="smaller suites, for a smoke test")
     args = parser.parse_args()
     n_live, n_jobs = (40, 16) if args.quick else (200, 40)

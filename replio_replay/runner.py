@@ -6,10 +6,11 @@ provider and `web_fetch` send through, and extra result keys (request drift) aft
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -153,33 +154,39 @@ def run_suite(
     cancel = cancel or threading.Event()
     results: dict[int, FixtureResult] = {}
     interrupted = False
+    finished: queue.SimpleQueue[Future[FixtureResult]] = queue.SimpleQueue()
     pool = ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="replio")
-    futures: dict[Future[FixtureResult], int] = {
-        pool.submit(run_fixture, fx, provider, options, cancel): i for i, fx in enumerate(fixtures)
-    }
+    futures: dict[Future[FixtureResult], int] = {}
+    for i, fx in enumerate(fixtures):
+        fut = pool.submit(run_fixture, fx, provider, options, cancel)
+        futures[fut] = i
+        fut.add_done_callback(finished.put)
     pending = set(futures)
 
-    def collect(done: set[Future[FixtureResult]]) -> None:
-        for fut in done:
-            if fut.cancelled():
-                continue
-            results[futures[fut]] = fut.result()
-            if options.on_result is not None:
-                options.on_result(results[futures[fut]])
+    def collect(fut: Future[FixtureResult]) -> None:
+        pending.discard(fut)
+        if fut.cancelled():
+            return
+        results[futures[fut]] = fut.result()
+        if options.on_result is not None:
+            options.on_result(results[futures[fut]])
 
     try:
         while pending:
             if cancel.is_set():
-                for fut in pending:
+                for fut in list(pending):
                     fut.cancel()
-            done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
-            collect(done)
+            try:
+                collect(finished.get(timeout=0.1))
+            except queue.Empty:
+                continue
     except KeyboardInterrupt:
         interrupted = True
         cancel.set()
-        for fut in pending:
+        for fut in list(pending):
             fut.cancel()
-        collect(set(wait(pending).done))
+        for fut in wait(pending).done:
+            collect(fut)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     ordered = [results.get(i) or _cancelled(fx) for i, fx in enumerate(fixtures)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,15 @@ def llm_server() -> Iterator[LLMServer]:
     """A scripted HTTP server on 127.0.0.1 with a free port."""
     with LLMServer() as server:
         yield server
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port that refuses connections: bound, never listening, and held for the test,
+    so no server started meanwhile (by another xdist worker, say) can take it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -59,11 +58,6 @@ def one_line_error(result: Result) -> str:
     assert "Traceback" not in result.output
     return message
 
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 # list ----------------------------------------------------------------------------------------------
@@ -196,9 +190,9 @@ def test_run_reports_a_broken_fixture_and_runs_the_others(mock_project: Path) ->
     assert ids == sorted(CATALOG_IDS + ["hello", "looper", "needs-grep"])
 
 
-def test_a_fixture_ending_in_error_exits_1(mock_project: Path) -> None:
+def test_a_fixture_ending_in_error_exits_1(mock_project: Path, closed_port: int) -> None:
     result = invoke(mock_project, "run", "--fixture", "hello", "--provider", "openai:some-model",
-                    "--base-url", f"http://127.0.0.1:{closed_port()}/v1", "--output", "json")
+                    "--base-url", f"http://127.0.0.1:{closed_port}/v1", "--output", "json")
     assert result.exit_code == 1, (result.stdout, result.stderr)
     data = json.loads(result.stdout)
     assert (data["provider"], data["model"]) == ("openai", "some-model")
@@ -208,9 +202,9 @@ def test_a_fixture_ending_in_error_exits_1(mock_project: Path) -> None:
     assert fx["errors"] == 1 and fx["pass"] is False
 
 
-def test_an_error_shows_in_the_table_too(mock_project: Path) -> None:
+def test_an_error_shows_in_the_table_too(mock_project: Path, closed_port: int) -> None:
     result = invoke(mock_project, "run", "--fixture", "hello", "--provider", "openai:m",
-                    "--base-url", f"http://127.0.0.1:{closed_port()}/v1")
+                    "--base-url", f"http://127.0.0.1:{closed_port}/v1")
     assert result.exit_code == 1
     assert "  hello: error: " in result.stdout
 

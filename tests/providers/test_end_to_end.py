@@ -194,12 +194,8 @@ def test_compare_json_has_one_run_per_provider(project, llm_server, second_serve
     assert len(llm_server.requests) == 2 and len(second_server.requests) == 2
 
 
-def test_an_unreachable_server_names_its_url_and_the_suite_still_reports(project):
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def test_an_unreachable_server_names_its_url_and_the_suite_still_reports(project, closed_port):
+    port = closed_port
     result = run(
         project, "--provider", "ollama:m", "--base-url", f"127.0.0.1:{port}", "--output", "json"
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -51,11 +50,6 @@ def make(server: LLMServer, **kw) -> OpenAIProvider:
 def ask(p: OpenAIProvider, exchange: Exchange | None = None):
     return p.generate(first_turn(), exchange or Exchange("fx"))
 
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_429_then_success_waits_exactly_retry_after(llm_server, provider):
@@ -217,8 +211,8 @@ def test_connection_dropped_every_time_is_a_connect_error(llm_server):
     p.close()
 
 
-def test_connection_refused_names_the_base_url_and_is_not_retried():
-    base = f"http://127.0.0.1:{closed_port()}/v1"
+def test_connection_refused_names_the_base_url_and_is_not_retried(closed_port):
+    base = f"http://127.0.0.1:{closed_port}/v1"
     p = OpenAIProvider(settings(base_url=base, retries=3))
     waits: list[float] = []
     p.sleep = waits.append

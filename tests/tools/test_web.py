@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-
 import httpx
 import pytest
 
@@ -16,11 +14,6 @@ def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(var, raising=False)
 
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_fetches_a_page(run: Run, llm_server: LLMServer) -> None:
@@ -53,8 +46,8 @@ def test_it_sends_through_the_fixtures_transport(tree: Tree) -> None:
     assert seen == ["https://example.invalid/a"]
 
 
-def test_a_refused_connection_is_an_error_result(run: Run) -> None:
-    out = run("web_fetch", url=f"http://127.0.0.1:{closed_port()}/")
+def test_a_refused_connection_is_an_error_result(run: Run, closed_port: int) -> None:
+    out = run("web_fetch", url=f"http://127.0.0.1:{closed_port}/")
     assert out.startswith("Error: could not fetch http://127.0.0.1:")
 
 
