@@ -156,8 +156,7 @@ def _provider(config: pytest.Config, spec: str) -> Any:
 
 def _recorded_specs(cassettes: Path) -> list[str]:
     """provider:model for every folder of cassettes, the model named as its cassettes' header says."""
-    from .recording.serializer import HEADER_KEY
-    from .recording.yamlcodec import load_yaml
+    from .recording.serializer import HEADER_KEY, load_cassette_yaml
 
     specs = []
     for folder in sorted(p for p in cassettes.glob("*/*") if p.is_dir()):
@@ -166,7 +165,7 @@ def _recorded_specs(cassettes: Path) -> list[str]:
             continue
         model = folder.name
         try:
-            header = load_yaml(first.read_text(encoding="utf-8"), str(first)).get(HEADER_KEY, {})
+            header = load_cassette_yaml(first.read_text(encoding="utf-8"), str(first)).get(HEADER_KEY, {})
             model = header.get("model", model)
         except Exception:  # a broken cassette is reported by its own item
             pass
