@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+# Imported up front: pytester's in-process runs drop modules first imported inside them, and a
+# second copy of yaml or vcr would not recognise the first one's objects. httpx imports httpcore
+# lazily and keeps a map keyed on its exception classes, so a second httpcore would let a raw
+# httpcore.ConnectError escape every later test in this worker.
+import httpcore  # noqa: F401
 import pytest
 from click.testing import CliRunner
 
-# Imported up front: pytester's in-process runs drop modules first imported inside them, and a
-# second copy of yaml or vcr would not recognise the first one's objects.
 import replio_replay.pytest_plugin  # noqa: F401
 import replio_replay.suite  # noqa: F401
 from replio_replay.cli import main
