@@ -9,8 +9,9 @@ and prints, measured side by side in one run:
 4. peak RSS of a 1,000-fixture replay (target < 200 MB) and its time vs 100 fixtures (target <= 11x);
 5. replay per fixture vs the floor: the same cassettes replayed by bare vcrpy + httpx, no engine.
 
-Timings are wall-clock medians of several runs, the two sides of each ratio taken in turn; they
-are figures for this machine, not tests.
+Timings are wall-clock medians of several runs. The two sides of a ratio are run in turn and
+the ratio is the median of the paired ratios, so a slow spell on the machine falls on both
+sides of a pair. They are figures for this machine, not tests.
 """
 
 from __future__ import annotations
@@ -63,28 +64,34 @@ def only_bench(n: int) -> list[str]:
     return []  # the bundled catalog is tiny next to the suite; it runs in every variant alike
 
 
-def side_by_side(first, second, repeat: int) -> tuple[float, float]:
-    """Medians of two timings taken in turn, so a noisy spell on the machine hits both alike."""
+def side_by_side(first, second, repeat: int) -> tuple[float, float, float]:
+    """Time `first` and `second` in turn, `repeat` times each.
+
+    Returns the median of each and the median of the paired ratios first/second: a slow spell
+    on the machine lands on both halves of a pair, so the paired ratio holds still where
+    either median alone drifts.
+    """
     a: list[float] = []
     b: list[float] = []
     for _ in range(repeat):
         a.append(first())
         b.append(second())
-    return statistics.median(a), statistics.median(b)
+    ratio = statistics.median(x / y for x, y in zip(a, b))
+    return statistics.median(a), statistics.median(b), ratio
 
 
-def bench_replay_vs_live(tmp: Path, n: int, repeat: int) -> tuple[float, float, Path]:
+def bench_replay_vs_live(tmp: Path, n: int, repeat: int) -> tuple[float, float, float, Path]:
     server = BenchServer(0.0)
     project = make_project(tmp / f"suite-{n}", n)
     url = ["--base-url", server.url, "--output", "json"]
     replio(project, "run", *url, "--record-mode", "once")  # record the cassettes
-    live, replay = side_by_side(
-        lambda: replio(project, "run", *url, "--no-cassettes")[0],
+    replay, live, ratio = side_by_side(
         lambda: replio(project, "run", *url, "--record-mode", "none")[0],  # sockets blocked
+        lambda: replio(project, "run", *url, "--no-cassettes")[0],
         repeat,
     )
     server.close()
-    return live, replay, project
+    return replay, live, ratio, project
 
 
 def bench_jobs(tmp: Path, n: int) -> tuple[float, float]:
@@ -97,7 +104,7 @@ def bench_jobs(tmp: Path, n: int) -> tuple[float, float]:
     return one, eight
 
 
-def bench_startup(tmp: Path, repeat: int) -> tuple[float, float]:
+def bench_startup(tmp: Path, repeat: int) -> tuple[float, float, float]:
     project = tmp / "empty"
     project.mkdir()
 
@@ -137,7 +144,7 @@ def peak_rss(project: Path) -> int:
     return int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
 
 
-def bench_floor(project: Path, n: int, repeat: int) -> tuple[float, float]:
+def bench_floor(project: Path, n: int, repeat: int) -> tuple[float, float, float]:
     """Per fixture: replio's in-process replay vs bare vcrpy + httpx over the same cassettes."""
     import httpx
     import vcr
@@ -175,29 +182,29 @@ def bench_floor(project: Path, n: int, repeat: int) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5, help="runs per timing (median)")
+    parser.add_argument("--repeat", type=int, default=7, help="runs of each side per timing (median)")
     parser.add_argument("--quick", action="store_true", help="smaller suites, for a smoke test")
     args = parser.parse_args()
     n_live, n_jobs = (40, 16) if args.quick else (200, 40)
     print(f"replio-replay benchmark on {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory(prefix="replio-bench-") as name:
         tmp = Path(name)
-        live, replay, project = bench_replay_vs_live(tmp, n_live, args.repeat)
+        replay, live, ratio, project = bench_replay_vs_live(tmp, n_live, args.repeat)
         print(f"1. replay vs live, {n_live} fixtures x 3 requests, 0 ms latency: "
-              f"replay {replay:.2f} s, live {live:.2f} s -> {replay / live:.2f}x (target <= 1.0x)")
+              f"replay {replay:.2f} s, live {live:.2f} s -> {ratio:.2f}x (target <= 1.0x)")
         one, eight = bench_jobs(tmp, n_jobs)
         print(f"2. --jobs 8 vs --jobs 1, {n_jobs} fixtures, 100 ms latency: "
               f"{eight:.2f} s vs {one:.2f} s -> {eight / one:.3f}x (target <= 0.2x, ideal 0.125x)")
-        listing, imports = bench_startup(tmp, args.repeat * 2)
+        listing, imports, ratio = bench_startup(tmp, args.repeat * 2)
         print(f"3. `replio eval list` vs `python -c 'import click, pydantic'`: "
-              f"{listing * 1000:.0f} ms vs {imports * 1000:.0f} ms -> {listing / imports:.2f}x (target <= 2x)")
+              f"{listing * 1000:.0f} ms vs {imports * 1000:.0f} ms -> {ratio:.2f}x (target <= 2x)")
         if not args.quick:
             t100, t1000, peak = bench_scale(tmp)
             print(f"4. 1,000-fixture replay: peak RSS {peak / 1024:.0f} MB (target < 200 MB); "
                   f"{t1000:.2f} s vs {t100:.2f} s for 100 -> {t1000 / t100:.2f}x (target <= 11x)")
-        ours, floor = bench_floor(project, min(n_live, 100), args.repeat)
+        ours, floor, ratio = bench_floor(project, min(n_live, 100), args.repeat)
         print(f"5. replay per fixture vs bare vcrpy + httpx: {ours * 1000:.2f} ms vs {floor * 1000:.2f} ms "
-              f"-> {ours / floor:.2f}x")
+              f"-> {ratio:.2f}x")
 
 
 if __name__ == "__main__":
