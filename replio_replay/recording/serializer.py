@@ -29,8 +29,8 @@ HEADER_KEY = "replio"
 TOOLS_KEY = "tools"
 
 #: The top-level tools block as `dump_yaml` writes it: `tools: &id001` at column 0, then its
-#: indentless sequence, up to the next top-level key.
-_TOOLS_BLOCK = re.compile(r"^tools: &(\w+)\n(?:[- ].*\n|\n)+", re.M)
+#: indentless sequence (comments and blank lines too), up to the next top-level key.
+_TOOLS_BLOCK = re.compile(r"^tools: &(\w+)\n(?:[-# ].*\n|\n)+", re.M)
 _shared_tools: dict[str, list[Any]] = {}
 _shared_lock = threading.Lock()
 _SHARED_MAX = 16

@@ -89,6 +89,16 @@ def test_an_edited_tool_block_is_parsed_for_itself() -> None:
     assert edited["interactions"][0]["request"]["body"]["json"]["tools"] is edited["tools"]
 
 
+@pytest.mark.parametrize("edit", [
+    ("- function:", "# a note\n- function:"),  # a comment inside the block
+    ("version: 1", "# a note\nversion: 1"),  # a comment after it
+    ("tools: &id001", "tools: &id001\n\n"),  # blank lines
+])
+def test_hand_edited_blocks_load_as_a_whole_parse_would(edit: tuple[str, str]) -> None:
+    text = ReadableSerializer().serialize(_cassette()).replace(*edit, 1)
+    assert load_cassette_yaml(text, "c.yaml") == load_yaml(text, "c.yaml")
+
+
 def test_a_cassette_without_the_block_is_parsed_whole() -> None:
     data = {"interactions": [{"request": {"body": {"json": {"tools": TOOLS}}}}]}
     text = yaml.safe_dump(data)
