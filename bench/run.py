@@ -1,4 +1,4 @@
-"""The replio-replay benchmark: `python bench/run.py` (about two minutes on 2 cores).
+"""The replio-replay benchmark: `python bench/run.py` (about a minute on 2 cores).
 
 It builds synthetic suites (its own fixtures, a loopback provider with a settable latency)
 and prints, measured side by side in one run:
