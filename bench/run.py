@@ -60,10 +60,6 @@ def replio(project: Path, *args: str, env: dict[str, str] | None = None) -> tupl
     return elapsed, max(peak, before)
 
 
-def only_bench(n: int) -> list[str]:
-    return []  # the bundled catalog is tiny next to the suite; it runs in every variant alike
-
-
 def side_by_side(first, second, repeat: int) -> tuple[float, float, float]:
     """Time `first` and `second` in turn, `repeat` times each.
 

@@ -30,7 +30,7 @@ TOOLS_KEY = "tools"
 
 #: The top-level tools block as `dump_yaml` writes it: `tools: &id001` at column 0, then its
 #: indentless sequence (comments and blank lines too), up to the next top-level key.
-_TOOLS_BLOCK = re.compile(r"^tools: &(\w+)\n(?:[-# ].*\n|\n)+", re.M)
+_TOOLS_BLOCK = re.compile(rf"^{TOOLS_KEY}: &(\w+)\n(?:[-# ].*\n|\n)+", re.M)
 _shared_tools: dict[str, list[Any]] = {}
 _shared_lock = threading.Lock()
 _SHARED_MAX = 16

@@ -111,7 +111,6 @@ def _str(dumper: yaml.Dumper, value: str) -> yaml.Node:
 _ReadableDumper.add_representer(str, _str)  # type: ignore[arg-type]
 
 
-
 def dump_yaml(data: Any) -> str:
     """Block-style YAML in the mapping order given, multi-line text as literal blocks, repeated objects aliased."""
     with _gc_paused():

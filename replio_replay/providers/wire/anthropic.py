@@ -87,7 +87,7 @@ def encode_messages(
 
 
 def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str, Any]:
-    """The JSON body of ``POST {base_url}/v1/messages``; keys in a fixed order."""
+    """The JSON body of ``POST {base_url}/v1/messages`` (sent with keys sorted)."""
     system, messages = encode_messages(request.messages)
     body: dict[str, Any] = {"model": settings.model, "max_tokens": settings.max_tokens}
     if system:

@@ -46,7 +46,7 @@ def encode_message(message: Message) -> dict[str, Any]:
 
 
 def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str, Any]:
-    """The JSON body of ``POST {host}/api/chat``; keys in a fixed order, never streamed."""
+    """The JSON body of ``POST {host}/api/chat``, never streamed (sent with keys sorted)."""
     body: dict[str, Any] = {
         "model": settings.model,
         "messages": [encode_message(m) for m in request.messages],

@@ -58,7 +58,7 @@ def encode_message(message: Message) -> dict[str, Any]:
 
 
 def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str, Any]:
-    """The JSON body of ``POST {base_url}/chat/completions``; keys in a fixed order."""
+    """The JSON body of ``POST {base_url}/chat/completions`` (sent with keys sorted)."""
     body: dict[str, Any] = {
         "model": settings.model,
         "messages": [encode_message(m) for m in request.messages],
