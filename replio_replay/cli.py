@@ -19,12 +19,13 @@ from typing import Any, NoReturn
 import click
 
 from .errors import ConfigError, ReplioError, UsageError
+from .recording.modes import RecordMode
 
 __all__ = ["main"]
 
 OUTPUTS = click.Choice(["table", "json"])
 RUN_OUTPUTS = click.Choice(["table", "json", "junit"])
-MODES = click.Choice(["none", "once", "new_episodes", "all"])
+MODES = click.Choice([m.value for m in RecordMode])
 
 
 def _fail(exc: ReplioError) -> NoReturn:
@@ -52,14 +53,6 @@ def eval_group(ctx: click.Context, project: Path) -> None:
     ctx.obj = project
 
 
-def _catalog(project: Path) -> Any:
-    from .env import global_fixture_dir
-    from .fixtures.discovery import discover
-    from .plugins import plugin_manager
-
-    return discover(project, global_fixture_dir(), plugin_manager())
-
-
 @eval_group.command("list")
 @click.option("--output", type=OUTPUTS, default="table", show_default=True)
 @click.pass_obj
@@ -81,7 +74,7 @@ def list_cmd(project: Path, output: str) -> None:
     write_problems([(p["file"], p["message"]) for p in found["problems"]], sys.stderr)
 
 
-def run_options(default_mode: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The options `run` and `diff` share: what to run, against what, with which cassettes."""
     options = [
         click.option("--fixture", "fixture_ids", multiple=True, metavar="ID", help="Only these (repeatable)."),
@@ -89,9 +82,11 @@ def run_options(default_mode: str | None = None) -> Callable[[Callable[..., Any]
         click.option("--model", help="The model; overrides the one in the provider spec."),
         click.option("--base-url", help="The provider's base URL; overrides environment and config."),
         click.option("--compare", metavar="P1,P2,...", help="Run once per provider spec, side by side."),
+        click.option("--tools", "tools", metavar="NAME[,NAME...]",
+                     help="Tool set(s): a name under .replio/tools/, 'default', or a file; several run side by side."),
         click.option("--jobs", type=click.IntRange(min=1), help="Fixtures run at once (default 4)."),
         click.option(
-            "--record-mode", type=MODES, default=default_mode,
+            "--record-mode", type=MODES,
             help="none = replay only; once = replay, record what is missing (default; none when CI is "
             "set); new_episodes = also record requests beyond a cassette; all = record everything again.",
         ),
@@ -113,7 +108,8 @@ def run_options(default_mode: str | None = None) -> Callable[[Callable[..., Any]
 
 
 def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = False) -> Any:
-    from .suite import RunRequest, execute
+    from .plugins import plugin_manager
+    from .suite import RunRequest, execute, prepare
 
     compare = flags.pop("compare")
     if compare is not None and flags.get("model"):
@@ -122,12 +118,17 @@ def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = Fals
     request = RunRequest(
         project=project,
         provider_specs=_specs(flags.pop("provider_spec"), compare),
+        tools=_names(flags.pop("tools"), "--tools"),
         update_golden=update_golden,
         **flags,
     )
     try:
         with _terminate_as_interrupt():
-            return execute(request, _catalog(project))
+            plan = prepare(request, plugin_manager())
+            try:
+                return execute(plan)
+            finally:
+                plan.close()
     except (UsageError, ConfigError) as exc:
         _fail(exc)
 
@@ -162,7 +163,7 @@ def _terminate_as_interrupt() -> Iterator[None]:
 def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path | None,
             junit_xml: Path | None, **flags: Any) -> None:
     """Run fixtures against a provider and report trace, metrics, verdicts and drift."""
-    compared = flags["compare"] is not None
+    compared = flags["compare"] is not None or len(_names(flags["tools"], "--tools")) > 1
     outcome = _execute(project, flags, update_golden=update_golden)
     _emit(outcome, output, compared)
     if output_file is not None:
@@ -189,12 +190,14 @@ def _junit(outcome: Any) -> str:
 
 
 @eval_group.command("diff")
-@run_options(default_mode="none")
+@run_options()
 @click.pass_obj
 def diff_cmd(project: Path, **flags: Any) -> None:
     """Print the full drift report of a run (a replay by default), for review before approving."""
     from .report.text import write_drift_report
 
+    # A replay unless a record mode is given: diff shows what a replay shows, whatever the config says.
+    flags["record_mode"] = flags["record_mode"] or RecordMode.NONE.value
     outcome = _execute(project, {**flags, "timing": False})
     for run in outcome.runs:
         write_drift_report(run, sys.stdout, full=True)
@@ -209,11 +212,17 @@ def diff_cmd(project: Path, **flags: Any) -> None:
 @click.pass_obj
 def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune: bool, output: str) -> None:
     """Show, per fixture and provider, whether a cassette and a golden exist, and list orphans."""
+    from .env import global_fixture_dir
+    from .fixtures.discovery import discover
     from .inventory import inventory, prune_orphans
+    from .plugins import plugin_manager
     from .report.text import write_inventory
+    from .settings import Flags, resolve_settings
 
     try:
-        inv = inventory(project, _catalog(project), cassettes=cassettes, golden=golden)
+        settings = resolve_settings(project, Flags(cassettes=cassettes, golden=golden))
+        pm = plugin_manager()
+        inv = inventory(settings, discover(project, global_fixture_dir(), pm), pm)
     except (UsageError, ConfigError) as exc:
         _fail(exc)
     if output == "json":
@@ -225,6 +234,15 @@ def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune
     if prune:
         for path in prune_orphans(inv):
             click.echo(f"removed {path}", err=True)
+
+
+def _names(value: str | None, flag: str) -> list[str]:
+    if value is None:
+        return []
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        raise click.UsageError(f"{flag} needs names separated by commas")
+    return names
 
 
 def _specs(provider: str | None, compare: str | None) -> list[str | None]:

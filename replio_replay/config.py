@@ -1,6 +1,7 @@
 """The project's `.replio/config.json`: its shape, and reading it with errors that name the file.
 
-Settings are resolved once, flags > environment (`replio_replay.env`) > this file > defaults.
+Settings are resolved once, flags > environment (`replio_replay.env`) > this file > defaults,
+by `replio_replay.settings`.
 The file never holds an API key, only the name of the variable to read it from (`api_key_env`).
 """
 
@@ -57,6 +58,7 @@ class ProjectConfig(BaseModel):
     golden: str | None = None
     record_mode: str | None = None
     require_pass: list[str] = Field(default_factory=list)
+    tools: str | None = Field(None, description="The default tool-set file, relative to the project.")
 
 
 def load_project_config(project: Path) -> ProjectConfig:

@@ -38,17 +38,48 @@ class Change:
         return {"path": self.path, "kind": self.kind, "old": self.old, "new": self.new}
 
     def describe(self) -> str:
-        """`path kind: old -> new`, values shortened."""
-        if self.kind == "added":
-            return f"{self.path} added: {_short(self.new)}"
-        if self.kind == "removed":
-            return f"{self.path} removed: {_short(self.old)}"
-        return f"{self.path} {self.kind}: {_short(self.old)} -> {_short(self.new)}"
+        """`path kind: old -> new`, values shortened; two long texts show where they differ."""
+        if self.kind.endswith("added"):
+            return f"{self.path} {self.kind}: {_short(self.new)}"
+        if self.kind.endswith("removed"):
+            return f"{self.path} {self.kind}: {_short(self.old)}"
+        old, new = _around_difference(_text(self.old), _text(self.new))
+        return f"{self.path} {self.kind}: {old} -> {new}"
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = _text(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _around_difference(old: str, new: str, limit: int = 80, context: int = 24) -> tuple[str, str]:
+    """Two texts cut to at most about `limit` characters each, both around the part that differs.
+
+    Cutting both at the same prefix would often show two identical starts; this skips the
+    common prefix and suffix, keeping `context` characters of each as a guide.
+    """
+    if len(old) <= limit and len(new) <= limit:
+        return old, new
+    prefix = 0
+    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    start = max(0, prefix - context)
+
+    def cut(text: str) -> str:
+        end = len(text) - max(0, suffix - context)
+        middle = text[start:end]
+        if len(middle) > limit:
+            middle = middle[:limit - 3] + "..."
+        return ("..." if start else "") + middle + ("..." if end < len(text) and not middle.endswith("...") else "")
+
+    return cut(old), cut(new)
 
 
 def dotted(parts: Iterable[Any]) -> str:

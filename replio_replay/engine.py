@@ -1,28 +1,22 @@
 """The headless agent loop: provider ⇄ tools until an answer, a limit, a failure or an interrupt.
 
 It knows no wire format, no file layout and no recording: it is handed a `generate`
-callable (one turn) and a toolbox, and it returns a `Transcript`.
+callable (one turn) and a toolbox (which knows the tool set: the specs offered and the
+system prompt), and it returns a `Transcript`.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from .errors import ReplioError
 from .providers.base import ChatRequest, ChatResponse, Message, ToolCall
 from .results import Status
-from .tools.registry import Toolbox
+from .tools.toolbox import Toolbox
 
-__all__ = ["SYSTEM_PROMPT", "CallRecord", "Limits", "Transcript", "run_loop"]
-
-SYSTEM_PROMPT = (
-    "You are a coding agent working inside a project directory. Use the tools to inspect and "
-    "change the project as the task requires. Paths are relative to the project root. "
-    "When the task is done, reply with your final answer and do not call any more tools."
-)
+__all__ = ["CallRecord", "Limits", "Transcript", "run_loop"]
 
 Generate = Callable[[ChatRequest], ChatResponse]
 
@@ -64,15 +58,13 @@ def run_loop(
     task: str,
     generate: Generate,
     toolbox: Toolbox,
-    tools: Sequence[dict[str, Any]],
     *,
     limits: Limits = Limits(),
     cancel: threading.Event | None = None,
-    system_prompt: str = SYSTEM_PROMPT,
 ) -> Transcript:
     """Run one fixture's conversation to its end; never raises for provider or tool failures."""
-    out = Transcript(messages=[Message("system", system_prompt), Message("user", task)])
-    tool_specs = tuple(tools)
+    out = Transcript(messages=[Message("system", toolbox.system_prompt), Message("user", task)])
+    tool_specs = toolbox.specs
     for turn in range(limits.max_turns):
         if cancel is not None and cancel.is_set():
             out.status = Status.CANCELLED

@@ -6,7 +6,6 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 __all__ = ["Env", "cache_dir", "global_fixture_dir"]
 
@@ -30,10 +29,6 @@ class Env:
 
     def get(self, name: str | None) -> str | None:
         return self.values.get(name) if name else None
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.values)
-
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """`$XDG_CACHE_HOME/replio`, else `~/.cache/replio`."""

@@ -5,6 +5,7 @@
     │   ├── UnknownFixtureError  a --fixture id that no source defines
     │   └── UnknownProviderError a provider name that is not registered, or none named
     ├── ConfigError              .replio/config.json does not parse or validate: exit 2
+    │   └── ToolSetError         a tool-set file, or the tools it resolves to, is broken
     ├── FixtureError             one fixture file or plugin entry is broken: reported, skipped
     ├── ProviderError            the provider failed for one fixture: the fixture ends in `error`
     │   ├── ProviderAuthError    401/403
@@ -12,8 +13,7 @@
     │   ├── ProviderConnectError connection refused, timeouts, dropped connections
     │   └── ProviderResponseError a body that is not JSON, or JSON of the wrong shape
     ├── CassetteError            a cassette is missing, broken, exhausted or would leak a secret
-    ├── GoldenError              a golden file is broken or may not be written
-    └── RunCancelled             the run was interrupted (Ctrl-C): fixtures in flight end `cancelled`
+    └── GoldenError              a golden file is broken or may not be written
 
 Tool failures are *not* exceptions: a tool answers the model with a result starting
 ``Error:`` and the run goes on (see ``replio_replay.tools``).
@@ -32,7 +32,7 @@ __all__ = [
     "ProviderHTTPError",
     "ProviderResponseError",
     "ReplioError",
-    "RunCancelled",
+    "ToolSetError",
     "UnknownFixtureError",
     "UnknownProviderError",
     "UsageError",
@@ -57,6 +57,10 @@ class UnknownProviderError(UsageError):
 
 class ConfigError(ReplioError):
     """The project's configuration file does not parse or validate."""
+
+
+class ToolSetError(ConfigError):
+    """A tool-set file does not parse or validate, or its tools cannot be resolved."""
 
 
 class FixtureError(ReplioError):
@@ -94,7 +98,3 @@ class CassetteError(ReplioError):
 
 class GoldenError(ReplioError):
     """A golden file is broken or may not be written."""
-
-
-class RunCancelled(ReplioError):
-    """The run was interrupted; fixtures in flight end as ``cancelled``."""

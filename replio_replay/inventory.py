@@ -1,43 +1,57 @@
-"""What is on disk for each fixture: cassettes, goldens, recording age, and orphans to prune."""
+"""What is on disk for each fixture: cassettes, goldens, their age, whether a recording is stale, orphans.
+
+A cassette is **stale** when what it recorded no longer matches the project: the fixture's
+inputs changed (task, files, permissions, its own tools), or its tool set did (a description,
+a schema, a stub's answer, the system prompt). The cassette's header says what it was
+recorded with; this compares that with the fixture and the tool set as they are now.
+"""
 
 from __future__ import annotations
 
 import datetime
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import load_project_config, parse_spec
-from .fixtures.discovery import Catalog
+import pluggy
+
+from .config import parse_spec
+from .errors import CassetteError, ReplioError
+from .fixtures.discovery import Catalog, Found
 from .golden.store import GoldenStore
-from .recording.store import safe_name
+from .settings import Settings
+from .storage import CASSETTE, Recorded, RunKey, read_header, safe_name, scan
+from .tools.resolve import for_fixture
+from .tools.setfile import variants
+from .tools.sources import load_toolsets
+from .tools.toolset import DEFAULT_TOOLSET, ToolSet
 
-__all__ = ["Entry", "Inventory", "inventory", "prune_orphans"]
-
-_RECORDED = re.compile(r"^\s+recorded:\s*'?(\d{4}-\d{2}-\d{2})", re.MULTILINE)
+__all__ = ["Entry", "Inventory", "inventory", "prune_orphans", "stale_reasons"]
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One fixture × provider/model: which files exist, and when it was recorded."""
+    """One fixture × provider/model/tool set: which files exist, when it was recorded, what is stale."""
 
-    provider: str
-    model: str
+    key: RunKey
     fixture_id: str
     cassette: Path | None
     golden: Path | None
     recorded: str | None
+    stale: tuple[str, ...] = ()
 
     def age_days(self, today: datetime.date) -> int | None:
         if self.recorded is None:
             return None
-        return (today - datetime.date.fromisoformat(self.recorded)).days
+        try:
+            return (today - datetime.date.fromisoformat(self.recorded)).days
+        except ValueError:
+            return None
 
 
 @dataclass
 class Inventory:
-    """Every entry, plus files that belong to no fixture any more."""
+    """Every entry, plus files that belong to no fixture (or tool set) any more."""
 
     entries: list[Entry] = field(default_factory=list)
     orphans: list[Path] = field(default_factory=list)
@@ -46,50 +60,97 @@ class Inventory:
     def to_json(self) -> dict[str, Any]:
         return {
             "entries": [
-                {"provider": e.provider, "model": e.model, "fixture": e.fixture_id,
+                {"provider": e.key.provider, "model": e.key.model, "tools": e.key.tools, "fixture": e.fixture_id,
                  "cassette": str(e.cassette) if e.cassette else None,
                  "golden": str(e.golden) if e.golden else None,
-                 "recorded": e.recorded, "age_days": e.age_days(self.today)}
+                 "recorded": e.recorded, "age_days": e.age_days(self.today),
+                 "stale": list(e.stale) if e.cassette else None}
                 for e in self.entries
             ],
             "orphans": [str(p) for p in self.orphans],
         }
 
 
-def _recorded(path: Path) -> str | None:
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        match = _RECORDED.search(fh.read(2048))
-    return match.group(1) if match else None
+def stale_reasons(header: dict[str, Any], found: Found, toolset: ToolSet) -> tuple[str, ...]:
+    """Why a recording with `header` no longer matches the fixture and tool set (empty: it does)."""
+    reasons = []
+    if header.get("fixture_hash") != found.fixture.inputs_hash():
+        reasons.append("fixture changed")
+    if "toolset_hash" in header:
+        if header["toolset_hash"] != toolset.digest:
+            reasons.append(f"tool set {toolset.name!r} changed")
+    else:  # recorded before tool sets: what was offered is all there is to compare
+        try:
+            offered = for_fixture(toolset, found.fixture, found.origin)
+        except ReplioError:
+            offered = toolset
+        if header.get("tool_schema_hash") != offered.schema_hash:
+            reasons.append(f"tool set {toolset.name!r} changed")
+    return tuple(reasons)
 
 
-def inventory(project: Path, catalog: Catalog, *, cassettes: Path | None = None,
-              golden: Path | None = None) -> Inventory:
-    """Scan the cassette and golden folders against the catalog."""
-    config = load_project_config(project)
-    cassette_dir = cassettes or project / (config.cassettes or "cassettes")
-    store = GoldenStore(golden or project / (config.golden or "golden"))
+def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) -> Inventory:
+    """Scan the cassette and golden folders against the catalog and the project's tool sets."""
+    store = GoldenStore(settings.golden)
     ids = {safe_name(i): i for i in catalog.fixtures}
-    files: dict[tuple[str, str], dict[str, dict[str, Path]]] = {}
+    names = {safe_name(n): n for n in [DEFAULT_TOOLSET, *variants(settings.project)]}
     inv = Inventory()
-    found = [(p, "cassette") for p in sorted(cassette_dir.glob("*/*/*.yaml"))] if cassette_dir.is_dir() else []
-    found += [(path, "golden") for *_, path in store.files()]
-    for path, kind in found:
-        pair = (path.parent.parent.name, path.parent.name)
-        if path.stem not in ids:
-            inv.orphans.append(path)
+    files: dict[RunKey, dict[str, dict[str, Path]]] = {}
+    for rec, kind in [*((r, "cassette") for r in scan(settings.cassettes, CASSETTE)),
+                      *((r, "golden") for r in store.files())]:
+        if rec.stem not in ids or rec.tools not in names:
+            inv.orphans.append(rec.path)
             continue
-        files.setdefault(pair, {}).setdefault(path.stem, {})[kind] = path
-    if config.provider:  # the default provider is listed even before anything is recorded
-        name, model = parse_spec(config.provider)
+        files.setdefault(_key(rec, names), {}).setdefault(ids[rec.stem], {})[kind] = rec.path
+    if settings.config.provider:  # the default provider is listed even before anything is recorded
+        name, model = parse_spec(settings.config.provider)
         if model:
-            files.setdefault((safe_name(name), safe_name(model)), {})
-    for (provider, model), by_fixture in sorted(files.items()):
-        for sid, fixture_id in sorted(ids.items()):
-            kinds = by_fixture.get(sid, {})
+            files.setdefault(RunKey(safe_name(name), safe_name(model)), {})
+    toolsets = _toolsets(settings, pm, sorted({k.tools for k in files}))
+    for key in sorted(files, key=lambda k: (k.provider, k.model, k.tools != DEFAULT_TOOLSET, k.tools)):
+        for fixture_id in sorted(catalog.fixtures):
+            kinds = files[key].get(fixture_id, {})
             cassette = kinds.get("cassette")
-            inv.entries.append(Entry(provider, model, fixture_id, cassette, kinds.get("golden"),
-                                     _recorded(cassette) if cassette else None))
+            header, stale = _check(cassette, catalog.fixtures[fixture_id], toolsets.get(key.tools))
+            inv.entries.append(Entry(key, fixture_id, cassette, kinds.get("golden"),
+                                     _recorded(header), stale))
     return inv
+
+
+def _key(rec: Recorded, names: dict[str, str]) -> RunKey:
+    return RunKey(rec.provider, rec.model, names[rec.tools])
+
+
+def _toolsets(settings: Settings, pm: pluggy.PluginManager, names: list[str]) -> dict[str, ToolSet | str]:
+    """Each tool set by name, or the message saying why it cannot be resolved."""
+    out: dict[str, ToolSet | str] = {}
+    for name in names:
+        try:
+            (toolset,), _ = load_toolsets(settings.project, [name], settings.config.tools, pm)
+        except ReplioError as exc:
+            out[name] = str(exc)
+            continue
+        out[name] = toolset
+    return out
+
+
+def _check(cassette: Path | None, found: Found, toolset: ToolSet | str | None) -> tuple[dict[str, Any], tuple[str, ...]]:
+    if cassette is None:
+        return {}, ()
+    try:
+        header = read_header(cassette)
+    except CassetteError as exc:
+        return {}, (f"unreadable: {exc}",)
+    if not header:
+        return {}, ("no replio header; re-record it",)
+    if not isinstance(toolset, ToolSet):
+        return header, (f"tool set cannot be resolved: {toolset}",)
+    return header, stale_reasons(header, found, toolset)
+
+
+def _recorded(header: dict[str, Any]) -> str | None:
+    value = header.get("recorded")
+    return str(value) if value is not None else None
 
 
 def prune_orphans(inv: Inventory) -> list[Path]:

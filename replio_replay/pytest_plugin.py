@@ -1,10 +1,12 @@
-"""The pytest plugin (entry point `pytest11: replio`): one test item per fixture × provider/model.
+"""The pytest plugin (entry point `pytest11: replio`): one test item per fixture × provider/model × tool set.
 
-Glue only: options, collection, the terminal summary; the run itself is `runner.run_fixture`
-and the verdict `verdict.judge`, exactly as the CLI uses them.
+Glue only: options, collection, the terminal summary. The run is planned and executed by
+`suite.prepare` and `suite.execute`, and judged by `verdict.judge`, exactly as `replio eval
+run` does it; each item executes its own case of the plan.
 
-Option precedence: command-line flags > `.replio/config.json` under --replio-path > defaults
-(record mode `none`; every provider/model that has cassettes).
+Option precedence (`settings.resolve_settings`, as for the CLI): command-line flags >
+the environment (`CI` means record mode `none`) > `.replio/config.json` under --replio-path >
+defaults (record mode `none`; every provider/model and tool set that has cassettes).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from .recording.modes import RecordMode
+
 __all__ = ["ReplioItem", "ReplioSuite"]
 
 _STASH = pytest.StashKey[dict[str, Any]]()
@@ -26,7 +30,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--replio-path", metavar="P", help="The project to replay; turns the plugin on.")
     group.addoption("--replio-provider", metavar="SPEC", action="append", default=[],
                     help="NAME[:MODEL] to run (repeatable); default: every provider/model with cassettes.")
-    group.addoption("--replio-record-mode", default="none", choices=["none", "once", "new_episodes", "all"],
+    group.addoption("--replio-tools", metavar="NAME", action="append", default=[],
+                    help="Tool set to run (repeatable); default: every tool set with cassettes.")
+    group.addoption("--replio-record-mode", default=None, choices=[m.value for m in RecordMode],
                     help="Cassette record mode (default: none, a pure replay).")
     group.addoption("--replio-update-golden", action="store_true", help="Approve: write the goldens.")
     group.addoption("--replio-strict", action="store_true",
@@ -37,83 +43,47 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "replio: a replayed replio-replay fixture")
-    config.stash[_STASH] = {"providers": {}}
+    config.stash[_STASH] = {}
 
 
 class ReplioSuite(pytest.Collector):
-    """The replayed fixtures of one project: one item per fixture × provider/model."""
+    """The replayed fixtures of one project: one item per fixture × provider/model × tool set."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from .env import global_fixture_dir
-        from .fixtures.discovery import discover
-        from .plugins import plugin_manager
-        from .suite import cassette_dir
-
-        config = self.config
-        ctx = _context(config)
-        project = ctx["request"].project
-        catalog = discover(project, global_fixture_dir(), plugin_manager())
-        for problem in catalog.problems:
-            config.issue_config_time_warning(
+        plan, wanted = _plan(self.config)
+        for problem in plan.problems:
+            self.config.issue_config_time_warning(
                 pytest.PytestWarning(f"replio: skipped {problem.file}: {problem.message}"), 2
             )
-        specs = config.getoption("replio_provider") or _recorded_specs(
-            cassette_dir(ctx["request"], ctx["config"])
-        )
-        if not specs and ctx["config"].provider:
-            specs = [ctx["config"].provider]
-        for spec in specs:
-            provider = _provider(config, spec)
-            label = f"{provider.settings.name}:{provider.model}"
-            for found in catalog.sorted():
-                yield ReplioItem.from_parent(self, name=f"{found.fixture.id}[{label}]",
-                                             fixture=found.fixture, spec=spec)
+        for run in plan.runs:
+            if wanted is not None and _folder(run.key) not in wanted:
+                continue
+            for case in sorted(run.cases, key=lambda c: c.id):
+                yield ReplioItem.from_parent(self, name=f"{case.id}[{run.key.label}]", run=run, case=case)
 
 
 class ReplioItem(pytest.Item):
-    """One fixture against one provider/model, judged like `replio eval run` judges it."""
+    """One fixture against one provider/model and tool set, judged like `replio eval run` judges it."""
 
-    def __init__(self, *, fixture: Any, spec: str, **kwargs: Any) -> None:
+    def __init__(self, *, run: Any, case: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.fixture = fixture
-        self.spec = spec
+        self.run = run
+        self.case = case
         self.add_marker("replio")
 
     def runtest(self) -> None:
-        from .golden.review import approve, attach_drift
-        from .golden.store import GoldenStore
-        from .metrics import summarize
-        from .recording.modes import RecordMode, parse_mode
-        from .recording.network import network_blocked
-        from .recording.session import CassetteSessions
-        from .results import RunResult
-        from .runner import RunOptions, run_fixture
-        from .suite import cassette_dir, golden_dir
+        from .suite import execute
         from .verdict import judge
 
-        opt = self.config.getoption
-        ctx = _context(self.config)
-        provider = _provider(self.config, self.spec)
-        mode = parse_mode(opt("replio_record_mode"))
-        options = RunOptions(limits=ctx["limits"], session=CassetteSessions(cassette_dir(ctx["request"], ctx["config"]), mode))
-        if mode is RecordMode.NONE:
-            with network_blocked():
-                result = run_fixture(self.fixture, provider, options)
-        else:
-            result = run_fixture(self.fixture, provider, options)
-        run = RunResult(provider=provider.settings.name, model=provider.model, fixtures=[result],
-                        summary=summarize([result]))
-        store = GoldenStore(golden_dir(ctx["request"], ctx["config"]))
-        run = attach_drift(run, store)
-        result = run.fixtures[0]
-        written = 0
-        if opt("replio_update_golden"):
-            written = sum(a.action in ("created", "changed") for a in approve(run, store))
+        plan, _ = _plan(self.config)
+        outcome = execute(plan, only=lambda run, case: run is self.run and case is self.case)
+        result = next(f for r in outcome.runs for f in r.fixtures)
+        written = sum(a.action in ("created", "changed") for a in outcome.approvals)
         self.user_properties.append(("replio", json.dumps({
             "drifted": bool(result.drift), "error": result.status.value == "error", "written": written,
         })))
-        require = opt("replio_require_pass") or self.fixture.id in ctx["config"].require_pass
-        verdict = judge(result, strict=opt("replio_strict"), require_pass=require)
+        require = self.config.getoption("replio_require_pass") or result.id in plan.settings.require_pass
+        verdict = judge(result, strict=plan.request.strict, require_pass=require)
         if not verdict.ok:
             raise ReplioFailure(verdict.text)
 
@@ -130,47 +100,57 @@ class ReplioFailure(Exception):
     """The readable drift report or error message of a failed item."""
 
 
-def _context(config: pytest.Config) -> dict[str, Any]:
+def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]:
+    """The plan of this session (made once), and the recorded runs to keep when none were named."""
     stash = config.stash[_STASH]
-    if "config" not in stash:
-        from .config import load_project_config
-        from .engine import Limits
-        from .suite import RunRequest
+    if "plan" not in stash:
+        from .plugins import plugin_manager
+        from .settings import Flags, resolve_settings
+        from .suite import RunRequest, prepare
 
-        project = Path(config.getoption("replio_path"))
-        stash["config"] = load_project_config(project)
-        stash["request"] = RunRequest(project=project)
-        stash["limits"] = Limits(stash["config"].max_turns, stash["config"].max_calls)
-    return stash
+        opt = config.getoption
+        project = Path(opt("replio_path"))
+        settings = resolve_settings(project, Flags(record_mode=opt("replio_record_mode")),
+                                    fallback_mode=RecordMode.NONE)
+        recorded = _recorded_runs(settings.cassettes)
+        specs = opt("replio_provider") or sorted({f"{p}:{m}" for p, m, _ in recorded.values()})
+        if not specs and settings.config.provider:
+            specs = [settings.config.provider]
+        tools = opt("replio_tools") or sorted({t for _, _, t in recorded.values()}) or ["default"]
+        request = RunRequest(
+            project=project, provider_specs=specs or [None], tools=tools,
+            record_mode=opt("replio_record_mode"), fallback_mode=RecordMode.NONE,
+            strict=opt("replio_strict"), update_golden=opt("replio_update_golden"),
+        )
+        stash["plan"] = prepare(request, plugin_manager())
+        named = opt("replio_provider") or opt("replio_tools")
+        stash["wanted"] = None if named or not recorded else set(recorded)
+    return stash["plan"], stash["wanted"]
 
 
-def _provider(config: pytest.Config, spec: str) -> Any:
-    providers = config.stash[_STASH]["providers"]
-    if spec not in providers:
-        from .env import Env
-        from .providers.registry import create_provider
+def _folder(key: Any) -> tuple[str, str, str]:
+    from .storage import safe_name
 
-        providers[spec] = create_provider(spec, config=_context(config)["config"], env=Env.current())
-    return providers[spec]
+    return safe_name(key.provider), safe_name(key.model), safe_name(key.tools)
 
 
-def _recorded_specs(cassettes: Path) -> list[str]:
-    """provider:model for every folder of cassettes, the model named as its cassettes' header says."""
-    from .recording.serializer import HEADER_KEY, load_cassette_yaml
+def _recorded_runs(cassettes: Path) -> dict[tuple[str, str, str], tuple[str, str, str]]:
+    """(provider, model, tools) folders that hold cassettes -> the names their headers give."""
+    from .errors import CassetteError
+    from .storage import CASSETTE, read_header, scan
 
-    specs = []
-    for folder in sorted(p for p in cassettes.glob("*/*") if p.is_dir()):
-        first = next(iter(sorted(folder.glob("*.yaml"))), None)
-        if first is None:
+    runs: dict[tuple[str, str, str], tuple[str, str, str]] = {}
+    for rec in scan(cassettes, CASSETTE):
+        folder = (rec.provider, rec.model, rec.tools)
+        if folder in runs:
             continue
-        model = folder.name
         try:
-            header = load_cassette_yaml(first.read_text(encoding="utf-8"), str(first)).get(HEADER_KEY, {})
-            model = header.get("model", model)
-        except Exception:  # a broken cassette is reported by its own item
-            pass
-        specs.append(f"{folder.parent.name}:{model}")
-    return specs
+            header = read_header(rec.path)
+        except CassetteError:  # a broken cassette is reported by its own item
+            header = {}
+        runs[folder] = (str(header.get("provider", rec.provider)), str(header.get("model", rec.model)),
+                        str(header.get("tools", rec.tools)))
+    return runs
 
 
 @pytest.hookimpl(wrapper=True)
@@ -183,8 +163,9 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Any:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for provider in config.stash.get(_STASH, {}).get("providers", {}).values():
-        provider.close()
+    plan = config.stash.get(_STASH, {}).get("plan")
+    if plan is not None:
+        plan.close()
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

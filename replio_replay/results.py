@@ -7,9 +7,12 @@ asked for, is the only volatile part and is left out of comparisons.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from .storage import RunKey
 
 __all__ = ["FixtureResult", "RunResult", "Status", "Summary", "TraceCall"]
 
@@ -32,6 +35,7 @@ class TraceCall(_Model):
 
     name: str
     arguments: dict[str, Any] | str
+    result: str | None = Field(None, description="What the model was told (capped; see RESULT_CAP).")
 
 
 class FixtureResult(_Model):
@@ -76,12 +80,21 @@ class Summary(_Model):
 
 
 class RunResult(_Model):
-    """One provider and model over the chosen fixtures."""
+    """One provider, model and tool set over the chosen fixtures."""
 
     provider: str
     model: str
+    tools: str = "default"
+    tools_hash: str | None = Field(None, description="The tool set's digest (tools, schemas, prompt).")
     fixtures: list[FixtureResult]
     summary: Summary
+
+    @property
+    def key(self) -> RunKey:
+        """What the run is of: provider, model, tool set (its files' place on disk)."""
+        from .storage import RunKey
+
+        return RunKey(self.provider, self.model, self.tools)
 
     def to_json(self) -> dict[str, Any]:
         """The contract's dict: `pass` spelled as such, `timing` only where it was measured."""

@@ -1,7 +1,8 @@
-"""A suite run: fixtures × one provider, each in its own worktree, concurrently, in stable order.
+"""A suite run: cases × one provider, each in its own worktree, concurrently, in stable order.
 
-Recording plugs in through `SessionFactory`: per fixture it yields the HTTP transport the
-provider and `web_fetch` send through, and extra result keys (request drift) afterwards.
+Recording plugs in through a `SessionFactory` (`recording.base`): per fixture it yields the
+HTTP transport the provider and the tools send through, and extra result keys (request
+drift) afterwards. Judging the transcript is `judging`'s; this module owns the concurrency.
 """
 
 from __future__ import annotations
@@ -12,48 +13,23 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
+from .cases import Case
 from .engine import Limits, Transcript, run_loop
 from .errors import ReplioError
-from .fixtures.model import Fixture
-from .metrics import accuracy, redundant, summarize
+from .judging import cancelled_result, judge_transcript
+from .metrics import summarize
 from .providers.base import ChatRequest, ChatResponse, Exchange, Provider
-from .results import FixtureResult, RunResult, Status, TraceCall
+from .recording.base import SessionFactory, live_session
+from .results import FixtureResult, RunResult, Status
 from .tools.base import ToolContext
 from .tools.permissions import Permissions
-from .tools.registry import Toolbox, tool_schemas
 from .tools.sandbox import Sandbox
-from .verifier import verify
+from .tools.toolbox import Toolbox
+from .tools.toolset import ToolSet
 from .worktree import worktree
 
-if TYPE_CHECKING:
-    import httpx
-
-__all__ = ["FixtureSession", "RunOptions", "SessionFactory", "run_fixture", "run_suite"]
-
-
-class FixtureSession:
-    """One fixture's HTTP: the transport to send through, and result keys it adds when done.
-
-    The plain session sends straight through the provider's shared, pooled transport;
-    recording subclasses it (see `replio_replay.recording.session`).
-    """
-
-    def __init__(self, transport: httpx.BaseTransport | None) -> None:
-        self.transport = transport
-        self.extras: dict[str, Any] = {}
-
-    def finish(self, status: Status) -> None:
-        """Called once the loop ended; may raise ReplioError to turn the fixture into an error."""
-
-
-SessionFactory = Callable[[Fixture, Provider], FixtureSession]
-
-
-def live_session(fixture: Fixture, provider: Provider) -> FixtureSession:
-    """No recording: send straight through the provider's shared, pooled transport."""
-    return FixtureSession(provider.transport())
+__all__ = ["InterruptedRun", "RunOptions", "run_fixture", "run_suite"]
 
 
 @dataclass
@@ -68,84 +44,56 @@ class RunOptions:
 
 
 def run_fixture(
-    fixture: Fixture, provider: Provider, options: RunOptions, cancel: threading.Event | None = None
+    case: Case, provider: Provider, options: RunOptions, cancel: threading.Event | None = None
 ) -> FixtureResult:
     """One fixture, start to end; every failure becomes this fixture's `error`, never an exception."""
     started = time.perf_counter()
+    fixture = case.fixture
     permissions = Permissions.for_fixture(fixture.tool_permission, fixture.tools_deny)
     limits = Limits(fixture.max_turns or options.limits.max_turns, options.limits.max_calls)
     settings = {
         "provider": provider.settings.name,
         "model": provider.model,
         "base_url": provider.settings.base_url,
+        "tools": case.toolset.name,
         **permissions.to_json(),
     }
     try:
-        session = options.session(fixture, provider)
+        session = options.session(case, provider)
         with worktree(fixture, settings) as root:
-            ctx = ToolContext(Sandbox(root), session.transport)
+            toolbox = Toolbox(ToolContext(Sandbox(root), session.transport), permissions, case.offered)
             exchange = Exchange(fixture.id, session.transport)
 
             def generate(request: ChatRequest) -> ChatResponse:
                 return provider.generate(request, exchange)
 
-            transcript = run_loop(
-                fixture.task, generate, Toolbox(ctx, permissions), tool_schemas(),
-                limits=limits, cancel=cancel,
-            )
+            try:
+                transcript = run_loop(fixture.task, generate, toolbox, limits=limits, cancel=cancel)
+            finally:
+                toolbox.close()
         try:
             session.finish(transcript.status)
         except ReplioError as exc:
             transcript.status, transcript.error = Status.ERROR, str(exc)
-        result = build_result(fixture, transcript, session.extras)
+        result = judge_transcript(fixture, transcript, session.extras)
     except ReplioError as exc:
-        result = build_result(fixture, Transcript(status=Status.ERROR, error=str(exc)))
+        result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=str(exc)))
     except Exception as exc:  # a harness bug ends this fixture, never the suite
         error = f"internal error: {type(exc).__name__}: {exc}"
-        result = build_result(fixture, Transcript(status=Status.ERROR, error=error))
+        result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=error))
     if options.timing:
         result = result.model_copy(update={"timing": {"seconds": round(time.perf_counter() - started, 4)}})
     return result
 
 
-def build_result(fixture: Fixture, t: Transcript, extras: dict[str, Any] | None = None) -> FixtureResult:
-    """A transcript judged: trace, metrics and the verifier's verdict."""
-    trace = [TraceCall(name=r.call.name, arguments=r.call.arguments) for r in t.records]
-    names = [c.name for c in trace]
-    passed, reasons = verify(fixture, trace)
-    if t.status in (Status.ERROR, Status.CANCELLED):
-        passed, reasons = False, [f"the run ended in {t.status.value}"]
-    extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
-    return FixtureResult(
-        id=fixture.id,
-        trace=trace,
-        names=names,
-        accuracy=accuracy(names, fixture.expected),
-        passed=passed,
-        calls=len(trace),
-        redundant=redundant([(c.name, c.arguments) for c in trace]),
-        errors=sum(r.is_error for r in t.records) + (t.status is Status.ERROR),
-        tokens=t.tokens,
-        status=t.status,
-        error=t.error,
-        reasons=reasons,
-        answer=t.answer,
-        turns=[r.turn for r in t.records],
-        **extra,
-    )
-
-
-def _cancelled(fixture: Fixture) -> FixtureResult:
-    return FixtureResult(
-        id=fixture.id, status=Status.CANCELLED, error="not run: the run was interrupted",
-        reasons=["the run ended in cancelled"],
-    )
-
-
 def run_suite(
-    fixtures: Sequence[Fixture], provider: Provider, options: RunOptions, cancel: threading.Event | None = None
+    cases: Sequence[Case],
+    provider: Provider,
+    toolset: ToolSet,
+    options: RunOptions,
+    cancel: threading.Event | None = None,
 ) -> RunResult:
-    """Run `fixtures` against `provider`, `options.jobs` at a time, results in the given order.
+    """Run `cases` (resolved from `toolset`) against `provider`, `options.jobs` at a time, in order.
 
     When `cancel` is set (by another thread), or on KeyboardInterrupt in this one, fixtures
     in flight end as `cancelled` and those not started are reported as `cancelled` too;
@@ -157,8 +105,8 @@ def run_suite(
     finished: queue.SimpleQueue[Future[FixtureResult]] = queue.SimpleQueue()
     pool = ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="replio")
     futures: dict[Future[FixtureResult], int] = {}
-    for i, fx in enumerate(fixtures):
-        fut = pool.submit(run_fixture, fx, provider, options, cancel)
+    for i, case in enumerate(cases):
+        fut = pool.submit(run_fixture, case, provider, options, cancel)
         futures[fut] = i
         fut.add_done_callback(finished.put)
     pending = set(futures)
@@ -189,9 +137,9 @@ def run_suite(
             collect(fut)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    ordered = [results.get(i) or _cancelled(fx) for i, fx in enumerate(fixtures)]
-    run = RunResult(provider=provider.settings.name, model=provider.model, fixtures=ordered,
-                    summary=summarize(ordered))
+    ordered = [results.get(i) or cancelled_result(case.fixture) for i, case in enumerate(cases)]
+    run = RunResult(provider=provider.settings.name, model=provider.model, tools=toolset.name,
+                    tools_hash=toolset.digest, fixtures=ordered, summary=summarize(ordered))
     if interrupted:
         raise InterruptedRun(run)
     return run

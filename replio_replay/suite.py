@@ -1,29 +1,41 @@
-"""A whole `run` request: settings resolved once, providers built, one run per provider, exit code."""
+"""Run composition, the one way a run is put together, for the CLI and the pytest plugin alike.
+
+`prepare` resolves everything before anything runs (settings, providers, tool sets, each
+fixture's case), so a bad flag or file fails fast; `execute` runs every provider × tool set
+of the plan (or a part of it), attaches golden drift and approves when asked.
+"""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import CONFIG_FILE, Env, ProjectConfig, load_project_config
+import pluggy
+
+from .cases import Case
 from .engine import Limits
-from .fixtures.discovery import Catalog, select
-from .fixtures.model import Fixture
+from .env import global_fixture_dir
+from .errors import ToolSetError
+from .fixtures.discovery import Catalog, Found, discover, select
+from .fixtures.sources import Problem
 from .golden.review import Approval, approve, attach_drift
 from .golden.store import GoldenStore
 from .providers.base import Provider
 from .providers.registry import create_provider
-from .recording.modes import RecordMode, default_mode, parse_mode
-from .recording.network import network_blocked
-from .recording.session import CassetteSessions
+from .recording.modes import RecordMode
 from .results import RunResult
 from .runner import InterruptedRun, RunOptions, run_suite
+from .settings import Flags, Settings, resolve_settings
+from .storage import RunKey
+from .tools.resolve import for_fixture, name_problems
+from .tools.sources import load_toolsets
+from .tools.toolset import ToolSet
 from .verdict import judge
 
-__all__ = ["Outcome", "RunRequest", "execute"]
+__all__ = ["Outcome", "Plan", "PlannedRun", "RunRequest", "execute", "prepare"]
 
 
 @dataclass(frozen=True)
@@ -43,11 +55,45 @@ class RunRequest:
     strict: bool = False
     golden: Path | None = None
     update_golden: bool = False
+    tools: Sequence[str] = ()
+    fallback_mode: RecordMode | None = None
+
+    def flags(self) -> Flags:
+        return Flags(record_mode=self.record_mode, no_cassettes=self.no_cassettes, cassettes=self.cassettes,
+                     golden=self.golden, jobs=self.jobs, tools=tuple(self.tools))
+
+
+@dataclass
+class PlannedRun:
+    """One provider × tool set, and the cases it runs."""
+
+    provider: Provider
+    toolset: ToolSet
+    cases: list[Case]
+
+    @property
+    def key(self) -> RunKey:
+        return RunKey(self.provider.settings.name, self.provider.model, self.toolset.name)
+
+
+@dataclass
+class Plan:
+    """Everything a run needs, resolved: settings, the runs, and the problems found on the way."""
+
+    request: RunRequest
+    settings: Settings
+    runs: list[PlannedRun]
+    problems: list[Problem] = field(default_factory=list)
+
+    def close(self) -> None:
+        """Release the providers' pooled connections."""
+        for provider in {id(r.provider): r.provider for r in self.runs}.values():
+            provider.close()
 
 
 @dataclass
 class Outcome:
-    """The runs, the fixture files that were skipped, and how the process should exit."""
+    """The runs, the problems met, and how the process should exit."""
 
     runs: list[RunResult] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)
@@ -68,66 +114,89 @@ class Outcome:
         return 0 if all(v.ok for v in verdicts) else 1
 
 
-def build_providers(request: RunRequest, config: ProjectConfig, env: Env) -> list[Provider]:
-    """Every provider named, resolved before anything runs, so a bad spec fails fast (exit 2)."""
-    return [
-        create_provider(spec, config=config, env=env, model=request.model, base_url=request.base_url)
+def _cases(found: Sequence[Found], toolset: ToolSet) -> tuple[list[Case], list[Problem]]:
+    cases, problems = [], []
+    for f in found:
+        try:
+            offered = for_fixture(toolset, f.fixture, f.origin)
+        except ToolSetError as exc:
+            problems.append(Problem(f.origin, str(exc)))
+            continue
+        found_problems = name_problems(f.fixture, offered)
+        if found_problems:
+            problems.extend(Problem(f.origin, f"fixture {f.fixture.id!r}: {p}") for p in found_problems)
+            continue
+        cases.append(Case(f.fixture, offered, toolset))
+    return cases, problems
+
+
+def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | None = None) -> Plan:
+    """Resolve settings, providers, tool sets and cases; a bad flag or file raises before anything runs."""
+    settings = resolve_settings(request.project, request.flags(), fallback_mode=request.fallback_mode)
+    catalog = catalog or discover(request.project, global_fixture_dir(), pm)
+    found = select(catalog, list(request.fixture_ids))
+    toolsets, problems = load_toolsets(settings.project, settings.tools, settings.config.tools, pm)
+    problems = [*catalog.problems, *problems]
+    per_set = {}
+    for toolset in toolsets:
+        cases, found_problems = _cases(found, toolset)
+        per_set[toolset.name] = cases
+        problems.extend(p for p in found_problems if p not in problems)
+    providers = [
+        create_provider(spec, config=settings.config, env=settings.env, model=request.model,
+                        base_url=request.base_url)
         for spec in request.provider_specs
     ]
+    runs = [PlannedRun(p, t, per_set[t.name]) for p in providers for t in toolsets]
+    return Plan(request, settings, runs, problems)
 
 
-def execute(request: RunRequest, catalog: Catalog) -> Outcome:
-    """Run the chosen fixtures against each provider in turn."""
-    config = load_project_config(request.project)
-    env = Env.current()
-    found = select(catalog, list(request.fixture_ids))
-    providers = build_providers(request, config, env)
-    mode = record_mode(request, config, env)
+def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = None) -> Outcome:
+    """Run the plan (the cases `only` keeps, if given): every run at once, reported in plan order."""
+    settings = plan.settings
     options = RunOptions(
-        limits=Limits(config.max_turns, config.max_calls),
-        jobs=request.jobs or config.jobs or default_jobs(mode),
-        timing=request.timing,
+        limits=Limits(settings.max_turns, settings.max_calls), jobs=settings.jobs, timing=plan.request.timing,
     )
-    if mode is not None:
-        options.session = CassetteSessions(cassette_dir(request, config), mode)
+    if settings.record_mode is not None:
+        from .recording.session import CassetteSessions
+
+        options.session = CassetteSessions(settings.cassettes, settings.record_mode)
     outcome = Outcome(
-        problems=[(p.file, p.message) for p in catalog.problems],
-        strict=request.strict,
-        require_pass=frozenset(config.require_pass),
+        problems=[(p.file, p.message) for p in plan.problems],
+        strict=plan.request.strict,
+        require_pass=settings.require_pass,
     )
-    fixtures = [f.fixture for f in found]
-    guard = network_blocked() if mode is RecordMode.NONE else nullcontext()
-    try:
-        with guard:
-            _run_all(fixtures, providers, options, outcome)
-    finally:
-        for provider in providers:
-            provider.close()
-    store = GoldenStore(golden_dir(request, config))
+    runs = [PlannedRun(r.provider, r.toolset, [c for c in r.cases if only is None or only(r, c)])
+            for r in plan.runs]
+    from .recording.network import network_blocked
+
+    with network_blocked() if settings.record_mode is RecordMode.NONE else nullcontext():
+        _run_all(runs, options, outcome)
+    store = GoldenStore(settings.golden)
     outcome.runs = [attach_drift(run, store) for run in outcome.runs]
-    if request.update_golden and not outcome.interrupted:
+    if plan.request.update_golden and not outcome.interrupted:
         for run in outcome.runs:
-            outcome.approvals.extend(approve(run, store, request.fixture_ids))
+            outcome.approvals.extend(approve(run, store, plan.request.fixture_ids))
     return outcome
 
 
-def _run_all(fixtures: list[Fixture], providers: list[Provider], options: RunOptions, outcome: Outcome) -> None:
-    """One run per provider; several providers (--compare) run at once, reported in the given order."""
-    if len(providers) == 1:
+def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome) -> None:
+    """One suite run per planned run; several (--compare, --tools A,B) run at once."""
+    if len(runs) == 1:
+        run = runs[0]
         try:
-            outcome.runs.append(run_suite(fixtures, providers[0], options))
+            outcome.runs.append(run_suite(run.cases, run.provider, run.toolset, options))
         except InterruptedRun as stop:
             outcome.runs.append(stop.run)
             outcome.interrupted = True
         return
     cancel = threading.Event()
-    runs: list[RunResult | None] = [None] * len(providers)
+    results: list[RunResult | None] = [None] * len(runs)
 
     def one(i: int) -> None:
-        runs[i] = run_suite(fixtures, providers[i], options, cancel)
+        results[i] = run_suite(runs[i].cases, runs[i].provider, runs[i].toolset, options, cancel)
 
-    threads = [threading.Thread(target=one, args=(i,), name=f"replio-{p.settings.name}")
-               for i, p in enumerate(providers)]
+    threads = [threading.Thread(target=one, args=(i,), name=f"replio-{r.key.label}") for i, r in enumerate(runs)]
     for t in threads:
         t.start()
     try:
@@ -139,41 +208,4 @@ def _run_all(fixtures: list[Fixture], providers: list[Provider], options: RunOpt
         outcome.interrupted = True
         for t in threads:
             t.join()
-    outcome.runs.extend(r for r in runs if r is not None)
-
-
-def default_jobs(mode: RecordMode | None) -> int:
-    """4 fixtures at once when a provider may be called; 1 for a pure replay.
-
-    Live runs wait on the network, so they overlap well; a replay is CPU-bound under the
-    GIL, where extra threads only add switching (measured: 212 fixtures replay in 0.85-0.91 s
-    with one job, 0.90-0.95 s with four).
-    """
-    return 1 if mode is RecordMode.NONE else 4
-
-
-def record_mode(request: RunRequest, config: ProjectConfig, env: Env) -> RecordMode | None:
-    """None for a plain live run; else flag > `CI` in the environment > config > `once`."""
-    if request.no_cassettes:
-        return None
-    if request.record_mode is not None:
-        return parse_mode(request.record_mode)
-    if env.get("CI"):
-        return default_mode(ci=True)
-    if config.record_mode is not None:
-        return parse_mode(config.record_mode, source=f"{request.project / CONFIG_FILE}: record_mode")
-    return default_mode(ci=False)
-
-
-def golden_dir(request: RunRequest, config: ProjectConfig) -> Path:
-    """--golden (as given) > config `golden` (relative to the project) > `<project>/golden`."""
-    if request.golden is not None:
-        return request.golden
-    return request.project / (config.golden or "golden")
-
-
-def cassette_dir(request: RunRequest, config: ProjectConfig) -> Path:
-    """--cassettes (as given) > config `cassettes` (relative to the project) > `<project>/cassettes`."""
-    if request.cassettes is not None:
-        return request.cassettes
-    return request.project / (config.cassettes or "cassettes")
+    outcome.runs.extend(r for r in results if r is not None)

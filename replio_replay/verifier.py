@@ -6,12 +6,11 @@ empty list means it holds. A fixture without a verifier passes.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from .fixtures.model import ArgMatch, Fixture, Verifier
+from .fixtures.model import Fixture, Verifier
+from .matchers import matches_all, shown
 from .results import TraceCall
 
 __all__ = ["CHECKS", "verify"]
@@ -53,30 +52,11 @@ def check_call_count(v: Verifier, fx: Fixture, trace: Sequence[TraceCall]) -> li
     return reasons
 
 
-def _matches(expected: Any, actual: Any) -> bool:
-    if isinstance(expected, ArgMatch):
-        if expected.min is not None or expected.max is not None:
-            if isinstance(actual, bool) or not isinstance(actual, (int, float)):
-                return False
-            return (expected.min is None or actual >= expected.min) and (
-                expected.max is None or actual <= expected.max
-            )
-        if not isinstance(actual, str):
-            return False
-        if expected.regex is not None:
-            return re.search(expected.regex, actual) is not None
-        return expected.contains is not None and expected.contains in actual
-    return bool(expected == actual)
-
-
 def check_args(v: Verifier, fx: Fixture, trace: Sequence[TraceCall]) -> list[str]:
     reasons = []
     for tool, want in v.args.items():
-        calls = [c.arguments for c in trace if c.name == tool and isinstance(c.arguments, dict)]
-        if not any(all(k in a and _matches(e, a[k]) for k, e in want.items()) for a in calls):
-            shown = {k: (e.model_dump(by_alias=True, exclude_none=True) if isinstance(e, ArgMatch) else e)
-                     for k, e in want.items()}
-            reasons.append(f"args: no {tool} call with {shown}")
+        if not any(matches_all(want, c.arguments) for c in trace if c.name == tool):
+            reasons.append(f"args: no {tool} call with {shown(want)}")
     return reasons
 
 

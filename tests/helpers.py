@@ -7,11 +7,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from replio_replay.cases import Case
 from replio_replay.fixtures.discovery import discover
 from replio_replay.fixtures.model import Fixture
 from replio_replay.plugins import plugin_manager
 from replio_replay.providers.base import ProviderSettings
 from replio_replay.providers.mock import MockProvider, Turn
+from replio_replay.tools.builtin import builtin_tools
+from replio_replay.tools.resolve import for_fixture
+from replio_replay.tools.toolset import ToolSet
 
 #: The catalog issue 2 asks for; the bundled catalog may hold more.
 CORE_CATALOG = frozenset({"read-file-lines", "find-then-read", "list-directory", "grep-symbol", "page-large-file"})
@@ -51,3 +55,14 @@ def write_json(path: Path, data: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
+
+
+def builtin_toolset(name: str = "default") -> ToolSet:
+    """The eight built-in tools under the default system prompt."""
+    return ToolSet(name, builtin_tools())
+
+
+def make_case(fixture: Fixture, toolset: ToolSet | None = None) -> Case:
+    """`fixture` as a run of `toolset` (the built-ins by default) runs it."""
+    toolset = toolset or builtin_toolset()
+    return Case(fixture, for_fixture(toolset, fixture, "test"), toolset)

@@ -120,17 +120,20 @@ def test_run_json_with_the_mock_provider(mock_project: Path) -> None:
     result = invoke(mock_project, "run", "--fixture", "read-file-lines", "--fixture", "hello", "--output", "json")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert {"provider", "model", "fixtures", "summary"} <= set(data)
+    assert {"provider", "model", "tools", "tools_hash", "fixtures", "summary"} <= set(data)
+    assert data["tools"] == "default"
     assert (data["provider"], data["model"]) == ("mock", "scripted")
     assert [f["id"] for f in data["fixtures"]] == ["hello", "read-file-lines"]
     for fx in data["fixtures"]:
         assert FIXTURE_KEYS <= set(fx)
     hello, rfl = data["fixtures"]
-    assert hello["trace"] == [{"name": "list_dir", "arguments": {}}, {"name": "list_dir", "arguments": {}}]
+    assert [(c["name"], c["arguments"]) for c in hello["trace"]] == [("list_dir", {}), ("list_dir", {})]
+    assert hello["trace"][0]["result"].startswith("./\n")
     assert hello["names"] == ["list_dir", "list_dir"]
     assert (hello["accuracy"], hello["pass"], hello["calls"], hello["redundant"]) == (0.0, True, 2, 1)
     assert (hello["status"], hello["error"], hello["errors"]) == ("ok", None, 0)
-    assert rfl["trace"] == [{"name": "file_read", "arguments": {"path": "config/server.toml"}}]
+    assert [(c["name"], c["arguments"]) for c in rfl["trace"]] == [("file_read", {"path": "config/server.toml"})]
+    assert "port" in rfl["trace"][0]["result"]
     assert (rfl["accuracy"], rfl["pass"], rfl["tokens"]) == (1.0, True, 60 + 90)
     assert set(data["summary"]) >= SUMMARY_KEYS
     assert data["summary"]["fixtures"] == 2

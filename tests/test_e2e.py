@@ -51,7 +51,7 @@ def test_the_installed_replio_runs_fixtures_end_to_end(tmp_path: Path) -> None:
     results = {f["id"]: f for f in data["fixtures"]}
     assert list(results) == ["mine", "read-file-lines"]
     mine = results["mine"]
-    assert mine["trace"] == [{"name": "grep", "arguments": {"pattern": "TODO"}}]
+    assert mine["trace"] == [{"name": "grep", "arguments": {"pattern": "TODO"}, "result": "src/app.py:2:# TODO: fix"}]
     assert (mine["status"], mine["accuracy"], mine["pass"], mine["errors"], mine["error"]) == ("ok", 1.0, True, 0, None)
     assert results["read-file-lines"]["pass"] is True
     assert data["summary"]["fixtures"] == 2

@@ -8,16 +8,17 @@ from typing import Any
 
 import pytest
 
-from replio_replay.engine import SYSTEM_PROMPT, Limits, Transcript, run_loop
+from replio_replay.engine import Limits, Transcript, run_loop
 from replio_replay.errors import ProviderConnectError, ProviderError
 from replio_replay.providers.base import ChatRequest, ChatResponse, Exchange, ToolCall, Usage
 from replio_replay.providers.mock import MockProvider
 from replio_replay.results import Status
 from replio_replay.tools.base import ToolContext
 from replio_replay.tools.permissions import Permissions
-from replio_replay.tools.registry import Toolbox, tool_schemas
 from replio_replay.tools.sandbox import Sandbox
-from tests.helpers import call, mock_provider, turn
+from replio_replay.tools.toolbox import Toolbox
+from replio_replay.tools.toolset import DEFAULT_SYSTEM_PROMPT
+from tests.helpers import builtin_toolset, call, mock_provider, turn
 
 TASK = "Find out what the project does."
 
@@ -39,9 +40,9 @@ def play(
     permissions: Permissions | None = None,
 ) -> tuple[Transcript, MockProvider]:
     provider = mock_provider({"fx": turns})
-    toolbox = Toolbox(ToolContext(Sandbox(root)), permissions or Permissions.for_fixture({}))
+    toolbox = Toolbox(ToolContext(Sandbox(root)), permissions or Permissions.for_fixture({}), builtin_toolset())
     transcript = run_loop(
-        TASK, lambda req: provider.generate(req, Exchange("fx")), toolbox, tool_schemas(),
+        TASK, lambda req: provider.generate(req, Exchange("fx")), toolbox,
         limits=limits or Limits(), cancel=cancel,
     )
     return transcript, provider
@@ -59,8 +60,8 @@ def test_an_answer_without_tool_calls_is_ok(root: Path) -> None:
     assert t.tokens == 10
     assert t.error is None
     first = provider.requests[0][1]
-    assert [(m.role, m.content) for m in first.messages] == [("system", SYSTEM_PROMPT), ("user", TASK)]
-    assert [spec["name"] for spec in first.tools] == [spec["name"] for spec in tool_schemas()]
+    assert [(m.role, m.content) for m in first.messages] == [("system", DEFAULT_SYSTEM_PROMPT), ("user", TASK)]
+    assert [spec["name"] for spec in first.tools] == list(builtin_toolset().names)
 
 
 def test_tool_calls_then_an_answer_is_ok(root: Path) -> None:

@@ -7,11 +7,12 @@ from typing import Any
 import pytest
 
 from replio_replay.engine import CallRecord, Transcript
+from replio_replay.judging import judge_transcript
 from replio_replay.metrics import accuracy, canonical, redundant, summarize
 from replio_replay.providers.base import ToolCall, Usage
 from replio_replay.results import FixtureResult, Status
-from replio_replay.runner import RunOptions, build_result, run_fixture
-from tests.helpers import call, make_fixture, mock_provider, turn
+from replio_replay.runner import RunOptions, run_fixture
+from tests.helpers import call, make_case, make_fixture, mock_provider, turn
 
 # accuracy ------------------------------------------------------------------------------------------
 
@@ -32,10 +33,10 @@ def test_accuracy_is_null_without_expected_and_zero_calls_match_an_explicit_empt
 
 def test_accuracy_through_a_run_null_vs_explicit_empty() -> None:
     answer_only = mock_provider({"*": [turn(text="I know it already.")]})
-    assert run_fixture(make_fixture(), answer_only, RunOptions()).accuracy is None
-    assert run_fixture(make_fixture(expected=[]), answer_only, RunOptions()).accuracy == 1.0
+    assert run_fixture(make_case(make_fixture()), answer_only, RunOptions()).accuracy is None
+    assert run_fixture(make_case(make_fixture(expected=[])), answer_only, RunOptions()).accuracy == 1.0
     one_call = mock_provider({"*": [turn(call("list_dir"))]})
-    assert run_fixture(make_fixture(expected=[]), one_call, RunOptions()).accuracy == 0.0
+    assert run_fixture(make_case(make_fixture(expected=[])), one_call, RunOptions()).accuracy == 0.0
 
 
 # redundant -----------------------------------------------------------------------------------------
@@ -86,7 +87,7 @@ def test_redundant_through_a_run() -> None:
         turn(call("list_dir", path=".", depth=2)),
         turn(call("list_dir", path=".", depth=1)),
     ]})
-    result = run_fixture(make_fixture(files={"a.txt": "x"}), provider, RunOptions())
+    result = run_fixture(make_case(make_fixture(files={"a.txt": "x"})), provider, RunOptions())
     assert result.calls == 4
     assert result.redundant == 2
 
@@ -105,7 +106,7 @@ def test_errors_count_tool_results_starting_with_error() -> None:
         _record("Error: permission denied: file_write (edit) is not allowed in this run", "file_write"),
         _record("No matches for Error."),
     ])
-    result = build_result(make_fixture(), t)
+    result = judge_transcript(make_fixture(), t)
     assert result.errors == 2
     assert result.calls == 4
     assert result.status is Status.OK
@@ -113,7 +114,7 @@ def test_errors_count_tool_results_starting_with_error() -> None:
 
 def test_errors_add_one_for_an_engine_error() -> None:
     t = Transcript(status=Status.ERROR, error="provider down", records=[_record("Error: nope")])
-    result = build_result(make_fixture(), t)
+    result = judge_transcript(make_fixture(), t)
     assert result.errors == 2
     assert result.error == "provider down"
     assert not result.passed
@@ -125,7 +126,7 @@ def test_errors_through_a_run_count_denied_and_failed_calls() -> None:
         call("file_write", path="a.txt", content="x"),  # edit is denied by default
         call("file_read", path="a.txt"),
     )]})
-    result = run_fixture(make_fixture(files={"a.txt": "hello\n"}), provider, RunOptions())
+    result = run_fixture(make_case(make_fixture(files={"a.txt": "hello\n"})), provider, RunOptions())
     assert result.errors == 2
     assert result.status is Status.OK
 
@@ -154,7 +155,7 @@ def test_tokens_through_a_run_add_up_over_turns() -> None:
         turn(call("list_dir", depth=2), usage={"prompt": 200, "completion": 30}),
         turn(text="done", usage={"prompt": 300, "completion": 40}),
     ]})
-    result = run_fixture(make_fixture(), provider, RunOptions())
+    result = run_fixture(make_case(make_fixture()), provider, RunOptions())
     assert result.tokens == 125 + 230 + 340
 
 

@@ -18,7 +18,7 @@ from replio_replay.providers.base import ChatRequest, ChatResponse, ToolCall
 from replio_replay.results import Status
 from replio_replay.runner import InterruptedRun, RunOptions, run_fixture, run_suite
 from replio_replay.worktree import TEMP_PREFIX, worktree
-from tests.helpers import call, make_fixture, mock_provider, turn
+from tests.helpers import builtin_toolset, call, make_case, make_fixture, mock_provider, turn
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def test_the_worktree_config_holds_connection_and_permissions(roots: list[Path])
         files={"pkg/mod.py": "pass\n"},
         tool_permission={"edit": "allow", "web": "deny"}, tools_deny=["grep"],
     )
-    run_fixture(fx, mock_provider({"fx": [look]}), RunOptions())
+    run_fixture(make_case(fx), mock_provider({"fx": [look]}), RunOptions())
     assert seen["config"] == {
         "provider": "mock",
         "model": "scripted",
@@ -82,6 +82,7 @@ def test_the_worktree_config_holds_connection_and_permissions(roots: list[Path])
             "bash": "deny", "edit": "allow", "list": "allow", "mcp": "deny", "read": "allow", "web": "deny",
         },
         "tools_deny": ["grep"],
+        "tools": "default",
     }
     assert seen["files"] == [".replio/config.json", "pkg/mod.py"]
     assert not roots[-1].exists()
@@ -94,7 +95,7 @@ def test_the_fixture_permissions_apply_to_the_calls(roots: list[Path]) -> None:
         call("file_write", path="b.txt", content="new"),
         call("grep", pattern="a"),
     )]})
-    result = run_fixture(fx, provider, RunOptions())
+    result = run_fixture(make_case(fx), provider, RunOptions())
     assert result.names == ["file_write", "grep"]
     assert result.errors == 1
     assert result.reasons == ["avoid: grep was called"]
@@ -105,7 +106,7 @@ def test_the_fixture_permissions_apply_to_the_calls(roots: list[Path]) -> None:
 
 def test_every_tool_is_offered_even_when_denied() -> None:
     provider = mock_provider({"fx": [turn(text="done")]})
-    run_fixture(make_fixture(tools_deny=["file_write"]), provider, RunOptions())
+    run_fixture(make_case(make_fixture(tools_deny=["file_write"])), provider, RunOptions())
     offered = [spec["name"] for spec in provider.requests[0][1].tools]
     assert {"file_write", "file_edit", "run_command", "web_fetch"} <= set(offered)
 
@@ -116,7 +117,7 @@ def test_tools_resolve_against_the_worktree_not_the_current_directory(
     (tmp_path / "a.txt").write_text("WRONG: the process's directory\n")
     monkeypatch.chdir(tmp_path)
     provider = mock_provider({"fx": [turn(call("file_read", path="a.txt"))]})
-    result = run_fixture(make_fixture(files={"a.txt": "right: the worktree\n"}), provider, RunOptions())
+    result = run_fixture(make_case(make_fixture(files={"a.txt": "right: the worktree\n"})), provider, RunOptions())
     assert result.errors == 0
     tool_result = provider.requests[-1][1].messages[-1].content
     assert tool_result == "     1  right: the worktree"
@@ -130,7 +131,7 @@ def test_the_model_never_sees_the_worktree_name(roots: list[Path]) -> None:
         call("file_read", path="nope"), call("run_command", command="pwd"),
     )]})
     fx = make_fixture(files={"src/a.py": "a = 1\n"}, tool_permission={"bash": "allow"})
-    run_fixture(fx, provider, RunOptions())
+    run_fixture(make_case(fx), provider, RunOptions())
     seen = "\n".join(m.content for _, req in provider.requests for m in req.messages)
     assert roots[0].name not in seen
     assert str(roots[0].parent) not in seen
@@ -142,7 +143,7 @@ def test_the_worktree_is_removed_after_ok_and_after_errors(roots: list[Path]) ->
                 "harness-error": [RuntimeError("a bug")]}
     provider = mock_provider(fixtures)
     for fid in fixtures:
-        result = run_fixture(make_fixture(id=fid, files={"a.txt": "a"}), provider, RunOptions())
+        result = run_fixture(make_case(make_fixture(id=fid, files={"a.txt": "a"})), provider, RunOptions())
         assert result.status is (Status.OK if fid == "ok" else Status.ERROR)
     assert len(roots) == 3
     assert not any(root.exists() for root in roots)
@@ -150,7 +151,7 @@ def test_the_worktree_is_removed_after_ok_and_after_errors(roots: list[Path]) ->
 
 def test_a_provider_error_is_the_fixtures_error() -> None:
     provider = mock_provider({"fx": [turn(call("list_dir")), ProviderError("openai: HTTP 500 after 4 attempts")]})
-    result = run_fixture(make_fixture(expected=["list_dir"], verifier={"must_include": ["list_dir"]}),
+    result = run_fixture(make_case(make_fixture(expected=["list_dir"], verifier={"must_include": ["list_dir"]})),
                          provider, RunOptions())
     assert result.status is Status.ERROR
     assert result.error == "openai: HTTP 500 after 4 attempts"
@@ -162,7 +163,7 @@ def test_a_provider_error_is_the_fixtures_error() -> None:
 
 
 def test_a_harness_exception_becomes_an_internal_error_of_that_fixture() -> None:
-    result = run_fixture(make_fixture(), mock_provider({"fx": [RuntimeError("unexpected")]}), RunOptions())
+    result = run_fixture(make_case(make_fixture()), mock_provider({"fx": [RuntimeError("unexpected")]}), RunOptions())
     assert result.status is Status.ERROR
     assert result.error == "internal error: RuntimeError: unexpected"
     assert result.errors == 1
@@ -171,19 +172,23 @@ def test_a_harness_exception_becomes_an_internal_error_of_that_fixture() -> None
 
 def test_the_fixture_turn_limit_overrides_the_runs() -> None:
     provider = mock_provider({"*": [turn(call("list_dir", depth=i)) for i in range(1, 9)]})
-    result = run_fixture(make_fixture(max_turns=2), provider, RunOptions())
+    result = run_fixture(make_case(make_fixture(max_turns=2)), provider, RunOptions())
     assert result.status is Status.TRUNCATED
     assert result.calls == 2
 
 
 def test_timing_only_when_asked() -> None:
     provider = mock_provider({"*": [turn(text="done")]})
-    assert run_fixture(make_fixture(), provider, RunOptions()).timing is None
-    timed = run_fixture(make_fixture(), provider, RunOptions(timing=True))
+    assert run_fixture(make_case(make_fixture()), provider, RunOptions()).timing is None
+    timed = run_fixture(make_case(make_fixture()), provider, RunOptions(timing=True))
     assert timed.timing is not None and timed.timing["seconds"] >= 0
 
 
 # run_suite -----------------------------------------------------------------------------------------
+
+
+def cases(fixtures: list[Any]) -> list[Any]:
+    return [make_case(f) for f in fixtures]
 
 
 def test_a_harness_exception_ends_only_that_fixture(roots: list[Path]) -> None:
@@ -193,7 +198,7 @@ def test_a_harness_exception_ends_only_that_fixture(roots: list[Path]) -> None:
         "fx2": [ProviderError("provider down")],
         "*": [turn(call("file_read", path="a.txt")), turn(text="done")],
     })
-    run = run_suite(fixtures, provider, RunOptions(jobs=2))
+    run = run_suite(cases(fixtures), provider, builtin_toolset(), RunOptions(jobs=2))
     assert [(r.id, r.status) for r in run.fixtures] == [
         ("fx0", Status.OK), ("fx1", Status.ERROR), ("fx2", Status.ERROR), ("fx3", Status.OK),
     ]
@@ -216,15 +221,17 @@ def test_results_come_in_fixture_order_whatever_finishes_first() -> None:
         return ChatResponse(text="fast")
 
     fixtures = [make_fixture(id="a-slow"), make_fixture(id="b-fast")]
-    run = run_suite(fixtures, mock_provider({"a-slow": [slow], "b-fast": [fast]}), RunOptions(jobs=2))
+    run = run_suite(cases(fixtures), mock_provider({"a-slow": [slow], "b-fast": [fast]}), builtin_toolset(),
+                    RunOptions(jobs=2))
     assert [(r.id, r.answer) for r in run.fixtures] == [("a-slow", "slow"), ("b-fast", "fast")]
 
 
 def test_the_run_result_carries_provider_model_and_summary() -> None:
     fixtures = [make_fixture(id="one", expected=["list_dir"]), make_fixture(id="two")]
     provider = mock_provider({"*": [turn(call("list_dir"), usage={"prompt": 5, "completion": 5})]})
-    run = run_suite(fixtures, provider, RunOptions())
-    assert (run.provider, run.model) == ("mock", "scripted")
+    run = run_suite(cases(fixtures), provider, builtin_toolset(), RunOptions())
+    assert (run.provider, run.model, run.tools) == ("mock", "scripted", "default")
+    assert run.tools_hash == builtin_toolset().digest
     assert run.summary.fixtures == 2
     assert run.summary.accuracy == 1.0
     assert run.summary.calls == 2
@@ -254,7 +261,7 @@ def test_ctrl_c_cancels_fixtures_in_flight_and_removes_their_worktrees(
     fixtures = [make_fixture(id=i, files={"f.txt": i}) for i in ("a", "b", "c")]
     provider = mock_provider({"a": [turn(text="done")], "b": [turn(call("list_dir")), wait_for_ctrl_c]})
     with pytest.raises(InterruptedRun) as info:
-        run_suite(fixtures, provider, RunOptions(jobs=1, on_result=interrupt))
+        run_suite(cases(fixtures), provider, builtin_toolset(), RunOptions(jobs=1, on_result=interrupt))
     run = info.value.run
     assert [(r.id, r.status) for r in run.fixtures] == [
         ("a", Status.OK), ("b", Status.CANCELLED), ("c", Status.CANCELLED),

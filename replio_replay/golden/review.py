@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ..errors import GoldenError
 from ..metrics import summarize
 from ..results import RunResult, Status
+from ..storage import RunKey
 from .canonical import canonical_result
 from .drift import drift
 from .store import GoldenStore
@@ -20,7 +21,7 @@ def attach_drift(run: RunResult, store: GoldenStore) -> RunResult:
     fixtures = []
     for result in run.fixtures:
         try:
-            golden = store.load(run.provider, run.model, result.id)
+            golden = store.load(run.key, result.id)
         except GoldenError as exc:
             fixtures.append(result.model_copy(update={"status": Status.ERROR, "error": str(exc)}))
             continue
@@ -36,8 +37,7 @@ def attach_drift(run: RunResult, store: GoldenStore) -> RunResult:
 class Approval:
     """What --update-golden did for one fixture: created, changed, unchanged or refused."""
 
-    provider: str
-    model: str
+    key: RunKey
     fixture_id: str
     action: str
     reason: str = ""
@@ -50,9 +50,9 @@ def approve(run: RunResult, store: GoldenStore, only: Collection[str] = ()) -> l
         if only and result.id not in only:
             continue
         if result.status in (Status.ERROR, Status.CANCELLED):
-            done.append(Approval(run.provider, run.model, result.id, "refused",
+            done.append(Approval(run.key, result.id, "refused",
                                  f"it ended in {result.status.value}: {result.error}"))
             continue
-        action = store.write(run.provider, run.model, result.id, canonical_result(result))
-        done.append(Approval(run.provider, run.model, result.id, action))
+        action = store.write(run.key, result.id, canonical_result(result))
+        done.append(Approval(run.key, result.id, action))
     return done

@@ -10,23 +10,23 @@ from typing import Any
 
 from ..atomic import atomic_write
 from ..errors import GoldenError
-from ..recording.store import safe_name
+from ..storage import GOLDEN, Recorded, RunKey, scan
 
 __all__ = ["GoldenStore"]
 
 
 @dataclass(frozen=True)
 class GoldenStore:
-    """Goldens under `directory`/<provider>/<model>/<fixture-id>.json."""
+    """Goldens under `directory`, laid out as `storage` says (`<provider>/<model>/[tools=NAME/]<id>.json`)."""
 
     directory: Path
 
-    def path(self, provider: str, model: str, fixture_id: str) -> Path:
-        return self.directory / safe_name(provider) / safe_name(model) / f"{safe_name(fixture_id)}.json"
+    def path(self, key: RunKey, fixture_id: str) -> Path:
+        return key.path(self.directory, fixture_id, GOLDEN)
 
-    def load(self, provider: str, model: str, fixture_id: str) -> dict[str, Any] | None:
+    def load(self, key: RunKey, fixture_id: str) -> dict[str, Any] | None:
         """The approved golden, or None when there is none yet."""
-        path = self.path(provider, model, fixture_id)
+        path = self.path(key, fixture_id)
         if not path.is_file():
             return None
         try:
@@ -40,9 +40,9 @@ class GoldenStore:
             raise GoldenError(f"golden {path} must hold a JSON object; approve a new one with --update-golden")
         return data
 
-    def write(self, provider: str, model: str, fixture_id: str, data: dict[str, Any]) -> str:
+    def write(self, key: RunKey, fixture_id: str, data: dict[str, Any]) -> str:
         """Write atomically; returns `created`, `changed` or `unchanged`."""
-        path = self.path(provider, model, fixture_id)
+        path = self.path(key, fixture_id)
         text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
         if path.is_file():
             if path.read_text(encoding="utf-8") == text:
@@ -52,9 +52,6 @@ class GoldenStore:
         atomic_write(path, text)
         return "created"
 
-    def files(self) -> Iterator[tuple[str, str, str, Path]]:
-        """Every golden on disk as (provider, model, fixture id, path)."""
-        if not self.directory.is_dir():
-            return
-        for path in sorted(self.directory.glob("*/*/*.json")):
-            yield path.parent.parent.name, path.parent.name, path.stem, path
+    def files(self) -> Iterator[Recorded]:
+        """Every golden on disk."""
+        return scan(self.directory, GOLDEN)

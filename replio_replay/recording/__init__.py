@@ -1,6 +1,6 @@
 """Recording and replay of provider HTTP as vcrpy cassettes; the only place vcrpy is used.
 
-`modes` (record modes), `serializer` (readable YAML), `scrub` (secrets), `transport`
-(a per-fixture httpx transport bound to one cassette), `store` (paths, atomic writes),
+`base` (the session interface the runner holds), `modes` (record modes), `serializer` (readable YAML), `scrub` (secrets), `transport`
+(a per-fixture httpx transport bound to one cassette), `store` (the atomic, secret-checking persister),
 `session` (the per-fixture glue the runner plugs in), `network` (no sockets on replay).
 """

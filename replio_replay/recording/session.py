@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,25 +17,18 @@ from urllib.parse import urlsplit
 
 from vcr.cassette import Cassette
 
+from ..cases import Case
 from ..errors import CassetteError
-from ..fixtures.model import Fixture
 from ..providers.base import Provider
 from ..results import Status
-from ..runner import FixtureSession
-from ..tools.registry import tool_schemas
+from ..storage import CASSETTE, RunKey
+from .base import FixtureSession
 from .modes import RecordMode
 from .serializer import ReadableSerializer
-from .store import AtomicPersister, cassette_path
+from .store import AtomicPersister
 from .transport import MATCH_ON, CassetteTransport, scrub_request, scrub_response
 
-__all__ = ["CassetteSession", "CassetteSessions", "tool_schema_hash"]
-
-
-@functools.cache
-def tool_schema_hash() -> str:
-    """A short hash of the tool specs offered to the model: changes when a schema changes."""
-    text = json.dumps(tool_schemas(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+__all__ = ["CassetteSession", "CassetteSessions"]
 
 
 @functools.cache
@@ -58,17 +49,18 @@ class CassetteSessions:
     mode: RecordMode
     secrets: tuple[str, ...] = ()
 
-    def __call__(self, fixture: Fixture, provider: Provider) -> FixtureSession:
+    def __call__(self, case: Case, provider: Provider) -> FixtureSession:
         if not provider.speaks_http:  # the mock has nothing to record
             return FixtureSession(provider.transport())
-        path = cassette_path(self.directory, provider.settings.name, provider.model, fixture.id)
-        return CassetteSession(self, fixture, provider, path)
+        key = RunKey(provider.settings.name, provider.model, case.toolset.name)
+        return CassetteSession(self, case, provider, key.path(self.directory, case.id, CASSETTE))
 
 
 class CassetteSession(FixtureSession):
     """One fixture's cassette, bound to its own transport."""
 
-    def __init__(self, owner: CassetteSessions, fixture: Fixture, provider: Provider, path: Path) -> None:
+    def __init__(self, owner: CassetteSessions, case: Case, provider: Provider, path: Path) -> None:
+        fixture = case.fixture
         self.path = path
         self.mode = owner.mode
         exists = path.is_file()
@@ -77,7 +69,7 @@ class CassetteSession(FixtureSession):
                 f"fixture {fixture.id!r}: no cassette at {path}; record it with --record-mode once "
                 f"--fixture {fixture.id} (this needs the provider to be reachable)"
             )
-        self.fixture = fixture
+        self.case = case
         self.provider = provider
         self.serializer = ReadableSerializer(source=str(path))
         secrets = tuple(s for s in (*owner.secrets, provider.settings.api_key) if s)
@@ -101,8 +93,11 @@ class CassetteSession(FixtureSession):
             "provider": self.provider.settings.name,
             "model": self.provider.model,
             "base_url_host": urlsplit(base).netloc or base,
-            "fixture_hash": self.fixture.content_hash(),
-            "tool_schema_hash": tool_schema_hash(),
+            "fixture_hash": self.case.fixture.inputs_hash(),
+            "tools": self.case.toolset.name,
+            "toolset_hash": self.case.toolset.digest,
+            "tool_schema_hash": self.case.offered.schema_hash,
+            "system_prompt_hash": self.case.offered.prompt_hash,
             "replio_version": _version(),
             "recorded": datetime.date.today().isoformat(),
         }

@@ -1,8 +1,7 @@
-"""Where cassettes live and how they reach disk: safe names, and an atomic, secret-checking persister."""
+"""How cassettes reach disk and come back: an atomic, secret-checking vcrpy persister with errors naming the file."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -12,18 +11,7 @@ from ..errors import CassetteError
 from .scrub import find_secret
 from .yamlcodec import load_yaml
 
-__all__ = ["AtomicPersister", "cassette_path", "safe_name"]
-
-
-def safe_name(name: str) -> str:
-    """A model or provider name made safe as one path component (`qwen2.5:7b` -> `qwen2.5_7b`)."""
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "_"
-    return cleaned
-
-
-def cassette_path(directory: Path, provider: str, model: str, fixture_id: str) -> Path:
-    """`<dir>/<provider>/<model>/<fixture-id>.yaml`."""
-    return directory / safe_name(provider) / safe_name(model) / f"{safe_name(fixture_id)}.yaml"
+__all__ = ["AtomicPersister"]
 
 
 class AtomicPersister:

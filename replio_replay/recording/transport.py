@@ -17,18 +17,16 @@ from vcr.cassette import Cassette
 from vcr.matchers import method, path, requests_match
 from vcr.request import Request as VcrRequest
 
-from ..diffing import Change, changes
+from ..diffing import Change
 from ..errors import CassetteError
 from .modes import RecordMode
+from .requests import request_changes
 from .scrub import scrub_headers, scrub_url
 from .serializer import canonical_json
 
-__all__ = ["CassetteTransport", "VOLATILE_PATHS", "scrub_request", "scrub_response"]
+__all__ = ["CassetteTransport", "scrub_request", "scrub_response"]
 
 MATCH_ON = (method, path)
-
-#: Request-body fields left out of request drift: ids the provider or the run invented.
-VOLATILE_PATHS = (r"\['(id|tool_call_id|tool_use_id|user|metadata)'\]$",)
 
 
 def scrub_request(request: VcrRequest) -> VcrRequest:
@@ -138,7 +136,7 @@ class CassetteTransport(httpx.BaseTransport):
         live_data = _json(live.body)
         if isinstance(live_data, (dict, list)) and canonical_json(live_data).encode("utf-8") == stored.body:
             return  # the same request, sent in another form
-        for change in changes(_json(stored.body), live_data, exclude_regex_paths=VOLATILE_PATHS):
+        for change in request_changes(_json(stored.body), live_data):
             key = (change.path, change.kind, json.dumps(change.old, sort_keys=True),
                    json.dumps(change.new, sort_keys=True))
             self.drift.setdefault(key, change)

@@ -13,17 +13,16 @@ __all__ = ["junit_xml"]
 _PROPERTIES = ("status", "pass", "accuracy", "calls", "redundant", "errors", "tokens")
 
 
-def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: Collection[str] = (),
-              require_all: bool = False) -> str:
+def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: Collection[str] = ()) -> str:
     """The runs as a JUnit XML document (testsuites > testsuite per provider > testcase per fixture)."""
     root = ET.Element("testsuites", name="replio")
     totals = {"tests": 0, "failures": 0, "errors": 0}
     for run in runs:
-        suite = ET.SubElement(root, "testsuite", name=f"{run.provider}:{run.model}")
+        suite = ET.SubElement(root, "testsuite", name=run.key.label)
         counts = {"tests": 0, "failures": 0, "errors": 0}
         for result in run.fixtures:
-            verdict = judge(result, strict=strict, require_pass=require_all or result.id in require_pass)
-            case = ET.SubElement(suite, "testcase", name=result.id, classname=f"replio.{run.provider}.{run.model}",
+            verdict = judge(result, strict=strict, require_pass=result.id in require_pass)
+            case = ET.SubElement(suite, "testcase", name=result.id, classname=".".join(["replio", run.provider, run.model, *([f"tools={run.tools}"] if run.tools != "default" else [])]),
                                  time=f"{(result.timing or {}).get('seconds', 0.0):.3f}")
             props = ET.SubElement(case, "properties")
             data = result.model_dump(mode="json", by_alias=True)

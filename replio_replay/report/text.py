@@ -61,7 +61,7 @@ def write_run(run: RunResult, out: TextIO, *, rich: bool) -> None:
          str(r.errors), str(r.tokens), drift_cell(r), request_drift_cell(r), " > ".join(r.names) or "-")
         for r in run.fixtures
     ]
-    render_table(f"{run.provider}:{run.model}", columns, rows, out, rich=rich)
+    render_table(run.key.label, columns, rows, out, rich=rich)
     out.write(summary_line(run.summary) + "\n")
     for r in run.fixtures:
         if r.error:
@@ -108,7 +108,7 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
     if not lines:
         return
     if full:
-        out.write(f"{run.provider}:{run.model}\n")
+        out.write(f"{run.key.label}\n")
     if not rich:
         out.write("".join(text + "\n" for _, text in lines))
         return
@@ -124,12 +124,12 @@ def write_approvals(approvals: Sequence[Approval], out: TextIO) -> None:
     """What --update-golden created, changed, left as it was, or refused."""
     for a in approvals:
         why = f" ({a.reason})" if a.reason else ""
-        out.write(f"golden {a.action}: {a.provider}:{a.model} {a.fixture_id}{why}\n")
+        out.write(f"golden {a.action}: {a.key.label} {a.fixture_id}{why}\n")
 
 
 def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None:
     """One column group per provider, then the fixtures whose verdicts differ, first."""
-    columns = [("metric", "left"), *((f"{r.provider}:{r.model}", "right") for r in runs)]
+    columns = [("metric", "left"), *((r.key.label, "right") for r in runs)]
     metrics = [
         ("accuracy", lambda s: fmt_ratio(s.accuracy)),
         ("pass rate", lambda s: fmt_ratio(s.pass_rate)),
@@ -151,25 +151,31 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
             return "-"
         return f"{_pass(r)} {r.status.value} {fmt_ratio(r.accuracy)} {r.calls}c"
 
-    fx_columns = [("fixture", "left"), *((f"{r.provider}:{r.model}", "left") for r in runs)]
+    fx_columns = [("fixture", "left"), *((r.key.label, "left") for r in runs)]
     fx_rows = [(("* " if i in differ else "  ") + i, *(cell(m, i) for m in by_id)) for i in differ + same]
     out.write("\n")
     render_table("fixtures (* verdicts differ)", fx_columns, fx_rows, out, rich=rich)
 
 
 def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
-    """Per fixture × provider/model: cassette, golden, age; then the orphans."""
-    columns = [("provider:model", "left"), ("fixture", "left"), ("cassette", "left"), ("golden", "left"),
-               ("recorded", "left"), ("age", "right")]
+    """Per fixture × provider/model/tool set: cassette, golden, age, staleness; then the orphans."""
+    columns = [("run", "left"), ("fixture", "left"), ("cassette", "left"), ("golden", "left"),
+               ("recorded", "left"), ("age", "right"), ("stale", "left")]
     rows = []
     for e in inv.entries:
         age = e.age_days(inv.today)
-        rows.append((f"{e.provider}:{e.model}", e.fixture_id, "yes" if e.cassette else "missing",
-                     "yes" if e.golden else "missing", e.recorded or "-", "-" if age is None else f"{age}d"))
+        stale = ("; ".join(e.stale) or "-") if e.cassette else ""
+        rows.append((e.key.label, e.fixture_id, "yes" if e.cassette else "missing",
+                     "yes" if e.golden else "missing", e.recorded or "-", "-" if age is None else f"{age}d",
+                     stale))
     if rows:
         render_table(None, columns, rows, out, rich=rich)
     else:
         out.write("no cassettes or goldens yet\n")
+    stale_count = sum(1 for e in inv.entries if e.stale)
+    if stale_count:
+        out.write(f"{stale_count} stale cassette{'s' if stale_count != 1 else ''}: re-record with "
+                  "--record-mode all --fixture ID (and --tools NAME for a tool set)\n")
     if inv.orphans:
-        out.write(f"orphans ({len(inv.orphans)}): files for fixtures that no longer exist\n")
+        out.write(f"orphans ({len(inv.orphans)}): files for fixtures or tool sets that no longer exist\n")
         out.write("".join(f"  {p}\n" for p in inv.orphans))

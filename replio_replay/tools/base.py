@@ -1,14 +1,22 @@
-"""What a tool is: a name, a description, a permission category, a pydantic parameter model, a function."""
+"""What a tool is, whatever its source: a name, a description, a category, a JSON Schema and a function.
+
+Built-in tools, stubs and commands declared in a tool set, Python tools from plugins (and MCP
+tools later) are all a `Tool`. A tool's `invoke` gets the model's arguments (a dict) and the
+fixture's `ToolContext`; it returns the text for the model or raises `ToolFailure` (the
+message goes back as ``Error: ...``). Tools whose arguments are described only by a JSON
+Schema (`checks_schema`) are validated against it by the toolbox before they run.
+"""
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .permissions import Category
 from .sandbox import Sandbox
@@ -16,13 +24,11 @@ from .sandbox import Sandbox
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Params", "Tool", "ToolContext", "ToolFailure"]
-
-P = TypeVar("P", bound="Params")
+__all__ = ["Invoke", "Params", "Tool", "ToolContext", "ToolFailure", "model_tool", "schema_of"]
 
 
 class Params(BaseModel):
-    """Base of every tool's parameter model; unknown arguments are refused."""
+    """Base of every built-in tool's parameter model; unknown arguments are refused."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
@@ -38,32 +44,126 @@ class ToolContext:
     sandbox: Sandbox
     transport: httpx.BaseTransport | None = None
     env: dict[str, str] = field(default_factory=dict)
+    _client: httpx.Client | None = field(default=None, init=False, repr=False)
+
+    @property
+    def root(self) -> Path:
+        """The worktree's real path (never shown to the model)."""
+        return self.sandbox.root
+
+    def path(self, relative: str) -> Path:
+        """The real path for a worktree-relative path; `ToolFailure` if it would leave the worktree."""
+        from .sandbox import SandboxError
+
+        try:
+            return self.sandbox.resolve(relative)
+        except SandboxError as exc:
+            raise ToolFailure(str(exc)) from None
+
+    @property
+    def http(self) -> httpx.Client:
+        """An HTTP client sending through the fixture's transport, so what it fetches is recorded."""
+        if self._client is None:
+            import httpx
+
+            transport = _lent(self.transport) if self.transport is not None else None
+            self._client = httpx.Client(transport=transport, timeout=30, follow_redirects=True)
+        return self._client
+
+    def close(self) -> None:
+        """Release the client made for this fixture (the transport itself belongs to the run)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def _lent(inner: httpx.BaseTransport) -> httpx.BaseTransport:
+    """The fixture's transport, lent to a client: closing the client must not close it."""
+    import httpx
+
+    class Lent(httpx.BaseTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            return inner.handle_request(request)
+
+    return Lent()
+
+
+Invoke = Callable[[dict[str, Any], ToolContext], str]
 
 
 @dataclass(frozen=True)
-class Tool(Generic[P]):
-    """One tool offered to the model."""
+class Tool:
+    """One tool that can be offered to the model.
+
+    `parameters` is the JSON Schema offered; `source` names where the tool came from
+    (``built-in``, a tool-set file, ``plugin:NAME``, a fixture) for messages; `fingerprint`
+    is whatever else decides its behaviour (a stub's results, a command's argv), so a
+    tool set's digest changes when it does.
+    """
 
     name: str
     description: str
     category: Category
-    params: type[P]
-    run: Callable[[P, ToolContext], str]
+    parameters: Mapping[str, Any]
+    invoke: Invoke
+    source: str = "built-in"
+    checks_schema: bool = False
+    fingerprint: Any = None
 
-    def schema(self) -> dict[str, Any]:
-        """The JSON Schema of the parameters, without pydantic's titles (they are noise to a model)."""
-        return json.loads(_schema_text(self.params))
+    def spec(self) -> dict[str, Any]:
+        """The provider-neutral spec: name, description, JSON Schema parameters."""
+        return {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}
+
+
+def model_tool(
+    name: str,
+    description: str,
+    category: Category,
+    params: type[BaseModel],
+    run: Callable[[Any, ToolContext], str],
+    *,
+    source: str = "built-in",
+) -> Tool:
+    """A tool whose arguments are a pydantic model: validated by it, offered as its schema."""
+
+    def invoke(arguments: dict[str, Any], ctx: ToolContext) -> str:
+        try:
+            parsed = params.model_validate(arguments)
+        except ValidationError as exc:
+            raise InvalidArguments(name, _brief(exc)) from None
+        return run(parsed, ctx)
+
+    return Tool(name, description, category, schema_of(params), invoke, source=source)
+
+
+class InvalidArguments(ToolFailure):
+    """The model's arguments do not fit the tool's parameters."""
+
+    def __init__(self, tool: str, problem: str) -> None:
+        super().__init__(f"invalid arguments for {tool}: {problem}")
+
+
+def _brief(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()
+    ) + f" (got {json.dumps(exc.errors()[0].get('input'), default=str)[:120]})"
+
+
+def schema_of(params: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of a parameter model, without pydantic's titles (they are noise to a model)."""
+    return json.loads(_schema_text(params))
 
 
 @functools.cache
-def _schema_text(params: type[Params]) -> str:
-    # Generating a schema costs milliseconds; every turn of every fixture needs them all.
+def _schema_text(params: type[BaseModel]) -> str:
+    # Generating a schema costs milliseconds; a run builds its tool set once, but tests build many.
     return json.dumps(_strip_titles(params.model_json_schema()))
 
 
 def _strip_titles(node: Any) -> Any:
     if isinstance(node, dict):
-        return {k: _strip_titles(v) for k, v in node.items() if k != "title"}
+        # pydantic's `title` keyword is a string; a property *named* title holds a schema (a dict).
+        return {k: _strip_titles(v) for k, v in node.items() if not (k == "title" and isinstance(v, str))}
     if isinstance(node, list):
         return [_strip_titles(v) for v in node]
     return node

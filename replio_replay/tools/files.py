@@ -8,11 +8,11 @@ from pathlib import Path
 
 from pydantic import Field
 
-from .base import Params, Tool, ToolContext, ToolFailure
+from .base import Params, Tool, ToolContext, ToolFailure, model_tool
 from .permissions import Category
 from .sandbox import Sandbox
 
-__all__ = ["DEFAULT_READ_LIMIT", "FILE_TOOLS"]
+__all__ = ["DEFAULT_READ_LIMIT", "file_tools"]
 
 #: Lines `file_read` returns when the model gives no `limit`.
 DEFAULT_READ_LIMIT = 200
@@ -106,26 +106,28 @@ def file_edit(p: EditParams, ctx: ToolContext) -> str:
     return f"Edited {shown}."
 
 
-FILE_TOOLS: tuple[Tool, ...] = (
-    Tool(
-        "file_read",
-        "Read a text file. Returns numbered lines; use offset and limit to page through long files.",
-        Category.READ,
-        ReadParams,
-        file_read,
-    ),
-    Tool(
-        "file_write",
-        "Create or overwrite a text file with the given content.",
-        Category.EDIT,
-        WriteParams,
-        file_write,
-    ),
-    Tool(
-        "file_edit",
-        "Replace one exact occurrence of old_string with new_string in a file.",
-        Category.EDIT,
-        EditParams,
-        file_edit,
-    ),
-)
+def file_tools() -> tuple[Tool, ...]:
+    """The tools of this family, as offered by default."""
+    return (
+        model_tool(
+            "file_read",
+            "Read a text file. Returns numbered lines; use offset and limit to page through long files.",
+            Category.READ,
+            ReadParams,
+            file_read,
+        ),
+        model_tool(
+            "file_write",
+            "Create or overwrite a text file with the given content.",
+            Category.EDIT,
+            WriteParams,
+            file_write,
+        ),
+        model_tool(
+            "file_edit",
+            "Replace one exact occurrence of old_string with new_string in a file.",
+            Category.EDIT,
+            EditParams,
+            file_edit,
+        ),
+    )

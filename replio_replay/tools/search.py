@@ -8,11 +8,11 @@ from pathlib import Path
 
 from pydantic import Field
 
-from .base import Params, Tool, ToolContext, ToolFailure
+from .base import Params, Tool, ToolContext, ToolFailure, model_tool
 from .permissions import Category
 from .sandbox import HIDDEN
 
-__all__ = ["SEARCH_TOOLS"]
+__all__ = ["search_tools"]
 
 _MAX_RESULTS = 200
 
@@ -130,20 +130,22 @@ def grep(p: GrepParams, ctx: ToolContext) -> str:
     return _capped(matches, "matches")
 
 
-SEARCH_TOOLS: tuple[Tool, ...] = (
-    Tool("glob", "Find files whose paths match a glob pattern.", Category.LIST, GlobParams, glob),
-    Tool(
-        "list_dir",
-        "List a directory's files and subdirectories, to the given depth.",
-        Category.LIST,
-        ListParams,
-        list_dir,
-    ),
-    Tool(
-        "grep",
-        "Search file contents with a regular expression; returns file:line:text matches.",
-        Category.READ,
-        GrepParams,
-        grep,
-    ),
-)
+def search_tools() -> tuple[Tool, ...]:
+    """The tools of this family, as offered by default."""
+    return (
+        model_tool("glob", "Find files whose paths match a glob pattern.", Category.LIST, GlobParams, glob),
+        model_tool(
+            "list_dir",
+            "List a directory's files and subdirectories, to the given depth.",
+            Category.LIST,
+            ListParams,
+            list_dir,
+        ),
+        model_tool(
+            "grep",
+            "Search file contents with a regular expression; returns file:line:text matches.",
+            Category.READ,
+            GrepParams,
+            grep,
+        ),
+    )

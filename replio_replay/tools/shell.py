@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
-
 from pydantic import Field
 
-from .base import Params, Tool, ToolContext, ToolFailure
+from .base import Params, Tool, ToolContext, ToolFailure, model_tool
 from .permissions import Category
+from .process import base_env, run_bounded
 
-__all__ = ["SHELL_TOOLS"]
+__all__ = ["shell_tools"]
 
 _OUTPUT_CAP = 16_000
 
@@ -26,36 +22,25 @@ def run_command(p: CommandParams, ctx: ToolContext) -> str:
     root = ctx.sandbox.root
     if "\x00" in p.command:
         raise ToolFailure("the command must not contain a NUL character")
-    # Its own process group, so that a timeout stops the whole pipeline, not only the shell.
-    with subprocess.Popen(
-        p.command,
-        shell=True,
-        cwd=root,
-        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(root), **ctx.env},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    ) as proc:
-        try:
-            stdout, stderr = proc.communicate(timeout=p.timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):  # it may have ended just now
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise ToolFailure(f"command timed out after {p.timeout:g} s") from None
-    out = (stdout + stderr).decode("utf-8", "replace").replace(str(root), ".")
-    if len(out) > _OUTPUT_CAP:
+    done = run_bounded(p.command, shell=True, cwd=root, env=base_env(root, ctx.env),
+                       timeout=p.timeout, cap=_OUTPUT_CAP * 4)
+    if done.timed_out:
+        raise ToolFailure(f"command timed out after {p.timeout:g} s")
+    out = (done.stdout + done.stderr).decode("utf-8", "replace").replace(str(root), ".")
+    if len(out) > _OUTPUT_CAP or done.cut:
         out = out[:_OUTPUT_CAP] + f"\n(output cut at {_OUTPUT_CAP} characters)"
-    return f"exit code {proc.returncode}\n{out}".rstrip()
+    code = "stopped" if done.returncode is None else done.returncode
+    return f"exit code {code}\n{out}".rstrip()
 
 
-SHELL_TOOLS: tuple[Tool, ...] = (
-    Tool(
-        "run_command",
-        "Run a shell command in the project root and return its exit code and output.",
-        Category.BASH,
-        CommandParams,
-        run_command,
-    ),
-)
+def shell_tools() -> tuple[Tool, ...]:
+    """The tools of this family, as offered by default."""
+    return (
+        model_tool(
+            "run_command",
+            "Run a shell command in the project root and return its exit code and output.",
+            Category.BASH,
+            CommandParams,
+            run_command,
+        ),
+    )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .base import Params, Tool, ToolContext, ToolFailure
+from .base import Params, Tool, ToolContext, ToolFailure, model_tool
 from .permissions import Category
 
-__all__ = ["WEB_TOOLS"]
+__all__ = ["web_tools"]
 
 _BODY_CAP = 20_000
 
@@ -21,21 +21,18 @@ def web_fetch(p: FetchParams, ctx: ToolContext) -> str:
 
     if not p.url.startswith(("http://", "https://")):
         raise ToolFailure(f"only http and https URLs can be fetched, not {p.url!r}")
-    # The fixture's transport is shared with its provider: never close it from here.
-    client = httpx.Client(transport=ctx.transport, timeout=30, follow_redirects=True)
     try:
-        response = client.get(p.url)
+        response = ctx.http.get(p.url)
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:  # ValueError: a bad IDNA host
         raise ToolFailure(f"could not fetch {p.url}: {exc}") from None
-    finally:
-        if ctx.transport is None:
-            client.close()
     text = response.text
     if len(text) > _BODY_CAP:
         text = text[:_BODY_CAP] + f"\n(body cut at {_BODY_CAP} characters)"
     return f"HTTP {response.status_code}\n{text}"
 
 
-WEB_TOOLS: tuple[Tool, ...] = (
-    Tool("web_fetch", "Fetch a web page by URL and return its text.", Category.WEB, FetchParams, web_fetch),
-)
+def web_tools() -> tuple[Tool, ...]:
+    """The tools of this family, as offered by default."""
+    return (
+        model_tool("web_fetch", "Fetch a web page by URL and return its text.", Category.WEB, FetchParams, web_fetch),
+    )

@@ -14,7 +14,7 @@ from replio_replay.config import load_project_config, parse_spec
 from replio_replay.fixtures.discovery import discover
 from replio_replay.golden.store import GoldenStore
 from replio_replay.plugins import plugin_manager
-from replio_replay.recording.store import cassette_path
+from replio_replay.storage import CASSETTE, RunKey
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,10 +33,10 @@ def _bundled_ids() -> list[str]:
 def test_every_bundled_fixture_has_a_cassette_and_golden_for_the_default_model() -> None:
     provider, model = _default_spec()
     store = GoldenStore(REPO / "golden")
+    key = RunKey(provider, model)
     missing = [
         fid for fid in _bundled_ids()
-        if not cassette_path(REPO / "cassettes", provider, model, fid).is_file()
-        or not store.path(provider, model, fid).is_file()
+        if not key.path(REPO / "cassettes", fid, CASSETTE).is_file() or not store.path(key, fid).is_file()
     ]
     assert missing == [], f"record them: replio eval --path . run --record-mode once --fixture ... ({missing})"
 

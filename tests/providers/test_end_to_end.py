@@ -103,7 +103,8 @@ def test_run_executes_the_tool_through_the_real_http_path(project, llm_server):
     assert (data["provider"], data["model"]) == ("openai", "test-model")
     fx = data["fixtures"][0]
     assert fx["status"] == "ok"
-    assert fx["trace"] == [{"name": "file_read", "arguments": {"path": "config/server.toml"}}]
+    assert fx["trace"] == [{"name": "file_read", "arguments": {"path": "config/server.toml"},
+                            "result": "     1  [server]\n     2  port = 8743"}]
     assert fx["pass"] is True and fx["accuracy"] == 1.0
     assert fx["tokens"] == 220
     assert "port = 8743" in fx["answer"]
@@ -132,7 +133,8 @@ def test_malformed_arguments_are_traced_raw_answered_with_an_error_and_the_run_g
     )
     assert result.exit_code == 0, result.output
     fx = json.loads(result.output)["fixtures"][0]
-    assert fx["trace"] == [{"name": "file_read", "arguments": '{"path": "config/server.toml"'}]
+    assert fx["trace"] == [{"name": "file_read", "arguments": '{"path": "config/server.toml"',
+                            "result": 'Error: arguments for file_read are not valid JSON: {"path": "config/server.toml"'}]
     assert fx["errors"] == 1 and fx["status"] == "ok"
     sent = llm_server.requests[1].json()["messages"]
     assert sent[-2]["tool_calls"][0]["function"]["arguments"] == '{"path": "config/server.toml"'
@@ -151,7 +153,7 @@ def test_a_provider_failure_ends_the_fixture_in_error_with_one_line(project, llm
 
 def test_compare_runs_each_provider_against_its_own_server(project, llm_server, second_server):
     # A second fixture both providers pass: it sorts first by id but is listed after the one that differs.
-    same = {**FIXTURE, "id": "a-same", "expected": None, "verifier": {"avoid": ["shell"]}}
+    same = {**FIXTURE, "id": "a-same", "expected": None, "verifier": {"avoid": ["run_command"]}}
     (project / ".replio" / "eval" / "a-same.json").write_text(json.dumps(same))
     llm_server.handler = openai_agent()
     second_server.handler = ollama_silent

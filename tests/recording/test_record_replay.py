@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from click.testing import CliRunner
 
 from replio_replay.cli import main
 from replio_replay.recording.serializer import ReadableSerializer
-from replio_replay.tools.registry import TOOLS
+from replio_replay.tools.builtin import builtin_tools
 from tests.support.llm_server import LLMServer
 from tests.support.project import run_args
 
@@ -57,7 +56,7 @@ def test_an_unchanged_request_is_settled_without_deepdiff(project: Path, agent: 
     def no_deepdiff(*args, **kwargs):
         raise AssertionError("deepdiff ran on an unchanged request")
 
-    monkeypatch.setattr("replio_replay.recording.transport.changes", no_deepdiff)
+    monkeypatch.setattr("replio_replay.recording.requests.changes", no_deepdiff)
     code, out = _run(*run_args(project, "--record-mode", "none"))
     assert code == 0, out
     assert [f["request_drift"] for f in json.loads(out)["fixtures"]] == [[], []]
@@ -86,17 +85,17 @@ def test_flag_beats_ci_environment(project: Path, agent: LLMServer, monkeypatch)
     assert len(agent.requests) == 4
 
 
-def test_changed_tool_description_is_request_drift(project: Path, agent: LLMServer, monkeypatch) -> None:
+def test_changed_tool_description_is_request_drift_named_by_tool(project: Path, agent: LLMServer) -> None:
     _record(project, agent)
-    grep = TOOLS["grep"]
-    monkeypatch.setitem(TOOLS, "grep", dataclasses.replace(grep, description="Search with a regex."))
-    index = list(TOOLS).index("grep")
+    old = next(t.description for t in builtin_tools() if t.name == "grep")
+    (project / ".replio" / "tools.json").write_text(json.dumps({"override": {"grep": {
+        "description": "Search with a regex."}}}))
 
     code, out = _run(*run_args(project, "--record-mode", "none"))
     assert code == 0
     drift = json.loads(out)["fixtures"][0]["request_drift"]
-    assert drift == [{"path": f"tools[{index}].function.description", "kind": "changed",
-                      "old": grep.description, "new": "Search with a regex."}]
+    assert drift == [{"path": "tools[grep].description", "kind": "changed",
+                      "old": old, "new": "Search with a regex."}]
 
     code, _ = _run(*run_args(project, "--record-mode", "none", "--strict"))
     assert code == 1

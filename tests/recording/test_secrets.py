@@ -15,6 +15,7 @@ from replio_replay.providers.openai import OpenAIProvider
 from replio_replay.recording.modes import RecordMode
 from replio_replay.recording.session import CassetteSessions
 from replio_replay.results import Status
+from tests.helpers import make_case
 from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer, Reply
 from tests.support.project import run_args
@@ -40,8 +41,7 @@ def test_key_in_query_string_is_redacted(tmp_path: Path, llm_server: LLMServer) 
     llm_server.reply(json={"ok": True})
     provider = OpenAIProvider(ProviderSettings(name="openai", model="m", base_url=f"{llm_server.url}/v1"))
     sessions = CassetteSessions(tmp_path, RecordMode.ONCE)
-    fixture = Fixture(id="q", task="t")
-    session = sessions(fixture, provider)
+    session = sessions(make_case(Fixture(id="q", task="t")), provider)
     client = httpx.Client(transport=session.transport)
     response = client.get(f"{llm_server.url}/data?api_key={KEY}&page=2")
     assert response.json() == {"ok": True}

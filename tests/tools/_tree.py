@@ -9,8 +9,9 @@ from typing import Any
 
 from replio_replay.tools.base import ToolContext
 from replio_replay.tools.permissions import Category, Permission, Permissions
-from replio_replay.tools.registry import Toolbox
 from replio_replay.tools.sandbox import Sandbox
+from replio_replay.tools.toolbox import Toolbox
+from tests.helpers import builtin_toolset
 
 #: A name that must never show up in what a tool returns to the model.
 ROOT_NAME = "replio-wt-distinctname"
@@ -61,7 +62,7 @@ Run = Callable[..., str]
 
 def make_runner(tree: Tree, permissions: Permissions = ALL_ALLOWED, **ctx: Any) -> Run:
     """`run(tool, **arguments)`: the model-visible result, checked to hold no temp folder name."""
-    toolbox = Toolbox(ToolContext(Sandbox(tree.root), **ctx), permissions)
+    toolbox = Toolbox(ToolContext(Sandbox(tree.root), **ctx), permissions, builtin_toolset())
 
     def run(name: str, arguments: Any = None, **kwargs: Any) -> str:
         result = toolbox.call(name, kwargs if arguments is None else arguments)

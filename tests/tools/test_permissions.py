@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from replio_replay.tools.base import ToolContext
+from replio_replay.tools.builtin import builtin_tools
 from replio_replay.tools.permissions import DEFAULT_PERMISSIONS, Category, Permission, Permissions
-from replio_replay.tools.registry import TOOL_NAMES, TOOLS, Toolbox, tool_schemas
 from replio_replay.tools.sandbox import Sandbox
+from replio_replay.tools.toolbox import Toolbox
+from tests.helpers import builtin_toolset
 from tests.tools._tree import Tree, make_runner
 
 CATEGORIES = {
@@ -34,9 +36,8 @@ SAMPLE_CALLS = {
 }
 
 
-def test_the_registry_has_every_tool_with_its_category() -> None:
-    assert {name: tool.category for name, tool in TOOLS.items()} == CATEGORIES
-    assert TOOL_NAMES == frozenset(CATEGORIES)
+def test_the_built_ins_are_every_tool_with_its_category() -> None:
+    assert {tool.name: tool.category for tool in builtin_tools()} == CATEGORIES
 
 
 def test_eval_defaults() -> None:
@@ -132,8 +133,8 @@ def test_raw_string_arguments_are_an_error_result(tree: Tree) -> None:
 
 
 def test_every_tool_is_offered_with_a_json_schema() -> None:
-    schemas = tool_schemas()
-    assert [s["name"] for s in schemas] == list(TOOLS)
+    schemas = builtin_toolset().specs
+    assert [s["name"] for s in schemas] == [t.name for t in builtin_tools()]
     for spec in schemas:
         assert spec["description"]
         params = spec["parameters"]
@@ -150,6 +151,6 @@ def test_every_tool_is_offered_with_a_json_schema() -> None:
 
 
 def test_a_toolbox_never_raises_on_odd_arguments(tree: Tree) -> None:
-    toolbox = Toolbox(ToolContext(Sandbox(tree.root)), Permissions.for_fixture({}))
+    toolbox = Toolbox(ToolContext(Sandbox(tree.root)), Permissions.for_fixture({}), builtin_toolset())
     for args in (None, 3, [], ["a"], {"path": None}, {"path": 3}):
         assert toolbox.call("file_read", args).startswith("Error: ")

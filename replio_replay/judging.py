@@ -1,0 +1,62 @@
+"""Judging, pure: a finished loop's transcript becomes a fixture result with its trace, metrics and verdict.
+
+No concurrency, no I/O: the runner hands in what the loop produced and gets the result the
+reports, goldens and CI gates read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .engine import Transcript
+from .fixtures.model import Fixture
+from .metrics import accuracy, redundant
+from .results import FixtureResult, Status, TraceCall
+from .verifier import verify
+
+__all__ = ["RESULT_CAP", "cancelled_result", "judge_transcript"]
+
+#: Characters of a tool's result kept in the trace (the model saw all of it).
+RESULT_CAP = 4000
+
+
+def _capped(text: str) -> str:
+    if len(text) <= RESULT_CAP:
+        return text
+    return text[:RESULT_CAP] + f"\n[... cut: {len(text) - RESULT_CAP} more characters not shown]"
+
+
+def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] | None = None) -> FixtureResult:
+    """A transcript judged: trace, metrics and the verifier's verdict."""
+    trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=_capped(r.result)) for r in t.records]
+    names = [c.name for c in trace]
+    passed, reasons = verify(fixture, trace)
+    if t.status in (Status.ERROR, Status.CANCELLED):
+        passed, reasons = False, [f"the run ended in {t.status.value}"]
+    extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
+    return FixtureResult(
+        id=fixture.id,
+        trace=trace,
+        names=names,
+        accuracy=accuracy(names, fixture.expected),
+        passed=passed,
+        calls=len(trace),
+        redundant=redundant([(c.name, c.arguments) for c in trace]),
+        errors=sum(r.is_error for r in t.records) + (t.status is Status.ERROR),
+        tokens=t.tokens,
+        status=t.status,
+        error=t.error,
+        reasons=reasons,
+        answer=t.answer,
+        turns=[r.turn for r in t.records],
+        **extra,
+    )
+
+
+def cancelled_result(fixture: Fixture) -> FixtureResult:
+    """The result of a fixture the run never started because it was interrupted."""
+    return FixtureResult(
+        id=fixture.id, status=Status.CANCELLED, error="not run: the run was interrupted",
+        reasons=["the run ended in cancelled"],
+    )

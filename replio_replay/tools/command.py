@@ -1,0 +1,47 @@
+"""Command tools: a program in any language, run in the worktree with the call's arguments on stdin.
+
+The argv is run without a shell, in the fixture's worktree, with the arguments as JSON on
+stdin and a minimal environment (no keys). Its stdout is the result; a non-zero exit is an
+``Error:`` result ending with the tail of its stderr; it is stopped after its timeout, and
+its output is capped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from .base import Invoke, ToolContext, ToolFailure
+from .process import base_env, run_bounded
+
+__all__ = ["OUTPUT_CAP", "command_invoke"]
+
+#: Characters of stdout a command tool may return.
+OUTPUT_CAP = 16_000
+_STDERR_TAIL = 800
+
+
+def command_invoke(name: str, argv: Sequence[str], timeout: float) -> Invoke:
+    """The `invoke` of a command tool running `argv`."""
+
+    def invoke(arguments: dict[str, Any], ctx: ToolContext) -> str:
+        root = ctx.sandbox.root
+        stdin = json.dumps(arguments, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        try:
+            done = run_bounded(list(argv), cwd=root, env=base_env(root), stdin=stdin,
+                               timeout=timeout, cap=OUTPUT_CAP * 4)
+        except OSError as exc:
+            raise ToolFailure(f"{name} could not be started: {exc.strerror or exc}") from None
+        if done.timed_out:
+            raise ToolFailure(f"{name} took longer than {timeout:g} s")
+        out = done.stdout.decode("utf-8", "replace").replace(str(root), ".")
+        if done.cut or len(out) > OUTPUT_CAP:
+            out = out[:OUTPUT_CAP] + f"\n(output cut at {OUTPUT_CAP} characters)"
+            return out
+        if done.returncode != 0:
+            tail = done.stderr.decode("utf-8", "replace").replace(str(root), ".").strip()[-_STDERR_TAIL:]
+            raise ToolFailure(f"{name} exited with status {done.returncode}" + (f": {tail}" if tail else ""))
+        return out
+
+    return invoke

@@ -1,0 +1,123 @@
+"""Tools declared in JSON (a tool set's or a fixture's `tools`): the declaration model and the `Tool` it makes.
+
+Two kinds, told apart by their keys: a **stub** (`result` or `results`) answers from its
+declaration (see `stub`); a **command** (`command`) runs a program (see `command`). Both
+or neither is an error. Either kind's `parameters` must be a valid JSON Schema of type
+object; the model's arguments are checked against it before the tool runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
+
+from ..matchers import ArgExpectation
+from .base import Tool
+from .permissions import Category
+from .schema import name_problem, schema_problem
+
+__all__ = ["DEFAULT_COMMAND_TIMEOUT", "StubCase", "ToolDecl", "ToolDecls", "declared_tool"]
+
+#: Seconds a command tool may run when its declaration gives no `timeout`.
+DEFAULT_COMMAND_TIMEOUT = 30.0
+
+_EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StubCase(_Strict):
+    """One clause of a stub's `results`: the arguments it applies to, and what it answers."""
+
+    when: dict[str, ArgExpectation] = Field(
+        default_factory=dict, description="argument -> matcher; every named argument must match."
+    )
+    result: Any = Field(description='Text, JSON (written canonically), or {"error": "..."}.')
+
+
+class ToolDecl(_Strict):
+    """A stub or command tool as declared in JSON."""
+
+    description: StrictStr = Field(min_length=1)
+    parameters: dict[str, Any] = Field(default_factory=lambda: dict(_EMPTY_OBJECT))
+    category: Category | None = Field(None, description="Default: read for a stub, bash for a command.")
+    result: Any = Field(None, description="stub: the answer to every call.")
+    results: list[StubCase] | None = Field(None, description="stub: answers tried in order.")
+    command: list[StrictStr] | None = Field(None, min_length=1, description="command: the argv, no shell.")
+    timeout: float | None = Field(None, gt=0, le=3600, description="command: seconds before it is stopped.")
+
+    @field_validator("parameters")
+    @classmethod
+    def _valid_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        problem = schema_problem(schema)
+        if problem:
+            raise ValueError(problem)
+        return schema
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ToolDecl:
+        stub = "result" in self.model_fields_set or self.results is not None
+        command = self.command is not None
+        if stub and command:
+            raise ValueError("a tool has either `command` (a command tool) or `result`/`results` (a stub), not both")
+        if not stub and not command:
+            raise ValueError("give `command` for a command tool, or `result`/`results` for a stub")
+        if stub and self.timeout is not None:
+            raise ValueError("`timeout` applies to command tools only")
+        return self
+
+    @property
+    def kind(self) -> str:
+        """``command`` or ``stub``."""
+        return "command" if self.command is not None else "stub"
+
+
+def _valid_names(tools: dict[str, ToolDecl]) -> dict[str, ToolDecl]:
+    for name in tools:
+        problem = name_problem(name)
+        if problem:
+            raise ValueError(problem)
+    return tools
+
+
+#: A `tools` table (tool name -> declaration) as tool-set files and fixtures write it.
+ToolDecls = Annotated[dict[str, ToolDecl], AfterValidator(_valid_names)]
+
+
+def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | None) -> Tool:
+    """The `Tool` a declaration makes; `base_dir` is the declaring file's folder (for `./` in argv)."""
+    if decl.command is not None:
+        from .command import command_invoke
+
+        argv = tuple(_beside(arg, base_dir) for arg in decl.command)
+        timeout = decl.timeout or DEFAULT_COMMAND_TIMEOUT
+        invoke = command_invoke(name, argv, timeout)
+        category = decl.category or Category.BASH
+        fingerprint: Any = {"kind": "command", "command": list(decl.command), "timeout": timeout}
+    else:
+        from .stub import stub_invoke
+
+        invoke = stub_invoke(name, decl)
+        category = decl.category or Category.READ
+        fingerprint = {"kind": "stub", **decl.model_dump(mode="json", include={"result", "results"})}
+    return Tool(name, decl.description, category, decl.parameters, invoke, source=source,
+                checks_schema=True, fingerprint=fingerprint)
+
+
+def _beside(arg: str, base_dir: Path | None) -> str:
+    """`./x` and `../x` name files beside the declaring file; every other argument is passed as is."""
+    if base_dir is not None and arg.startswith(("./", "../")):
+        return str((base_dir / arg).resolve())
+    return arg

@@ -1,0 +1,79 @@
+"""JSON Schema for tool parameters, through the `jsonschema` library: checked on load, applied on call.
+
+`schema_problem` says why a declared `parameters` object is not a usable schema (it must be a
+valid JSON Schema of ``"type": "object"``); `argument_problem` says why a model's arguments do
+not fit one; `merge_patch` applies an override's parameter changes (RFC 7396: objects merge,
+``null`` removes a key, anything else replaces).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["TOOL_NAME", "argument_problem", "merge_patch", "name_problem", "schema_problem"]
+
+#: What every provider accepts as a tool name.
+TOOL_NAME = r"^[a-zA-Z0-9_-]{1,64}$"
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot be a tool name, or None."""
+    import re
+
+    if re.fullmatch(TOOL_NAME, name):
+        return None
+    return f"tool name {name!r} is not valid: use 1 to 64 letters, digits, '_' or '-' (what providers accept)"
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why `schema` is not a valid JSON Schema for tool parameters, or None."""
+    if not isinstance(schema, dict):
+        return f"parameters must be a JSON Schema object, not {type(schema).__name__}"
+    if schema.get("type") != "object":
+        return 'parameters must be a JSON Schema with "type": "object"'
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        _validator_class(schema).check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path)
+        return f"parameters is not a valid JSON Schema{f' at {where}' if where else ''}: {exc.message}"
+    return None
+
+
+def argument_problem(schema: Mapping[str, Any], arguments: Any) -> str | None:
+    """Why `arguments` do not satisfy `schema` (every violation, in path order), or None."""
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
+    if not errors:
+        return None
+    parts = [f"{'.'.join(str(p) for p in e.absolute_path) or 'arguments'}: {e.message}" for e in errors]
+    return "; ".join(parts) + f" (got {json.dumps(arguments, default=str)[:120]})"
+
+
+def _validator_class(schema: Mapping[str, Any]) -> Any:
+    from jsonschema.validators import validator_for
+
+    return validator_for(schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_text: str) -> Any:
+    schema = json.loads(schema_text)
+    return _validator_class(schema)(schema)
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """`target` with `patch` applied as a JSON Merge Patch (RFC 7396); neither is modified."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out

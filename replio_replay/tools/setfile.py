@@ -1,0 +1,120 @@
+"""Tool-set files: where they are, their format, and reading one with its `extends` chain.
+
+The project's default set is `.replio/tools.json` (or the file the config's `tools` names);
+named variants are `.replio/tools/<name>.json`; `--tools` may also give a file path. A file
+may `extends` another (a path relative to itself), so a variant states only what differs.
+Unknown keys, wrong types and loops are errors naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
+
+from ..errors import ToolSetError, UsageError
+from .declared import ToolDecls
+from .toolset import DEFAULT_TOOLSET
+
+__all__ = ["DEFAULT_FILE", "VARIANT_DIR", "Override", "SetFile", "ToolSetFile", "load_chain", "locate", "variants"]
+
+DEFAULT_FILE = Path(".replio") / "tools.json"
+VARIANT_DIR = Path(".replio") / "tools"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Override(_Strict):
+    """Changes to one tool, whatever its source."""
+
+    description: StrictStr | None = Field(None, min_length=1, description="The new description.")
+    parameters: dict[str, Any] | None = Field(
+        None, description="Merged into the tool's JSON Schema (RFC 7396: null removes a key)."
+    )
+
+
+class ToolSetFile(_Strict):
+    """The shape of a tool-set file."""
+
+    extends: StrictStr | None = Field(None, description="Another tool-set file, relative to this one.")
+    system_prompt: StrictStr | None = Field(None, min_length=1)
+    disable: list[StrictStr] = Field(default_factory=list, description="Tools not offered at all.")
+    override: dict[str, Override] = Field(default_factory=dict)
+    tools: ToolDecls = Field(default_factory=dict, description="New stub or command tools.")
+
+
+@dataclass(frozen=True)
+class SetFile:
+    """One file of a chain: where it is and what it says."""
+
+    path: Path
+    data: ToolSetFile
+
+
+def locate(project: Path, name: str, configured: str | None = None) -> tuple[str, Path | None]:
+    """(the set's name, its file) for `--tools NAME`; the default set may have no file (built-ins)."""
+    if name == DEFAULT_TOOLSET:
+        if configured:
+            path = project / configured
+            if not path.is_file():
+                raise ToolSetError(f"{project / '.replio' / 'config.json'}: tools: {configured!r} is not a file")
+            return DEFAULT_TOOLSET, path
+        path = project / DEFAULT_FILE
+        return DEFAULT_TOOLSET, path if path.is_file() else None
+    if "/" not in name and "\\" not in name and not name.endswith(".json"):
+        path = project / VARIANT_DIR / f"{name}.json"
+        if not path.is_file():
+            known = ", ".join([DEFAULT_TOOLSET, *variants(project)])
+            raise UsageError(f"no tool set named {name!r} (no file {path}); known tool sets: {known}")
+        return name, path
+    path = Path(name)
+    if not path.is_file():
+        raise UsageError(f"--tools: no tool-set file at {path}")
+    return path.stem, path
+
+
+def variants(project: Path) -> list[str]:
+    """The names of the project's tool-set variants."""
+    folder = project / VARIANT_DIR
+    return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
+def load_chain(path: Path) -> list[SetFile]:
+    """The file and every file it extends, the root first; ToolSetError names the broken one."""
+    chain: list[SetFile] = []
+    seen: list[Path] = []
+    current: Path | None = path
+    while current is not None:
+        real = current.resolve()
+        if real in seen:
+            loop = " -> ".join(str(p) for p in [*seen, real])
+            raise ToolSetError(f"{current}: extends: the tool sets extend each other in a loop ({loop})")
+        seen.append(real)
+        data = _read(current)
+        chain.append(SetFile(current, data))
+        current = (current.parent / data.extends) if data.extends else None
+        if current is not None and not current.is_file():
+            raise ToolSetError(f"{chain[-1].path}: extends: no tool-set file at {current}")
+    return list(reversed(chain))
+
+
+def _read(path: Path) -> ToolSetFile:
+    from ..fixtures.model import validation_message
+
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ToolSetError(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ToolSetError(f"{path}: cannot be read: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ToolSetError(f"{path}: a tool set must be a JSON object, not {type(raw).__name__}")
+    try:
+        return ToolSetFile.model_validate(raw)
+    except ValidationError as exc:
+        raise ToolSetError(f"{path}: {validation_message(exc, 'the tool-set format')}") from None

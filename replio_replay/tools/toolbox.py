@@ -1,0 +1,62 @@
+"""The toolbox: executes a model's calls for one fixture, under its tool set and permissions.
+
+Every outcome is a string for the model; nothing raises. An unknown tool, a denied call,
+arguments that are not a JSON object or do not fit the tool's schema, and a tool's own
+failure all come back as results starting ``Error:``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import ToolContext, ToolFailure
+from .permissions import Permissions
+from .sandbox import SandboxError
+from .schema import argument_problem
+from .toolset import ToolSet
+
+__all__ = ["Toolbox"]
+
+
+class Toolbox:
+    """Runs tool calls for one fixture."""
+
+    def __init__(self, ctx: ToolContext, permissions: Permissions, toolset: ToolSet) -> None:
+        self.ctx = ctx
+        self.permissions = permissions
+        self.toolset = toolset
+
+    @property
+    def specs(self) -> tuple[dict[str, Any], ...]:
+        """What the model is offered."""
+        return self.toolset.specs
+
+    @property
+    def system_prompt(self) -> str:
+        return self.toolset.system_prompt
+
+    def call(self, name: str, arguments: Any) -> str:
+        """Execute one call; failures come back as a result starting with ``Error:``."""
+        tool = self.toolset.get(name)
+        if tool is None:
+            return f"Error: unknown tool {name!r}; available tools: {', '.join(self.toolset.names)}"
+        if not self.permissions.allows(name, tool.category):
+            return f"Error: permission denied: {name} ({tool.category.value}) is not allowed in this run"
+        if isinstance(arguments, str):
+            return f"Error: arguments for {name} are not valid JSON: {arguments[:200]}"
+        if tool.checks_schema:
+            problem = argument_problem(tool.parameters, arguments)
+            if problem:
+                return f"Error: invalid arguments for {name}: {problem}"
+        try:
+            return tool.invoke(arguments, self.ctx)
+        except (ToolFailure, SandboxError) as exc:
+            return f"Error: {exc}"
+        except OSError as exc:
+            return f"Error: {name} failed: {exc.strerror or type(exc).__name__}"
+        except Exception as exc:  # a plugin tool's bug: the model is told, the run goes on
+            return f"Error: {name} failed: {type(exc).__name__}: {exc}"
+
+    def close(self) -> None:
+        """Release what the fixture's tools opened."""
+        self.ctx.close()

@@ -1,0 +1,93 @@
+"""The tool set of a run, as data: the offered tools with their specs, the system prompt, a digest.
+
+A `ToolSet` is immutable and resolved once per run (see `resolve`), then once more per
+fixture that adds or restricts tools; it is handed to the engine and the toolbox like the
+provider. Its `digest` changes whenever what the model is offered, or what a declared tool
+answers, changes: cassettes record it, and `status` compares it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .base import Tool
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "DEFAULT_TOOLSET", "ToolSet", "short_hash"]
+
+#: The name of the project's default tool set (whose recordings keep the paths without `tools=`).
+DEFAULT_TOOLSET = "default"
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a coding agent working inside a project directory. Use the tools to inspect and "
+    "change the project as the task requires. Paths are relative to the project root. "
+    "When the task is done, reply with your final answer and do not call any more tools."
+)
+
+
+def short_hash(data: Any) -> str:
+    """The first 16 hex digits of the SHA-256 of `data`'s canonical JSON."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ToolSet:
+    """The tools offered in a run (in offer order) and the system prompt that goes with them.
+
+    `known` holds every tool name the set's sources define, the disabled ones too, so a
+    fixture that avoids or denies a disabled tool is not mistaken for a typo.
+    """
+
+    name: str
+    tools: tuple[Tool, ...]
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    known: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "known", frozenset(self.known) | frozenset(self.names))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tools)
+
+    def get(self, name: str) -> Tool | None:
+        """The offered tool called `name`, or None."""
+        return self._by_name.get(name)
+
+    @functools.cached_property
+    def _by_name(self) -> dict[str, Tool]:
+        return {t.name: t for t in self.tools}
+
+    @functools.cached_property
+    def specs(self) -> tuple[dict[str, Any], ...]:
+        """Provider-neutral specs, in offer order: name, description, JSON Schema parameters."""
+        return tuple(t.spec() for t in self.tools)
+
+    @functools.cached_property
+    def schema_hash(self) -> str:
+        """A hash of the specs offered: changes when a name, description or schema does."""
+        return short_hash(list(self.specs))
+
+    @functools.cached_property
+    def prompt_hash(self) -> str:
+        return short_hash(self.system_prompt)
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """A hash of everything the set decides: specs, categories, declared behaviour, the prompt."""
+        return short_hash({
+            "system_prompt": self.system_prompt,
+            "tools": [{**t.spec(), "category": t.category.value, "behaviour": t.fingerprint}
+                      for t in self.tools],
+        })
+
+    def replace(self, *, tools: Iterable[Tool] | None = None, system_prompt: str | None = None) -> ToolSet:
+        """A copy with other tools or another system prompt (the name and known names kept)."""
+        new_tools = tuple(self.tools if tools is None else tools)
+        return ToolSet(self.name, new_tools, self.system_prompt if system_prompt is None else system_prompt,
+                       self.known | {t.name for t in new_tools})
