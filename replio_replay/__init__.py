@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         GoldenError,
         ProviderError,
         ReplioError,
+        ToolSetError,
         UnknownFixtureError,
         UnknownProviderError,
         UsageError,
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     from .providers import ChatRequest, ChatResponse, Message, Provider, ToolCall, Usage
     from .results import FixtureResult, RunResult, Status, Summary, TraceCall
     from .runner import RunOptions, run_fixture, run_suite
+    from .tools.base import Tool, ToolContext, ToolFailure
+    from .tools.function import tool
+    from .tools.toolset import ToolSet
     from .verifier import verify
 
 _SOURCES: dict[str, str] = {
@@ -48,7 +52,12 @@ _SOURCES: dict[str, str] = {
     "RunResult": ".results",
     "Status": ".results",
     "Summary": ".results",
+    "Tool": ".tools.base",
     "ToolCall": ".providers",
+    "ToolContext": ".tools.base",
+    "ToolFailure": ".tools.base",
+    "ToolSet": ".tools.toolset",
+    "ToolSetError": ".errors",
     "TraceCall": ".results",
     "Transcript": ".engine",
     "UnknownFixtureError": ".errors",
@@ -62,6 +71,7 @@ _SOURCES: dict[str, str] = {
     "run_fixture": ".runner",
     "run_loop": ".engine",
     "run_suite": ".runner",
+    "tool": ".tools.function",
     "verify": ".verifier",
 }
 
@@ -83,7 +93,12 @@ __all__ = [
     "RunResult",
     "Status",
     "Summary",
+    "Tool",
     "ToolCall",
+    "ToolContext",
+    "ToolFailure",
+    "ToolSet",
+    "ToolSetError",
     "TraceCall",
     "Transcript",
     "UnknownFixtureError",
@@ -97,6 +112,7 @@ __all__ = [
     "run_fixture",
     "run_loop",
     "run_suite",
+    "tool",
     "verify",
 ]
 

@@ -41,6 +41,7 @@ def plugin_tools(pm: pluggy.PluginManager) -> tuple[list[Tool], list[Problem]]:
     """Every tool plugins register, in registration order, and the plugins that failed."""
     from .fixtures.sources import Problem
     from .tools.base import Tool
+    from .tools.schema import name_problem
 
     tools: list[Tool] = []
     problems: list[Problem] = []
@@ -53,6 +54,10 @@ def plugin_tools(pm: pluggy.PluginManager) -> tuple[list[Tool], list[Problem]]:
             problems.append(Problem(source, f"register_tools failed: {type(exc).__name__}: {exc}"))
             continue
         for name, value in added.items():
+            problem = name_problem(str(name))
+            if problem:
+                problems.append(Problem(source, problem))
+                continue
             if not isinstance(value, Tool):
                 problems.append(Problem(source, f"tool {name!r} is a {type(value).__name__}, not a Tool; "
                                                 "make it with the replio_replay.tool decorator"))

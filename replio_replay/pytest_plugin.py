@@ -83,7 +83,7 @@ class ReplioItem(pytest.Item):
             "drifted": bool(result.drift), "error": result.status.value == "error", "written": written,
         })))
         require = self.config.getoption("replio_require_pass") or result.id in plan.settings.require_pass
-        verdict = judge(result, strict=plan.request.strict, require_pass=require)
+        verdict = judge(result, strict=plan.request.strict, require_pass=require, tools=self.run.toolset.name)
         if not verdict.ok:
             raise ReplioFailure(verdict.text)
 

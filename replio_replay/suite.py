@@ -108,7 +108,7 @@ class Outcome:
         if self.interrupted:
             return 130
         verdicts = [
-            judge(f, strict=self.strict, require_pass=f.id in self.require_pass)
+            judge(f, strict=self.strict, require_pass=f.id in self.require_pass, tools=r.tools)
             for r in self.runs for f in r.fixtures
         ]
         return 0 if all(v.ok for v in verdicts) else 1

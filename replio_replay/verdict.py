@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .diffing import Change
+from .recording.modes import RecordMode, record_flags
 from .results import FixtureResult, Status
 
 __all__ = ["Verdict", "judge"]
@@ -33,8 +34,8 @@ def _changes(title: str, items: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def judge(result: FixtureResult, *, strict: bool = False, require_pass: bool = False) -> Verdict:
-    """The CI verdict for one result."""
+def judge(result: FixtureResult, *, strict: bool = False, require_pass: bool = False, tools: str = "default") -> Verdict:
+    """The CI verdict for one result (of a run of the tool set `tools`)."""
     if result.status is Status.ERROR:
         return Verdict("error", f"{result.id}: error: {result.error}")
     if result.status is Status.CANCELLED:
@@ -45,7 +46,7 @@ def judge(result: FixtureResult, *, strict: bool = False, require_pass: bool = F
     if strict and result.request_drift:
         problems.append(_changes(
             f"{result.id}: request drift ({len(result.request_drift)} changes); re-record with "
-            f"--record-mode all --fixture {result.id}", result.request_drift))
+            f"{record_flags(RecordMode.ALL, result.id, tools)}", result.request_drift))
     if strict and result.drift is None:
         problems.append(f"{result.id}: no golden yet; approve one with --update-golden")
     if require_pass and not result.passed:

@@ -2,15 +2,13 @@
 
 `post_json` builds an `httpx.Request` with a deterministic JSON body and sends it with
 ``transport.handle_request`` (the per-fixture transport, which recording may wrap, or the
-provider's shared pooled one). 429, 408, 5xx, timeouts and dropped connections are retried
-with exponential backoff and jitter, honouring ``Retry-After``; every other failure becomes a
+provider's shared pooled one), retrying as `retry` says; every failure becomes a
 `ProviderError` with a one-line message. `HTTPProvider` is the base of the providers that
 speak HTTP: it owns the one pooled `httpx.HTTPTransport` each keeps for the whole run.
 """
 
 from __future__ import annotations
 
-import email.utils
 import json
 import random
 import ssl
@@ -27,41 +25,17 @@ from ..errors import (
     ConfigError,
     ProviderAuthError,
     ProviderConnectError,
-    ProviderError,
     ProviderHTTPError,
     ProviderResponseError,
 )
 from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings
+from .retry import RETRY_STATUSES, Backoff, Retryable, Sleep, retry_after_seconds, with_retries
 from .wire import preview
 
-__all__ = [
-    "BACKOFF_BASE",
-    "BACKOFF_MAX",
-    "RETRY_AFTER_MAX",
-    "Backoff",
-    "Endpoint",
-    "HTTPProvider",
-    "Sleep",
-    "dumps",
-    "post_json",
-    "retry_after_seconds",
-    "shared_ssl_context",
-]
+__all__ = ["Endpoint", "HTTPProvider", "dumps", "post_json", "shared_ssl_context"]
 
-#: First backoff delay in seconds (doubled per retry, with jitter). Tests make it tiny;
-#: a provider's ``settings.options["backoff_base"]`` overrides it.
-BACKOFF_BASE = 0.5
-#: No single backoff delay is longer than this.
-BACKOFF_MAX = 20.0
-#: A ``Retry-After`` longer than this is not waited for: the call fails at once, saying so.
-RETRY_AFTER_MAX = 60.0
 #: Connecting never waits longer than this, even with a long read timeout.
 CONNECT_TIMEOUT_MAX = 10.0
-
-#: Statuses worth another try: request timeout, rate limit, and every server error.
-RETRY_STATUSES = frozenset({408, 429})
-
-Sleep = Callable[[float], None]
 
 #: Headers every provider sends. ``identity`` keeps recorded bodies readable (no gzip).
 BASE_HEADERS: Mapping[str, str] = {
@@ -115,51 +89,6 @@ class Endpoint:
     base_url_env: str | None = None
 
 
-@dataclass(frozen=True)
-class Backoff:
-    """How often and how long to wait between attempts."""
-
-    retries: int = 3
-    base: float = BACKOFF_BASE
-    cap: float = BACKOFF_MAX
-    retry_after_max: float = RETRY_AFTER_MAX
-
-    @classmethod
-    def from_settings(cls, settings: ProviderSettings) -> Backoff:
-        """``settings.retries``; base delay ``options["backoff_base"]``, else `BACKOFF_BASE`."""
-        return cls(
-            retries=max(0, settings.retries),
-            base=float(settings.options.get("backoff_base", BACKOFF_BASE)),
-            cap=BACKOFF_MAX,
-            retry_after_max=RETRY_AFTER_MAX,
-        )
-
-    def delay(self, attempt: int, rand: float) -> float:
-        """Exponential backoff with jitter: in [d/2, d] for d = base * 2**attempt, capped."""
-        ceiling = min(self.cap, self.base * (2**attempt))
-        return ceiling / 2 + ceiling / 2 * rand
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """``Retry-After`` in seconds (a number or an HTTP date); None if absent or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when is None:
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    if seconds != seconds:  # NaN
-        return None
-    return max(0.0, seconds)
-
-
 def _server_message(raw: bytes) -> str:
     """What the server said went wrong: its JSON error message, else the body's start."""
     try:
@@ -206,15 +135,6 @@ def _connect_error(ep: Endpoint, exc: Exception) -> ProviderConnectError:
     )
 
 
-class _Retryable(Exception):
-    """One attempt failed in a way another attempt may cure; `final` is the error if none does."""
-
-    def __init__(self, final: Callable[[str], ProviderError], wait: float | None = None) -> None:
-        super().__init__()
-        self.final = final
-        self.wait = wait
-
-
 def _attempt(
     transport: httpx.BaseTransport,
     request: httpx.Request,
@@ -222,7 +142,7 @@ def _attempt(
     timeout: float,
     backoff: Backoff,
 ) -> Any:
-    """Send once: the decoded JSON, a ProviderError, or `_Retryable`."""
+    """Send once: the decoded JSON, a ProviderError, or `Retryable`."""
     try:
         response = transport.handle_request(request)
         try:
@@ -230,7 +150,7 @@ def _attempt(
         finally:
             response.close()
     except httpx.TimeoutException:
-        raise _Retryable(
+        raise Retryable(
             lambda tries: ProviderConnectError(
                 f"{ep.provider}: no response from {ep.url} within {timeout:g} s ({tries}); "
                 f"check the server or raise providers.{ep.provider}.timeout in .replio/config.json"
@@ -240,7 +160,7 @@ def _attempt(
         raise _connect_error(ep, exc) from None
     except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:  # dropped
         reason = _reason(exc)
-        raise _Retryable(
+        raise Retryable(
             lambda tries: ProviderConnectError(
                 f"{ep.provider}: the connection to {ep.url} was dropped ({reason}) ({tries})"
             )
@@ -268,7 +188,7 @@ def _attempt(
                 f"{ep.provider}: HTTP {status} from {ep.url}: {said}; the server asks to retry "
                 f"after {wait:g} s, longer than replio waits ({backoff.retry_after_max:g} s)"
             )
-        raise _Retryable(
+        raise Retryable(
             lambda tries: ProviderHTTPError(
                 f"{ep.provider}: HTTP {status} from {ep.url} ({tries}): {said}"
             ),
@@ -300,23 +220,14 @@ def post_json(
     content = dumps(body)
     all_headers = {**BASE_HEADERS, **(headers or {})}
     timeouts = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_MAX)).as_dict()
-    attempts = backoff.retries + 1
-    for attempt in range(attempts):
+
+    def attempt() -> Any:
         request = httpx.Request(
-            "POST",
-            endpoint.url,
-            content=content,
-            headers=all_headers,
-            extensions={"timeout": timeouts},
+            "POST", endpoint.url, content=content, headers=all_headers, extensions={"timeout": timeouts},
         )
-        try:
-            return _attempt(transport, request, endpoint, timeout, backoff)
-        except _Retryable as failed:
-            if attempt == attempts - 1:
-                tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
-                raise failed.final(tries) from None
-            sleep(failed.wait if failed.wait is not None else backoff.delay(attempt, rand()))
-    raise AssertionError("unreachable: the last attempt returns or raises")
+        return _attempt(transport, request, endpoint, timeout, backoff)
+
+    return with_retries(attempt, backoff, sleep=sleep, rand=rand)
 
 
 class HTTPProvider(Provider):

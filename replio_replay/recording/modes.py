@@ -6,7 +6,7 @@ from enum import Enum
 
 from ..errors import UsageError
 
-__all__ = ["RecordMode", "default_mode", "parse_mode"]
+__all__ = ["RecordMode", "default_mode", "parse_mode", "record_flags"]
 
 
 class RecordMode(str, Enum):
@@ -35,3 +35,9 @@ def parse_mode(value: str | RecordMode, *, source: str = "--record-mode") -> Rec
 def default_mode(ci: bool) -> RecordMode:
     """`none` on CI (nothing may be recorded there by accident), `once` elsewhere."""
     return RecordMode.NONE if ci else RecordMode.ONCE
+
+
+def record_flags(mode: RecordMode, fixture_id: str, tools: str = "default") -> str:
+    """The `run` flags that record one fixture (of a tool set other than the default) in `mode`."""
+    flags = f"--record-mode {mode.value} --fixture {fixture_id}"
+    return flags if tools == "default" else f"{flags} --tools {tools}"

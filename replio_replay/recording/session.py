@@ -23,7 +23,7 @@ from ..providers.base import Provider
 from ..results import Status
 from ..storage import CASSETTE, RunKey
 from .base import FixtureSession
-from .modes import RecordMode
+from .modes import RecordMode, record_flags
 from .serializer import ReadableSerializer
 from .store import AtomicPersister
 from .transport import MATCH_ON, CassetteTransport, scrub_request, scrub_response
@@ -66,8 +66,8 @@ class CassetteSession(FixtureSession):
         exists = path.is_file()
         if self.mode is RecordMode.NONE and not exists:
             raise CassetteError(
-                f"fixture {fixture.id!r}: no cassette at {path}; record it with --record-mode once "
-                f"--fixture {fixture.id} (this needs the provider to be reachable)"
+                f"fixture {fixture.id!r}: no cassette at {path}; record it with "
+                f"{record_flags(RecordMode.ONCE, fixture.id, case.toolset.name)} (this needs the provider to be reachable)"
             )
         self.case = case
         self.provider = provider
@@ -82,7 +82,7 @@ class CassetteSession(FixtureSession):
         cassette = Cassette.load(**kwargs) if load else Cassette(**kwargs)
         inner = None if self.mode is RecordMode.NONE else provider.transport()
         self.cassette_transport = CassetteTransport(
-            cassette, self.mode, inner, fixture_id=fixture.id, loaded=load
+            cassette, self.mode, inner, fixture_id=fixture.id, loaded=load, tools=case.toolset.name
         )
         super().__init__(self.cassette_transport)
 

@@ -19,7 +19,7 @@ from vcr.request import Request as VcrRequest
 
 from ..diffing import Change
 from ..errors import CassetteError
-from .modes import RecordMode
+from .modes import RecordMode, record_flags
 from .requests import request_changes
 from .scrub import scrub_headers, scrub_url
 from .serializer import canonical_json
@@ -87,11 +87,13 @@ class CassetteTransport(httpx.BaseTransport):
         *,
         fixture_id: str,
         loaded: bool,
+        tools: str = "default",
     ) -> None:
         self.cassette = cassette
         self.mode = mode
         self.inner = inner
         self.fixture_id = fixture_id
+        self.tools = tools
         self.loaded_count = len(cassette.data) if loaded else 0
         self.protected = mode is RecordMode.NONE or (mode is RecordMode.ONCE and loaded)
         self.sent = 0
@@ -112,7 +114,7 @@ class CassetteTransport(httpx.BaseTransport):
             raise CassetteError(
                 f"fixture {self.fixture_id!r}: request #{self.sent} ({request.method} {request.url.path}) "
                 f"has no recording in {self.cassette.path}; the conversation went further than when it "
-                f"was recorded. Re-record it with --record-mode all --fixture {self.fixture_id}"
+                f"was recorded. Re-record it with {record_flags(RecordMode.ALL, self.fixture_id, self.tools)}"
             )
         response = self.inner.handle_request(request)
         try:

@@ -21,7 +21,7 @@ def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: 
         suite = ET.SubElement(root, "testsuite", name=run.key.label)
         counts = {"tests": 0, "failures": 0, "errors": 0}
         for result in run.fixtures:
-            verdict = judge(result, strict=strict, require_pass=result.id in require_pass)
+            verdict = judge(result, strict=strict, require_pass=result.id in require_pass, tools=run.tools)
             case = ET.SubElement(suite, "testcase", name=result.id, classname=".".join(["replio", run.provider, run.model, *([f"tools={run.tools}"] if run.tools != "default" else [])]),
                                  time=f"{(result.timing or {}).get('seconds', 0.0):.3f}")
             props = ET.SubElement(case, "properties")

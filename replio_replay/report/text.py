@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from ..diffing import Change
+from ..recording.modes import RecordMode, record_flags
 from .table import render_table
 
 if TYPE_CHECKING:
@@ -102,8 +103,8 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
         elif full:
             lines.append(("", f"  {r.id}: {'no golden yet' if r.drift is None else 'no drift'}"))
         if r.request_drift:
-            lines.append(("", f"  {r.id}: request drift ({len(r.request_drift)} changes; re-record with "
-                              f"--record-mode all --fixture {r.id})"))
+            how = record_flags(RecordMode.ALL, r.id, run.tools)
+            lines.append(("", f"  {r.id}: request drift ({len(r.request_drift)} changes; re-record with {how})"))
             lines.extend(_change_line(c) for c in r.request_drift)
     if not lines:
         return

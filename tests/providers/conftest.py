@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from replio_replay.providers import http
+from replio_replay.providers import retry
 from tests.support.llm_server import LLMServer
 
 
@@ -59,4 +59,4 @@ def second_server(_shared_servers: tuple[LLMServer, LLMServer]) -> Iterator[LLMS
 @pytest.fixture(autouse=True)
 def _fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     """Retries wait milliseconds, not seconds."""
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.01)
+    monkeypatch.setattr(retry, "BACKOFF_BASE", 0.01)

@@ -18,10 +18,11 @@ from replio_replay.errors import (
     ProviderHTTPError,
     ProviderResponseError,
 )
-from replio_replay.providers import http
+from replio_replay.providers import retry
 from replio_replay.providers.base import ChatRequest, Exchange, Message
-from replio_replay.providers.http import Backoff, Endpoint, post_json, retry_after_seconds
+from replio_replay.providers.http import Endpoint, post_json
 from replio_replay.providers.openai import OpenAIProvider
+from replio_replay.providers.retry import Backoff, retry_after_seconds
 from tests.providers.samples import first_turn, settings
 from tests.support.llm_server import LLMServer, Reply
 
@@ -325,7 +326,7 @@ def test_backoff_grows_and_is_capped():
 
 
 def test_backoff_base_comes_from_the_module_constant_at_call_time(monkeypatch):
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.25)
+    monkeypatch.setattr(retry, "BACKOFF_BASE", 0.25)
     assert Backoff.from_settings(settings(retries=1)).base == 0.25
     assert Backoff.from_settings(settings(options={"backoff_base": 0.5})).base == 0.5
 
