@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer
 
-__all__ = ["OPERATORS", "ArgExpectation", "Matcher", "matches", "matches_all", "parse_matcher", "shown"]
+__all__ = ["OPERATORS", "ArgExpectation", "Matcher", "json_equal", "matches", "matches_all", "parse_matcher", "shown"]
 
 OPERATORS = ("$regex", "$contains", "$min", "$max")
 
@@ -78,10 +78,25 @@ def parse_matcher(value: Any) -> Any:
 
 
 def matches(expected: Any, actual: Any) -> bool:
-    """Whether `actual` satisfies `expected`: a `Matcher`, or a literal compared with ``==``."""
+    """Whether `actual` satisfies `expected`: a `Matcher`, or a literal equal to it as JSON values are.
+
+    JSON equality, not Python's: ``true`` is not ``1`` and ``false`` is not ``0``; ``1`` and ``1.0``
+    are the same number.
+    """
     if isinstance(expected, Matcher):
         return expected.test(actual)
-    return bool(expected == actual)
+    return json_equal(expected, actual)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values: booleans are not numbers, containers compare item by item."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return bool(a == b)
 
 
 def matches_all(wanted: Mapping[str, Any], arguments: Any) -> bool:

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import replio_replay.pytest_plugin  # noqa: F401
+import replio_replay.recording.session  # noqa: F401
 import replio_replay.suite  # noqa: F401
 from replio_replay.cli import main
 from tests.support.llm_server import LLMServer
@@ -109,3 +110,26 @@ def test_xdist_gives_the_same_outcomes(pytester: pytest.Pytester, recorded: Path
     assert golden.is_file()
     serial = pytester.runpytest(*_ids(recorded))
     serial.assert_outcomes(passed=2)
+
+
+def test_every_recorded_tool_set_is_collected_and_replayed(pytester: pytest.Pytester, project: Path,
+                                                            agent: LLMServer) -> None:
+    variant = project / ".replio" / "tools" / "terse.json"
+    variant.parent.mkdir()
+    variant.write_text(json.dumps({"override": {"glob": {"description": "Find files by pattern."}}}))
+    args = [*run_args(project, "--base-url", f"{agent.url}/v1", "--update-golden"), "--tools", "default,terse"]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    agent.close()
+    collected = pytester.runpytest("--collect-only", "-q", *_ids(project))
+    collected.stdout.fnmatch_lines([
+        "replio::alpha[[]openai:test-model[]]", "replio::beta[[]openai:test-model[]]",
+        "replio::alpha[[]openai:test-model tools=terse[]]", "replio::beta[[]openai:test-model tools=terse[]]",
+    ])
+    pytester.runpytest(*_ids(project)).assert_outcomes(passed=4)
+    only = pytester.runpytest(*_ids(project), "--replio-tools", "terse", "--replio-strict")
+    only.assert_outcomes(passed=2)
+    variant.write_text(json.dumps({"override": {"glob": {"description": "Changed again."}}}))
+    drifted = pytester.runpytest(*_ids(project), "--replio-tools", "terse", "--replio-strict")
+    drifted.assert_outcomes(failed=2)
+    drifted.stdout.fnmatch_lines(["*beta: request drift (1 changes); re-record with --record-mode all "
+                                  "--fixture beta --tools terse", "*tools[[]glob[]].description changed*"])

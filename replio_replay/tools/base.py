@@ -24,7 +24,7 @@ from .sandbox import Sandbox
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Invoke", "Params", "Tool", "ToolContext", "ToolFailure", "model_tool", "schema_of"]
+__all__ = ["InvalidArguments", "Invoke", "Params", "Tool", "ToolContext", "ToolFailure", "model_tool", "schema_of"]
 
 
 class Params(BaseModel):
@@ -130,17 +130,18 @@ def model_tool(
         try:
             parsed = params.model_validate(arguments)
         except ValidationError as exc:
-            raise InvalidArguments(name, _brief(exc)) from None
+            raise InvalidArguments(_brief(exc)) from None
         return run(parsed, ctx)
 
     return Tool(name, description, category, schema_of(params), invoke, source=source)
 
 
 class InvalidArguments(ToolFailure):
-    """The model's arguments do not fit the tool's parameters."""
+    """The model's arguments do not fit the tool's parameters (the toolbox names the tool called)."""
 
-    def __init__(self, tool: str, problem: str) -> None:
-        super().__init__(f"invalid arguments for {tool}: {problem}")
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
 
 
 def _brief(exc: ValidationError) -> str:

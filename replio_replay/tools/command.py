@@ -36,12 +36,13 @@ def command_invoke(name: str, argv: Sequence[str], timeout: float) -> Invoke:
         if done.timed_out:
             raise ToolFailure(f"{name} took longer than {timeout:g} s")
         out = done.stdout.decode("utf-8", "replace").replace(str(root), ".")
-        if done.cut or len(out) > OUTPUT_CAP:
-            out = out[:OUTPUT_CAP] + f"\n(output cut at {OUTPUT_CAP} characters)"
-            return out
-        if done.returncode != 0:
+        if done.returncode is not None and done.returncode != 0:
             tail = done.stderr.decode("utf-8", "replace").replace(str(root), ".").strip()[-_STDERR_TAIL:]
             raise ToolFailure(f"{name} exited with status {done.returncode}" + (f": {tail}" if tail else ""))
+        if done.cut and not done.stdout_cut:
+            raise ToolFailure(f"{name} wrote more than {OUTPUT_CAP * 4} bytes to stderr and was stopped")
+        if done.stdout_cut or len(out) > OUTPUT_CAP:
+            out = out[:OUTPUT_CAP] + f"\n(output cut at {OUTPUT_CAP} characters)"
         return out
 
     return invoke

@@ -74,6 +74,8 @@ class ToolDecl(_Strict):
             raise ValueError("a tool has either `command` (a command tool) or `result`/`results` (a stub), not both")
         if not stub and not command:
             raise ValueError("give `command` for a command tool, or `result`/`results` for a stub")
+        if "result" in self.model_fields_set and self.results is not None:
+            raise ValueError("give `result` (one answer) or `results` (answers by arguments), not both")
         if stub and self.timeout is not None:
             raise ValueError("`timeout` applies to command tools only")
         return self

@@ -24,13 +24,17 @@ _CHUNK = 65536
 
 @dataclass(frozen=True)
 class Finished:
-    """How a bounded process ended: exit code (None if stopped), its output, and why it was stopped."""
+    """How a bounded process ended: exit code (None if stopped), its output, and why it was stopped.
+
+    `cut`: a stream went over the cap and the program was stopped; `stdout_cut`: that stream was stdout.
+    """
 
     returncode: int | None
     stdout: bytes
     stderr: bytes
     timed_out: bool = False
-    cut: bool = False
+    cut: bool = False  # a stream went over the cap, so the program was stopped
+    stdout_cut: bool = False
 
 
 def base_env(root: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -69,9 +73,10 @@ def run_bounded(
     ]
     for reader in readers:
         reader.start()
+    writer = threading.Thread(target=_feed, args=(proc, stdin), daemon=True)
+    writer.start()  # a program that never reads its input must not hold the timeout off
     timed_out = False
     try:
-        _feed(proc, stdin)
         try:
             _wait(proc, timeout, over)
         except subprocess.TimeoutExpired:
@@ -79,10 +84,11 @@ def run_bounded(
     finally:
         _kill_group(proc)
         proc.wait()
-        for reader in readers:
-            reader.join(timeout=2)
+        for thread in (*readers, writer):
+            thread.join(timeout=2)
     code = None if timed_out or over.is_set() else proc.returncode
-    return Finished(code, outputs.get("out", b""), outputs.get("err", b""), timed_out, over.is_set())
+    out, err = outputs.get("out", b""), outputs.get("err", b"")
+    return Finished(code, out, err, timed_out, over.is_set(), stdout_cut=len(out) >= cap and over.is_set())
 
 
 def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:

@@ -79,6 +79,12 @@ def _overridden(tool: Tool, override: Override, where: str) -> Tool:
         problem = schema_problem(merged)
         if problem:
             raise ToolSetError(f"{where}.parameters: after merging, {problem}")
+        added = sorted(set(merged.get("properties") or {}) - set(tool.parameters.get("properties") or {}))
+        if added and not tool.checks_schema:
+            raise ToolSetError(
+                f"{where}.parameters: {tool.name} takes no argument {added[0]!r}; an override can describe "
+                "or constrain a tool's arguments, not add arguments its code does not take"
+            )
         changes.update(parameters=merged, checks_schema=True)
     return dataclasses.replace(tool, **changes)  # type: ignore[arg-type]
 

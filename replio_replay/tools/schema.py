@@ -47,11 +47,16 @@ def schema_problem(schema: Any) -> str | None:
 def argument_problem(schema: Mapping[str, Any], arguments: Any) -> str | None:
     """Why `arguments` do not satisfy `schema` (every violation, in path order), or None."""
     validator = _validator(json.dumps(schema, sort_keys=True))
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: [_part(p) for p in e.absolute_path])
     if not errors:
         return None
     parts = [f"{'.'.join(str(p) for p in e.absolute_path) or 'arguments'}: {e.message}" for e in errors]
     return "; ".join(parts) + f" (got {json.dumps(arguments, default=str)[:120]})"
+
+
+def _part(part: object) -> tuple[int, int, str]:
+    """Path parts in order: list positions as numbers, keys as text."""
+    return (0, part, "") if isinstance(part, int) else (1, 0, str(part))
 
 
 def _validator_class(schema: Mapping[str, Any]) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import ToolContext, ToolFailure
+from .base import InvalidArguments, ToolContext, ToolFailure
 from .permissions import Permissions
 from .sandbox import SandboxError
 from .schema import argument_problem
@@ -44,12 +44,13 @@ class Toolbox:
             return f"Error: permission denied: {name} ({tool.category.value}) is not allowed in this run"
         if isinstance(arguments, str):
             return f"Error: arguments for {name} are not valid JSON: {arguments[:200]}"
-        if tool.checks_schema:
-            problem = argument_problem(tool.parameters, arguments)
-            if problem:
-                return f"Error: invalid arguments for {name}: {problem}"
+        problem = argument_problem(tool.parameters, arguments) if tool.checks_schema else None
+        if problem:
+            return f"Error: invalid arguments for {name}: {problem}"
         try:
             return tool.invoke(arguments, self.ctx)
+        except InvalidArguments as exc:
+            return f"Error: invalid arguments for {name}: {exc.problem}"
         except (ToolFailure, SandboxError) as exc:
             return f"Error: {exc}"
         except OSError as exc:

@@ -1,0 +1,237 @@
+"""Matchers: parse_matcher, Matcher.test, matches_all, shown, ArgExpectation in pydantic models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from replio_replay.matchers import (
+    OPERATORS,
+    ArgExpectation,
+    Matcher,
+    matches,
+    matches_all,
+    parse_matcher,
+    shown,
+)
+
+# parse_matcher ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("literal", [
+    "text", "$regex", 0, 3.5, True, None, [1, "$min"], {}, {"plain": 1}, {"nested": {"$min": 1}},
+])
+def test_literals_pass_through_unchanged(literal: Any) -> None:
+    parsed = parse_matcher(literal)
+    assert parsed == literal
+    assert not isinstance(parsed, Matcher)
+
+
+def test_a_matcher_passes_through_as_itself() -> None:
+    m = Matcher(regex="x")
+    assert parse_matcher(m) is m
+
+
+@pytest.mark.parametrize(("written", "expected"), [
+    ({"$regex": "^a+$"}, Matcher(regex="^a+$")),
+    ({"$contains": "needle"}, Matcher(contains="needle")),
+    ({"$contains": ""}, Matcher(contains="")),
+    ({"$min": 0}, Matcher(min=0)),
+    ({"$max": 2.5}, Matcher(max=2.5)),
+    ({"$min": -1, "$max": 1}, Matcher(min=-1, max=1)),
+])
+def test_each_operator_parses_into_a_matcher(written: dict[str, Any], expected: Matcher) -> None:
+    assert parse_matcher(written) == expected
+
+
+def test_an_unknown_operator_names_the_valid_ones() -> None:
+    with pytest.raises(ValueError) as info:
+        parse_matcher({"$regx": "a"})
+    message = str(info.value)
+    assert "'$regx'" in message
+    for op in OPERATORS:
+        assert repr(op) in message
+
+
+def test_a_plain_key_beside_an_operator_is_unknown() -> None:
+    with pytest.raises(ValueError, match="unknown check 'flags'"):
+        parse_matcher({"$regex": "a", "flags": "i"})
+
+
+@pytest.mark.parametrize(("written", "message"), [
+    ({"$regex": 1}, "$regex needs a string, not int"),
+    ({"$contains": ["a"]}, "$contains needs a string, not list"),
+    ({"$contains": None}, "$contains needs a string, not NoneType"),
+    ({"$min": "1"}, "$min needs a number, not str"),
+    ({"$max": True}, "$max needs a number, not bool"),
+    ({"$min": None}, "$min needs a number, not NoneType"),
+])
+def test_wrong_operand_types_are_refused(written: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_matcher(written)
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("written", [
+    {"$regex": "a", "$contains": "a"},
+    {"$regex": "a", "$min": 1},
+    {"$contains": "a", "$max": 1},
+])
+def test_text_and_other_checks_together_are_refused(written: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="give one of"):
+        parse_matcher(written)
+
+
+def test_an_invalid_regex_is_refused() -> None:
+    with pytest.raises(ValueError) as info:
+        parse_matcher({"$regex": "(unclosed"})
+    assert "invalid regular expression '(unclosed'" in str(info.value)
+
+
+# Matcher.test -------------------------------------------------------------------------------------
+
+
+def test_bounds_are_inclusive() -> None:
+    m = Matcher(min=1, max=3)
+    assert [m.test(v) for v in (0.99, 1, 2.5, 3, 3.01)] == [False, True, True, True, False]
+    assert Matcher(min=0).test(10**12)
+    assert not Matcher(max=0).test(0.001)
+
+
+def test_bools_are_not_numbers_for_bounds() -> None:
+    assert not Matcher(min=0).test(True)
+    assert not Matcher(max=1).test(False)
+    assert not Matcher(min=0, max=1).test(True)
+
+
+@pytest.mark.parametrize("actual", ["5", None, [5], {"n": 5}])
+def test_bounds_never_match_non_numbers(actual: Any) -> None:
+    assert not Matcher(min=0, max=10).test(actual)
+
+
+@pytest.mark.parametrize("actual", [5, 1.5, True, None, ["abc"], {"abc": 1}])
+def test_non_strings_never_match_text_checks(actual: Any) -> None:
+    assert not Matcher(regex=".*").test(actual)
+    assert not Matcher(contains="").test(actual)
+
+
+def test_regex_searches_rather_than_matching_the_whole_text() -> None:
+    assert Matcher(regex="b+").test("abbbc")
+    assert not Matcher(regex="^b").test("abc")
+    assert Matcher(regex="^abc$").test("abc")
+    assert Matcher(regex="").test("")
+
+
+def test_contains_is_a_case_sensitive_substring() -> None:
+    assert Matcher(contains="gift").test("a gift box")
+    assert not Matcher(contains="gift").test("a Gift box")
+    assert Matcher(contains="").test("anything")
+
+
+def test_matches_uses_equality_for_literals() -> None:
+    assert matches("A-1", "A-1")
+    assert not matches("A-1", "a-1")
+    assert matches([1, {"k": "v"}], [1, {"k": "v"}])
+    assert not matches([1, 2], [2, 1])
+    assert matches(Matcher(regex="^A"), "A-1")
+
+
+# matches_all --------------------------------------------------------------------------------------
+
+
+def test_matches_all_needs_every_named_argument() -> None:
+    wanted = {"id": parse_matcher({"$regex": "^A-"}), "qty": parse_matcher({"$min": 1})}
+    assert matches_all(wanted, {"id": "A-1", "qty": 2})
+    assert matches_all(wanted, {"id": "A-1", "qty": 2, "other": "free"})
+    assert not matches_all(wanted, {"id": "A-1", "qty": 0})
+    assert not matches_all(wanted, {"id": "A-1"})
+
+
+def test_a_missing_argument_fails_even_against_none() -> None:
+    assert not matches_all({"note": None}, {})
+    assert matches_all({"note": None}, {"note": None})
+
+
+def test_nothing_wanted_matches_any_dict() -> None:
+    assert matches_all({}, {})
+    assert matches_all({}, {"a": 1})
+
+
+@pytest.mark.parametrize("arguments", [None, [], ["id"], "id=A-1", 3])
+def test_non_dict_arguments_fail(arguments: Any) -> None:
+    assert not matches_all({}, arguments)
+    assert not matches_all({"id": "A-1"}, arguments)
+
+
+# shown --------------------------------------------------------------------------------------------
+
+
+def test_shown_writes_matchers_back_as_operator_objects() -> None:
+    wanted = {
+        "id": parse_matcher({"$regex": "^A"}),
+        "qty": parse_matcher({"$min": 0, "$max": 5}),
+        "note": parse_matcher({"$contains": ""}),
+        "exact": "literal",
+        "deep": {"plain": [1, 2]},
+    }
+    assert shown(wanted) == {
+        "id": {"$regex": "^A"},
+        "qty": {"$min": 0, "$max": 5},
+        "note": {"$contains": ""},
+        "exact": "literal",
+        "deep": {"plain": [1, 2]},
+    }
+    assert shown({}) == {}
+
+
+# ArgExpectation -----------------------------------------------------------------------------------
+
+
+class Expectations(BaseModel):
+    args: dict[str, ArgExpectation]
+
+
+WRITTEN: dict[str, Any] = {
+    "path": {"$regex": "\\.py$"},
+    "query": {"$contains": "main"},
+    "limit": {"$min": 1, "$max": 50},
+    "offset": {"$max": 0},
+    "name": "exact text",
+    "flags": ["a", "b"],
+    "opts": {"plain": True},
+    "nothing": None,
+}
+
+
+def test_arg_expectation_validates_into_matchers_and_literals() -> None:
+    model = Expectations.model_validate({"args": WRITTEN})
+    assert model.args["path"] == Matcher(regex="\\.py$")
+    assert model.args["limit"] == Matcher(min=1, max=50)
+    assert model.args["name"] == "exact text"
+    assert model.args["opts"] == {"plain": True}
+
+
+def test_arg_expectation_dumps_as_the_user_wrote_it() -> None:
+    model = Expectations.model_validate({"args": WRITTEN})
+    assert model.model_dump(mode="json") == {"args": WRITTEN}
+    assert model.model_dump() == {"args": WRITTEN}
+    again = Expectations.model_validate(model.model_dump(mode="json"))
+    assert again == model
+    assert Expectations.model_validate_json(model.model_dump_json()) == model
+
+
+def test_arg_expectation_refuses_a_bad_matcher_with_its_reason() -> None:
+    with pytest.raises(ValidationError) as info:
+        Expectations.model_validate({"args": {"path": {"$regx": "a"}}})
+    assert "unknown check '$regx'" in str(info.value)
+    assert "path" in str(info.value)
+
+
+def test_literals_compare_as_json_values_not_python_ones() -> None:
+    assert matches(1, 1.0)
+    assert not matches(1, True) and not matches(True, 1)
+    assert not matches(0, False)
+    assert matches([1, {"a": True}], [1.0, {"a": True}])
+    assert not matches([1, {"a": True}], [1, {"a": 1}])

@@ -1,0 +1,190 @@
+"""Tool sets through the CLI against a loopback server: --tools, side by side, cross product, status, drift."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from replio_replay.cli import main
+from tests.support.llm_server import LLMServer, Reply, Seen
+from tests.support.project import write_project
+
+#: The variant's file_read description; the scripted agent reads files only when it sees it.
+TUNED = "Read a text file ONCE and answer from it."
+
+
+def _invoke(*args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+
+
+def _agent(seen: Seen) -> Reply:
+    """Reads notes.txt and answers when file_read's description is the tuned one; else gives up."""
+    body = seen.json()
+    tools = {t["function"]["name"]: t["function"] for t in body.get("tools", [])}
+    tuned = tools.get("file_read", {}).get("description") == TUNED
+    done = any(m["role"] == "tool" for m in body["messages"])
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    if tuned and not done:
+        message["tool_calls"] = [{"id": "call_0", "type": "function",
+                                  "function": {"name": "file_read", "arguments": '{"path": "notes.txt"}'}}]
+    else:
+        message["content"] = "It says hello." if tuned else "I cannot tell."
+    return Reply(json={"choices": [{"index": 0, "message": message}], "model": body["model"],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """The alpha/beta project with a `tuned` variant that changes file_read's description."""
+    root = write_project(tmp_path / "proj")
+    variant = root / ".replio" / "tools" / "tuned.json"
+    variant.parent.mkdir()
+    variant.write_text(json.dumps({"override": {"file_read": {"description": TUNED}}}))
+    fixture = root / ".replio" / "eval" / "alpha.json"
+    data = json.loads(fixture.read_text())
+    data["verifier"] = {"must_include": ["file_read"]}
+    fixture.write_text(json.dumps(data))
+    return root
+
+
+@pytest.fixture
+def server(llm_server: LLMServer) -> LLMServer:
+    llm_server.handler = _agent
+    return llm_server
+
+
+def _run(project: Path, server: LLMServer, *extra: str) -> Result:
+    return _invoke("eval", "--path", str(project), "run", "--fixture", "alpha", "--fixture", "beta",
+                   "--base-url", f"{server.url}/v1", *extra)
+
+
+def test_one_tool_set_by_name_records_under_its_folder(project: Path, server: LLMServer) -> None:
+    result = _run(project, server, "--tools", "tuned", "--output", "json")
+    assert result.exit_code == 0, result.output
+    run = json.loads(result.stdout)
+    assert run["tools"] == "tuned" and len(run["tools_hash"]) == 16
+    alpha = run["fixtures"][0]
+    assert alpha["names"] == ["file_read"] and alpha["pass"] is True
+    assert alpha["trace"][0]["result"] == "     1  hello"
+    folder = project / "cassettes" / "openai" / "test-model" / "tools=tuned"
+    assert sorted(p.name for p in folder.glob("*.yaml")) == ["alpha.yaml", "beta.yaml"]
+    assert not list((project / "cassettes" / "openai" / "test-model").glob("*.yaml"))
+    assert "tools: tuned" in (folder / "alpha.yaml").read_text()
+
+
+def test_two_tool_sets_side_by_side_with_the_flip_first(project: Path, server: LLMServer) -> None:
+    result = _run(project, server, "--tools", "default,tuned", "--update-golden")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1].split() == ["metric", "openai:test-model", "openai:test-model", "tools=tuned"]
+    flipped = next(line for line in lines if "alpha" in line)
+    assert flipped.split()[:3] == ["*", "alpha", "FAIL"] and "pass" in flipped.split()
+    assert lines.index(flipped) < next(i for i, line in enumerate(lines) if "beta" in line)
+    cassettes = project / "cassettes" / "openai" / "test-model"
+    assert (cassettes / "alpha.yaml").is_file() and (cassettes / "tools=tuned" / "alpha.yaml").is_file()
+    goldens = project / "golden" / "openai" / "test-model"
+    assert (goldens / "alpha.json").is_file() and (goldens / "tools=tuned" / "alpha.json").is_file()
+
+    server.close()
+    replayed = _run(project, server, "--tools", "default,tuned", "--record-mode", "none", "--output", "json",
+                    "--strict")
+    assert replayed.exit_code == 0, replayed.output
+    runs = json.loads(replayed.stdout)["runs"]
+    assert [(r["tools"], r["fixtures"][0]["pass"]) for r in runs] == [("default", False), ("tuned", True)]
+    assert runs[0]["tools_hash"] != runs[1]["tools_hash"]
+
+
+def test_compare_and_tools_run_the_cross_product(project: Path, server: LLMServer) -> None:
+    with LLMServer() as second_server:
+        second_server.handler = _agent
+        _cross_product(project, server, second_server)
+
+
+def _cross_product(project: Path, server: LLMServer, second_server: LLMServer) -> None:
+    env = {"OPENAI_BASE_URL": f"{server.url}/v1", "LLAMACPP_BASE_URL": f"{second_server.url}/v1"}
+    result = _invoke("eval", "--path", str(project), "run", "--fixture", "alpha",
+                     "--compare", "openai:model-a,llamacpp:model-b", "--tools", "default,tuned",
+                     "--output", "json", env=env)
+    assert result.exit_code == 0, result.output
+    runs = json.loads(result.stdout)["runs"]
+    assert [(r["provider"], r["model"], r["tools"]) for r in runs] == [
+        ("openai", "model-a", "default"), ("openai", "model-a", "tuned"),
+        ("llamacpp", "model-b", "default"), ("llamacpp", "model-b", "tuned"),
+    ]
+    assert [r["fixtures"][0]["pass"] for r in runs] == [False, True, False, True]
+    for provider, model in (("openai", "model-a"), ("llamacpp", "model-b")):
+        assert (project / "cassettes" / provider / model / "alpha.yaml").is_file()
+        assert (project / "cassettes" / provider / model / "tools=tuned" / "alpha.yaml").is_file()
+
+
+def test_an_unknown_tool_set_is_a_usage_error_naming_the_known_ones(project: Path) -> None:
+    result = _invoke("eval", "--path", str(project), "run", "--tools", "tunned")
+    assert result.exit_code == 2
+    assert "no tool set named 'tunned'" in result.stderr and "default, tuned" in result.stderr
+
+
+def test_a_broken_tool_set_file_is_a_config_error_naming_file_and_field(project: Path) -> None:
+    (project / ".replio" / "tools" / "tuned.json").write_text(json.dumps({"overide": {}}))
+    result = _invoke("eval", "--path", str(project), "run", "--tools", "tuned")
+    assert result.exit_code == 2
+    assert "tuned.json: overide: unknown key" in result.stderr
+
+
+def test_a_fixture_naming_a_tool_nobody_offers_is_reported_and_skipped(project: Path, server: LLMServer) -> None:
+    fixture = project / ".replio" / "eval" / "beta.json"
+    data = json.loads(fixture.read_text())
+    data["expected"] = ["list_dir", "globb"]
+    fixture.write_text(json.dumps(data))
+    result = _run(project, server, "--output", "json")
+    assert "fixture 'beta': expected: no tool named 'globb' in tool set 'default'" in result.stderr
+    assert "did you mean 'glob'?" in result.stderr
+    assert [f["id"] for f in json.loads(result.stdout)["fixtures"]] == ["alpha"]
+    listed = _invoke("eval", "--path", str(project), "list", "--output", "json")
+    assert any("globb" in p["message"] for p in json.loads(listed.stdout)["problems"])
+
+
+def test_request_drift_names_the_tool_and_the_changed_part(project: Path, server: LLMServer) -> None:
+    assert _run(project, server, "--tools", "tuned").exit_code == 0
+    variant = project / ".replio" / "tools" / "tuned.json"
+    variant.write_text(json.dumps({"override": {"file_read": {"description": TUNED + " " + "x" * 100}}}))
+    result = _run(project, server, "--tools", "tuned", "--record-mode", "none")
+    assert "tools[file_read].description changed" in result.stdout
+    assert "--record-mode all --fixture alpha --tools tuned" in result.stdout
+
+
+def test_status_says_which_recording_is_stale_and_why(project: Path, server: LLMServer) -> None:
+    assert _run(project, server, "--tools", "default,tuned").exit_code == 0
+
+    def status() -> dict[tuple[str, str], Any]:
+        out = _invoke("eval", "--path", str(project), "status", "--output", "json").stdout
+        return {(e["tools"], e["fixture"]): e["stale"] for e in json.loads(out)["entries"]
+                if e["fixture"] in ("alpha", "beta")}
+
+    assert status() == {("default", "alpha"): [], ("default", "beta"): [],
+                        ("tuned", "alpha"): [], ("tuned", "beta"): []}
+    fixture = project / ".replio" / "eval" / "alpha.json"
+    data = json.loads(fixture.read_text())
+    fixture.write_text(json.dumps({**data, "task": data["task"] + " Be quick."}))
+    variant = project / ".replio" / "tools" / "tuned.json"
+    variant.write_text(json.dumps({"override": {"file_read": {"description": "Another text."}}}))
+    assert status() == {
+        ("default", "alpha"): ["fixture changed"], ("default", "beta"): [],
+        ("tuned", "alpha"): ["fixture changed", "tool set 'tuned' changed"],
+        ("tuned", "beta"): ["tool set 'tuned' changed"],
+    }
+    table = _invoke("eval", "--path", str(project), "status").stdout
+    assert "openai:test-model tools=tuned" in table and "3 stale cassettes" in table
+    # judging is not an input of the recording: a new verifier leaves it fresh
+    fixture.write_text(json.dumps({**data, "verifier": {"max_calls": 1}}))
+    assert status()[("default", "alpha")] == []
+
+
+def test_a_recording_of_a_tool_set_that_no_longer_exists_is_an_orphan(project: Path, server: LLMServer) -> None:
+    assert _run(project, server, "--tools", "tuned").exit_code == 0
+    (project / ".replio" / "tools" / "tuned.json").unlink()
+    out = json.loads(_invoke("eval", "--path", str(project), "status", "--output", "json").stdout)
+    assert str(project / "cassettes" / "openai" / "test-model" / "tools=tuned" / "alpha.yaml") in out["orphans"]

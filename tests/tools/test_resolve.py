@@ -1,0 +1,514 @@
+"""Resolving tool sets: sources, `extends`, disable, override, fixture additions, name problems."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replio_replay.errors import ToolSetError
+from replio_replay.tools.builtin import builtin_tools
+from replio_replay.tools.permissions import Category
+from replio_replay.tools.resolve import for_fixture, name_problems, resolve_toolset
+from replio_replay.tools.setfile import SetFile, ToolSetFile
+from replio_replay.tools.toolset import DEFAULT_SYSTEM_PROMPT, ToolSet
+from tests.helpers import builtin_toolset, make_fixture
+
+BUILTINS = ("file_read", "file_write", "file_edit", "glob", "list_dir", "grep", "run_command",
+            "web_fetch")
+FILE_READ_SCHEMA = copy.deepcopy(dict(builtin_tools()[0].parameters))
+
+
+def link(path: str, **data: Any) -> SetFile:
+    """One file of a chain, validated as load_chain would."""
+    return SetFile(Path(path), ToolSetFile.model_validate(data))
+
+
+def resolve(*chain: SetFile, sources: Any = None, name: str = "t") -> ToolSet:
+    return resolve_toolset(name, list(chain), builtin_tools() if sources is None else sources)
+
+
+def refused(*chain: SetFile, sources: Any = None) -> str:
+    with pytest.raises(ToolSetError) as info:
+        resolve(*chain, sources=sources)
+    return str(info.value)
+
+
+def stub(description: str = "Look it up.", result: Any = "found", **more: Any) -> dict[str, Any]:
+    return {"description": description, "result": result, **more}
+
+
+def tool_of(toolset: ToolSet, name: str) -> Any:
+    found = toolset.get(name)
+    assert found is not None, f"{name} is not offered"
+    return found
+
+
+# sources and the chain ----------------------------------------------------------------------------
+
+
+def test_no_files_gives_the_eight_builtins_in_order() -> None:
+    toolset = resolve(name="default")
+    assert toolset.name == "default"
+    assert toolset.names == BUILTINS
+    assert toolset.system_prompt == DEFAULT_SYSTEM_PROMPT
+    assert toolset.known == frozenset(BUILTINS)
+    assert toolset.tools == builtin_tools()
+
+
+def test_the_last_file_that_sets_a_system_prompt_wins() -> None:
+    chain = [link("/p/root.json", system_prompt="Root."), link("/p/mid.json", system_prompt="Mid."),
+             link("/p/leaf.json")]
+    assert resolve(*chain).system_prompt == "Mid."
+    assert resolve(*chain[:1]).system_prompt == "Root."
+    assert resolve(link("/p/leaf.json", system_prompt="Leaf."), *chain).system_prompt == "Mid."
+
+
+def test_disable_removes_tools_and_keeps_them_known() -> None:
+    toolset = resolve(link("/p/tools.json", disable=["grep", "web_fetch"]))
+    assert toolset.names == ("file_read", "file_write", "file_edit", "glob", "list_dir",
+                             "run_command")
+    assert toolset.get("grep") is None
+    assert {"grep", "web_fetch"} <= toolset.known
+    assert toolset.known == frozenset(BUILTINS)
+
+
+def test_disabled_names_add_up_along_the_chain() -> None:
+    toolset = resolve(link("/p/a.json", disable=["grep"]), link("/p/b.json", disable=["glob"]))
+    assert "grep" not in toolset.names and "glob" not in toolset.names
+    assert len(toolset.names) == 6
+
+
+def test_disabling_a_tool_twice_is_harmless() -> None:
+    toolset = resolve(link("/p/a.json", disable=["grep"]), link("/p/b.json", disable=["grep"]))
+    assert len(toolset.names) == 7 and "grep" not in toolset.names
+
+
+def test_disabling_an_unknown_tool_suggests_the_closest() -> None:
+    message = refused(link("/p/tools.json", disable=["file_reed"]))
+    assert message == "/p/tools.json: disable: no tool named 'file_reed'; did you mean 'file_read'?"
+
+
+def test_disabling_a_name_like_nothing_lists_the_known_tools() -> None:
+    message = refused(link("/p/tools.json", disable=["zzzzzz"]))
+    assert message.startswith("/p/tools.json: disable: no tool named 'zzzzzz'; known tools: ")
+    assert ", ".join(sorted(BUILTINS)) in message
+
+
+def test_a_declared_tool_can_be_disabled_by_its_own_file() -> None:
+    toolset = resolve(link("/p/tools.json", tools={"lookup": stub()}, disable=["lookup"]))
+    assert toolset.names == BUILTINS
+    assert "lookup" in toolset.known
+
+
+# override -----------------------------------------------------------------------------------------
+
+
+def test_override_description_replaces_it_and_keeps_the_rest() -> None:
+    toolset = resolve(link("/p/tools.json", override={"grep": {"description": "Search text."}}))
+    grep = tool_of(toolset, "grep")
+    original = builtin_tools()[BUILTINS.index("grep")]
+    assert grep.description == "Search text."
+    assert grep.parameters == original.parameters
+    assert grep.category is original.category
+    assert toolset.names == BUILTINS
+
+
+def test_override_parameters_merges_into_the_schema() -> None:
+    toolset = resolve(link("/p/tools.json", override={"file_read": {
+        "parameters": {"properties": {"offset": {"description": "Leave it out."}}}
+    }}))
+    schema = tool_of(toolset, "file_read").parameters
+    expected = copy.deepcopy(FILE_READ_SCHEMA)
+    expected["properties"]["offset"]["description"] = "Leave it out."
+    assert schema == expected
+    assert schema["required"] == ["path"]
+    assert schema["properties"]["offset"]["minimum"] == 1
+    assert list(schema["properties"]) == ["path", "offset", "limit"]
+
+
+def test_override_parameters_null_removes_a_key() -> None:
+    toolset = resolve(link("/p/tools.json", override={"file_read": {
+        "parameters": {"properties": {"limit": None, "offset": {"default": None}}}
+    }}))
+    schema = tool_of(toolset, "file_read").parameters
+    assert set(schema["properties"]) == {"path", "offset"}
+    assert "default" not in schema["properties"]["offset"]
+    assert schema["properties"]["offset"]["minimum"] == 1
+    assert schema["properties"]["path"] == FILE_READ_SCHEMA["properties"]["path"]
+
+
+def test_override_parameters_turns_on_the_schema_check() -> None:
+    toolset = resolve(link("/p/tools.json", override={"file_read": {
+        "parameters": {"properties": {"limit": {"maximum": 50}}}
+    }}))
+    assert tool_of(toolset, "file_read").checks_schema is True
+    assert tool_of(toolset, "grep").checks_schema is False
+
+
+def test_an_override_cannot_add_an_argument_a_builtin_does_not_take() -> None:
+    message = refused(link("/p/tools.json", override={"file_read": {
+        "parameters": {"properties": {"encoding": {"type": "string"}}}
+    }}))
+    assert message.startswith("/p/tools.json: override.file_read.parameters: file_read takes no argument")
+    assert "'encoding'" in message
+
+
+def test_an_override_may_add_an_argument_to_a_declared_stub() -> None:
+    toolset = resolve(link("/p/tools.json", tools={"lookup": stub()}, override={"lookup": {
+        "parameters": {"properties": {"id": {"type": "string"}}}
+    }}))
+    assert set(tool_of(toolset, "lookup").parameters["properties"]) == {"id"}
+
+
+def test_override_does_not_change_the_builtin_tools() -> None:
+    resolve(link("/p/tools.json", override={"file_read": {
+        "description": "Other.",
+        "parameters": {"properties": {"offset": {"description": "Other."}, "limit": None}},
+    }}))
+    assert builtin_tools()[0].parameters == FILE_READ_SCHEMA
+    assert builtin_tools()[0].description != "Other."
+    assert resolve().tools == builtin_tools()
+
+
+def test_overrides_apply_in_chain_order() -> None:
+    toolset = resolve(
+        link("/p/base.json", override={"grep": {"description": "Base.", "parameters": {
+            "properties": {"glob": {"description": "Base glob."}}}}}),
+        link("/p/leaf.json", override={"grep": {"description": "Leaf."}}),
+    )
+    grep = tool_of(toolset, "grep")
+    assert grep.description == "Leaf."
+    assert grep.parameters["properties"]["glob"]["description"] == "Base glob."
+
+
+@pytest.mark.parametrize(
+    ("patch", "words"),
+    [
+        ({"properties": {"offset": {"type": "intger"}}}, "at properties/offset/type"),
+        ({"type": None}, '"type": "object"'),
+        ({"type": "array"}, '"type": "object"'),
+        ({"required": "path"}, "at required"),
+    ],
+)
+def test_an_override_that_breaks_the_schema_is_an_error(patch: dict, words: str) -> None:
+    message = refused(link("/p/tools.json", override={"file_read": {"parameters": patch}}))
+    assert message.startswith("/p/tools.json: override.file_read.parameters: after merging, ")
+    assert words in message
+
+
+def test_overriding_a_missing_tool_names_the_file_and_field() -> None:
+    message = refused(link("/p/tools.json", override={"grap": {"description": "x"}}))
+    assert message == ("/p/tools.json: override.grap: cannot override it: no tool named 'grap'; "
+                       "did you mean 'grep'?")
+
+
+def test_overriding_a_disabled_tool_says_it_is_disabled() -> None:
+    message = refused(link("/p/tools.json", disable=["grep"],
+                           override={"grep": {"description": "x"}}))
+    assert message == "/p/tools.json: override.grep: cannot override it: it is disabled"
+
+
+def test_overriding_a_tool_its_base_disabled_names_the_child() -> None:
+    message = refused(link("/p/base.json", disable=["grep"]),
+                      link("/p/leaf.json", override={"grep": {"description": "x"}}))
+    assert message.startswith("/p/leaf.json: override.grep: ")
+    assert "it is disabled" in message
+
+
+def test_a_declared_tool_can_be_overridden_by_a_child() -> None:
+    toolset = resolve(link("/p/base.json", tools={"lookup": stub()}),
+                      link("/p/leaf.json", override={"lookup": {"description": "Find it."}}))
+    assert tool_of(toolset, "lookup").description == "Find it."
+
+
+# declared tools and collisions --------------------------------------------------------------------
+
+
+def test_declared_tools_come_after_the_builtins() -> None:
+    toolset = resolve(link("/p/tools.json", tools={"lookup": stub(), "convert": stub("Convert.")}))
+    assert toolset.names == (*BUILTINS, "lookup", "convert")
+    lookup = tool_of(toolset, "lookup")
+    assert lookup.source == "/p/tools.json"
+    assert lookup.category is Category.READ
+    assert lookup.checks_schema is True
+
+
+def test_a_declared_tool_colliding_with_a_builtin_names_both_sources() -> None:
+    message = refused(link("/p/tools.json", tools={"grep": stub()}))
+    assert "tool 'grep' is defined twice: by built-in and by /p/tools.json" in message
+    assert "override" in message
+
+
+def test_a_declared_tool_colliding_with_a_disabled_builtin_is_still_an_error() -> None:
+    message = refused(link("/p/tools.json", tools={"grep": stub()}, disable=["grep"]))
+    assert "defined twice" in message
+
+
+def test_a_child_redefining_its_bases_tool_replaces_it() -> None:
+    toolset = resolve(
+        link("/p/base.json", tools={"lookup": stub("Base.", "base"), "keep": stub("Keep.")}),
+        link("/p/leaf.json", tools={"lookup": stub("Leaf.", "leaf")}),
+    )
+    assert toolset.names == (*BUILTINS, "lookup", "keep")
+    lookup = tool_of(toolset, "lookup")
+    assert lookup.description == "Leaf."
+    assert lookup.source == "/p/leaf.json"
+    assert lookup.invoke({}, None) == "leaf"  # type: ignore[arg-type]
+
+
+def plugin_tool(name: str, plugin: str = "acme") -> Any:
+    """A tool as plugin_tools returns it: any tool, renamed, with a plugin source."""
+    return dataclasses.replace(builtin_tools()[0], name=name, source=f"plugin:{plugin}")
+
+
+def test_a_plugin_tool_colliding_with_a_builtin_is_an_error() -> None:
+    message = refused(sources=[*builtin_tools(), plugin_tool("grep")])
+    assert "tool 'grep' is defined twice: by built-in and by plugin:acme" in message
+
+
+def test_two_plugins_defining_one_name_is_an_error() -> None:
+    message = refused(sources=[plugin_tool("lookup", "one"), plugin_tool("lookup", "two")])
+    assert "by plugin:one and by plugin:two" in message
+
+
+def test_a_declared_tool_colliding_with_a_plugin_tool_is_an_error() -> None:
+    message = refused(link("/p/tools.json", tools={"lookup": stub()}),
+                      sources=[*builtin_tools(), plugin_tool("lookup")])
+    assert "by plugin:acme and by /p/tools.json" in message
+
+
+def test_plugin_tools_are_offered_after_the_builtins() -> None:
+    toolset = resolve(sources=[*builtin_tools(), plugin_tool("lookup")])
+    assert toolset.names == (*BUILTINS, "lookup")
+    assert tool_of(toolset, "lookup").source == "plugin:acme"
+
+
+# digest and schema hash ---------------------------------------------------------------------------
+
+
+def with_lookup(result: Any = "found", description: str = "Look it up.", **data: Any) -> ToolSet:
+    return resolve(link("/p/tools.json", tools={"lookup": stub(description, result)}, **data))
+
+
+def test_the_digest_is_stable_for_the_same_input() -> None:
+    assert with_lookup().digest == with_lookup().digest
+    assert with_lookup().schema_hash == with_lookup().schema_hash
+    assert resolve().digest == resolve().digest
+    assert len(resolve().digest) == 16
+
+
+def test_the_digest_does_not_depend_on_the_file_path_or_set_name() -> None:
+    a = resolve(link("/p/a.json", tools={"lookup": stub()}), name="a")
+    b = resolve(link("/q/b.json", tools={"lookup": stub()}), name="b")
+    assert a.digest == b.digest
+
+
+def test_a_description_change_changes_the_digest_and_schema_hash() -> None:
+    changed = with_lookup(description="Find it.")
+    assert changed.digest != with_lookup().digest
+    assert changed.schema_hash != with_lookup().schema_hash
+    overridden = resolve(link("/p/tools.json", override={"grep": {"description": "Search."}}))
+    assert overridden.digest != resolve().digest
+    assert overridden.schema_hash != resolve().schema_hash
+
+
+def test_a_stub_result_change_changes_the_digest_but_not_the_schema_hash() -> None:
+    changed = with_lookup(result={"status": "shipped"})
+    assert changed.digest != with_lookup().digest
+    assert changed.schema_hash == with_lookup().schema_hash
+    assert changed.specs == with_lookup().specs
+
+
+def test_a_system_prompt_change_changes_the_digest_but_not_the_schema_hash() -> None:
+    changed = with_lookup(system_prompt="Be terse.")
+    assert changed.digest != with_lookup().digest
+    assert changed.schema_hash == with_lookup().schema_hash
+
+
+def test_disabling_a_tool_changes_the_digest_and_schema_hash() -> None:
+    slim = resolve(link("/p/tools.json", disable=["grep"]))
+    assert slim.digest != resolve().digest
+    assert slim.schema_hash != resolve().schema_hash
+
+
+# for_fixture --------------------------------------------------------------------------------------
+
+
+def test_a_fixture_without_additions_gets_the_set_itself() -> None:
+    base = builtin_toolset()
+    assert for_fixture(base, make_fixture(), "/p/.replio/eval/fx.json") is base
+
+
+def test_a_fixtures_own_tool_is_added() -> None:
+    base = builtin_toolset()
+    fixture = make_fixture(tools={"lookup": stub(result="shipped")})
+    toolset = for_fixture(base, fixture, "/p/.replio/eval/fx.json")
+    assert toolset.names == (*BUILTINS, "lookup")
+    assert toolset.name == base.name
+    assert toolset.system_prompt == base.system_prompt
+    assert "lookup" in toolset.known
+    lookup = tool_of(toolset, "lookup")
+    assert lookup.source == "fixture 'fx' (/p/.replio/eval/fx.json)"
+    assert lookup.invoke({}, None) == "shipped"  # type: ignore[arg-type]
+    assert base.names == BUILTINS
+
+
+def test_a_fixture_tool_colliding_with_a_set_tool_names_the_fixture_and_field() -> None:
+    with pytest.raises(ToolSetError) as info:
+        for_fixture(builtin_toolset(), make_fixture(tools={"grep": stub()}), "x.json")
+    assert str(info.value).startswith("fixture 'fx': tools.grep: tool set 'default' already has")
+
+
+def test_a_fixture_tool_colliding_with_a_disabled_tool_is_an_error() -> None:
+    base = resolve(link("/p/tools.json", disable=["grep"]), name="slim")
+    with pytest.raises(ToolSetError, match=r"^fixture 'fx': tools\.grep: tool set 'slim'"):
+        for_fixture(base, make_fixture(tools={"grep": stub()}), "x.json")
+
+
+def test_tools_offered_restricts_in_offer_order() -> None:
+    fixture = make_fixture(tools={"lookup": stub()},
+                           tools_offered=["lookup", "grep", "file_read"])
+    toolset = for_fixture(builtin_toolset(), fixture, "x.json")
+    assert toolset.names == ("file_read", "grep", "lookup")
+    assert [spec["name"] for spec in toolset.specs] == ["file_read", "grep", "lookup"]
+    assert toolset.known >= frozenset(BUILTINS) | {"lookup"}
+
+
+def test_tools_offered_may_be_empty() -> None:
+    toolset = for_fixture(builtin_toolset(), make_fixture(tools_offered=[]), "x.json")
+    assert toolset.names == ()
+    assert toolset.known == frozenset(BUILTINS)
+
+
+def test_an_unknown_tools_offered_name_suggests_the_closest() -> None:
+    with pytest.raises(ToolSetError) as info:
+        for_fixture(builtin_toolset(), make_fixture(tools_offered=["grep", "gerp"]), "x.json")
+    assert str(info.value) == (
+        "fixture 'fx': tools_offered: no tool named 'gerp'; did you mean 'grep'?"
+    )
+
+
+def test_tools_offered_may_not_name_a_disabled_tool() -> None:
+    base = resolve(link("/p/tools.json", disable=["grep"]))
+    with pytest.raises(ToolSetError, match=r"^fixture 'fx': tools_offered: no tool named 'grep'"):
+        for_fixture(base, make_fixture(tools_offered=["grep"]), "x.json")
+
+
+def test_a_fixture_system_prompt_wins() -> None:
+    base = resolve(link("/p/tools.json", system_prompt="From the set."))
+    toolset = for_fixture(base, make_fixture(system_prompt="From the fixture."), "x.json")
+    assert toolset.system_prompt == "From the fixture."
+    assert toolset.names == base.names
+    assert toolset.digest != base.digest
+    assert for_fixture(base, make_fixture(tools_offered=list(BUILTINS)), "x").system_prompt == (
+        "From the set."
+    )
+
+
+# name_problems ------------------------------------------------------------------------------------
+
+
+def slim() -> ToolSet:
+    """The built-ins with grep disabled, named `slim`."""
+    return resolve(link("/p/tools.json", disable=["grep"]), name="slim")
+
+
+def test_a_fixture_naming_only_offered_tools_has_no_problems() -> None:
+    fixture = make_fixture(
+        expected=["glob", "file_read"],
+        verifier={"exact": ["glob", "file_read"], "must_include": ["file_read"],
+                  "avoid": ["run_command"], "args": {"file_read": {"path": "a.py"}}},
+        tools_deny=["web_fetch"],
+    )
+    assert name_problems(fixture, slim()) == []
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"expected": ["file_read", "grep"]}, "expected"),
+        ({"verifier": {"exact": ["grep"]}}, "verifier.exact"),
+        ({"verifier": {"must_include": ["grep"]}}, "verifier.must_include"),
+        ({"verifier": {"args": {"grep": {"pattern": "x"}}}}, "verifier.args"),
+    ],
+)
+def test_a_required_tool_that_is_not_offered_is_a_problem(data: dict, field: str) -> None:
+    assert name_problems(make_fixture(**data), slim()) == [
+        f"{field}: 'grep' is not offered in tool set 'slim', so the check can never pass"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"expected": ["file_reed"]}, "expected"),
+        ({"verifier": {"exact": ["file_reed"]}}, "verifier.exact"),
+        ({"verifier": {"must_include": ["file_reed"]}}, "verifier.must_include"),
+        ({"verifier": {"args": {"file_reed": {"path": "x"}}}}, "verifier.args"),
+    ],
+)
+def test_a_required_typo_is_a_problem_with_a_suggestion(data: dict, field: str) -> None:
+    assert name_problems(make_fixture(**data), slim()) == [
+        f"{field}: no tool named 'file_reed' in tool set 'slim', so the check can never pass; "
+        "did you mean 'file_read'?"
+    ]
+
+
+def test_exact_true_names_no_tools_itself() -> None:
+    fixture = make_fixture(expected=["file_read"], verifier={"exact": True})
+    assert name_problems(fixture, slim()) == []
+
+
+@pytest.mark.parametrize(
+    "data", [{"verifier": {"avoid": ["grep"]}}, {"tools_deny": ["grep"]}]
+)
+def test_avoiding_or_denying_a_disabled_tool_is_fine(data: dict) -> None:
+    assert name_problems(make_fixture(**data), slim()) == []
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [({"verifier": {"avoid": ["run_comand"]}}, "verifier.avoid"),
+     ({"tools_deny": ["run_comand"]}, "tools_deny")],
+)
+def test_avoiding_or_denying_a_typo_is_a_problem(data: dict, field: str) -> None:
+    assert name_problems(make_fixture(**data), slim()) == [
+        f"{field}: no tool named 'run_comand' in tool set 'slim', so it has no effect; "
+        "check the spelling; did you mean 'run_command'?"
+    ]
+
+
+def test_a_name_repeated_in_a_field_is_reported_once() -> None:
+    fixture = make_fixture(expected=["grep", "file_read", "grep"])
+    assert len(name_problems(fixture, slim())) == 1
+
+
+def test_problems_are_listed_per_field_in_order() -> None:
+    fixture = make_fixture(
+        expected=["grep"],
+        verifier={"must_include": ["grep"], "avoid": ["nope_tool"]},
+        tools_deny=["also_nope"],
+    )
+    fields = [p.split(":")[0] for p in name_problems(fixture, slim())]
+    assert fields == ["expected", "verifier.must_include", "verifier.avoid", "tools_deny"]
+
+
+def test_a_tool_left_out_by_tools_offered_is_not_offered() -> None:
+    fixture = make_fixture(tools_offered=["file_read"], expected=["glob"],
+                           verifier={"avoid": ["grep"]})
+    toolset = for_fixture(builtin_toolset(), fixture, "x.json")
+    assert name_problems(fixture, toolset) == [
+        "expected: 'glob' is not offered in tool set 'default', so the check can never pass"
+    ]
+
+
+def test_a_fixtures_own_tool_satisfies_its_checks() -> None:
+    fixture = make_fixture(tools={"lookup": stub()}, tools_offered=["lookup"],
+                           expected=["lookup"], verifier={"must_include": ["lookup"]})
+    assert name_problems(fixture, for_fixture(builtin_toolset(), fixture, "x.json")) == []
+    problems = name_problems(fixture, builtin_toolset())
+    assert problems[0].startswith("expected: no tool named 'lookup' in tool set 'default'")
