@@ -19,8 +19,9 @@ from .config import parse_spec
 from .errors import CassetteError, ReplioError
 from .fixtures.discovery import Catalog, Found
 from .golden.store import GoldenStore
+from .recording.serializer import read_header
 from .settings import Settings
-from .storage import CASSETTE, Recorded, RunKey, read_header, safe_name, scan
+from .storage import CASSETTE, Recorded, RunKey, safe_name, scan
 from .tools.resolve import for_fixture
 from .tools.setfile import variants
 from .tools.sources import load_toolsets

@@ -137,7 +137,8 @@ def _folder(key: Any) -> tuple[str, str, str]:
 def _recorded_runs(cassettes: Path) -> dict[tuple[str, str, str], tuple[str, str, str]]:
     """(provider, model, tools) folders that hold cassettes -> the names their headers give."""
     from .errors import CassetteError
-    from .storage import CASSETTE, read_header, scan
+    from .recording.serializer import read_header
+    from .storage import CASSETTE, scan
 
     runs: dict[tuple[str, str, str], tuple[str, str, str]] = {}
     for rec in scan(cassettes, CASSETTE):

@@ -3,7 +3,7 @@
 Cassettes (`.yaml`) and goldens (`.json`) share the layout. A run is of one provider, model and
 tool set (`RunKey`); the default tool set keeps the paths without a `tools=` folder, so
 recordings made before tool sets existed stay valid. Names are made safe as path components
-here and only here; `read_header` reads a cassette's provenance header without parsing the rest.
+here and only here. (A cassette's provenance header is read by `recording.serializer.read_header`.)
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .tools.toolset import DEFAULT_TOOLSET
 
-__all__ = ["CASSETTE", "GOLDEN", "TOOLS_PREFIX", "Recorded", "RunKey", "read_header", "safe_name", "scan"]
+__all__ = ["CASSETTE", "GOLDEN", "TOOLS_PREFIX", "Recorded", "RunKey", "safe_name", "scan"]
 
 CASSETTE = ".yaml"
 GOLDEN = ".json"
@@ -76,27 +75,3 @@ def scan(root: Path, ext: str) -> Iterator[Recorded]:
             tools, folder = folder.name[len(TOOLS_PREFIX):], folder.parent
         if path.is_file():
             yield Recorded(folder.parent.name, folder.name, tools, path.stem, path)
-
-
-def read_header(path: Path) -> dict[str, Any]:
-    """A cassette's `replio` header ({} when it has none); CassetteError when it cannot be read."""
-    from .errors import CassetteError
-    from .recording.serializer import HEADER_KEY
-    from .recording.yamlcodec import load_yaml
-
-    try:
-        with path.open(encoding="utf-8") as fh:
-            lines: list[str] = []
-            for line in fh:
-                if lines and line[:1] not in (" ", "\n", "#"):
-                    break  # the next top-level key: the header is complete
-                lines.append(line)
-                if len(lines) > 200:
-                    break
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CassetteError(f"cassette {path} cannot be read: {exc}") from None
-    if not lines or not lines[0].startswith(f"{HEADER_KEY}:"):
-        return {}
-    data = load_yaml("".join(lines), str(path))
-    header = data.get(HEADER_KEY) if isinstance(data, dict) else None
-    return header if isinstance(header, dict) else {}

@@ -18,12 +18,13 @@ from __future__ import annotations
 import json
 import re
 import threading
+from pathlib import Path
 from typing import Any
 
 from ..errors import CassetteError
 from .yamlcodec import dump_yaml, load_yaml
 
-__all__ = ["HEADER_KEY", "TOOLS_KEY", "ReadableSerializer", "canonical_json", "load_cassette_yaml"]
+__all__ = ["HEADER_KEY", "TOOLS_KEY", "ReadableSerializer", "canonical_json", "load_cassette_yaml", "read_header"]
 
 HEADER_KEY = "replio"
 TOOLS_KEY = "tools"
@@ -185,3 +186,23 @@ def to_vcr(data: Any, source: str) -> dict[str, Any]:
         response["body"] = body
         out.append({"request": request, "response": response})
     return {"version": data.get("version", 1), "interactions": out}
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    """A cassette's `replio` header ({} when it has none); CassetteError when it cannot be read."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            lines: list[str] = []
+            for line in fh:
+                if lines and line[:1] not in (" ", "\n", "#"):
+                    break  # the next top-level key: the header is complete
+                lines.append(line)
+                if len(lines) > 200:
+                    break
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CassetteError(f"cassette {path} cannot be read: {exc}") from None
+    if not lines or not lines[0].startswith(f"{HEADER_KEY}:"):
+        return {}
+    data = load_yaml("".join(lines), str(path))
+    header = data.get(HEADER_KEY) if isinstance(data, dict) else None
+    return header if isinstance(header, dict) else {}

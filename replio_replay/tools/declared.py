@@ -21,12 +21,12 @@ from pydantic import (
     model_validator,
 )
 
-from ..matchers import ArgExpectation
 from .base import Tool
 from .permissions import Category
 from .schema import name_problem, schema_problem
+from .stub import StubCase, stub_invoke
 
-__all__ = ["DEFAULT_COMMAND_TIMEOUT", "StubCase", "ToolDecl", "ToolDecls", "declared_tool"]
+__all__ = ["DEFAULT_COMMAND_TIMEOUT", "ToolDecl", "ToolDecls", "declared_tool"]
 
 #: Seconds a command tool may run when its declaration gives no `timeout`.
 DEFAULT_COMMAND_TIMEOUT = 30.0
@@ -36,15 +36,6 @@ _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class StubCase(_Strict):
-    """One clause of a stub's `results`: the arguments it applies to, and what it answers."""
-
-    when: dict[str, ArgExpectation] = Field(
-        default_factory=dict, description="argument -> matcher; every named argument must match."
-    )
-    result: Any = Field(description='Text, JSON (written canonically), or {"error": "..."}.')
 
 
 class ToolDecl(_Strict):
@@ -109,9 +100,7 @@ def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | No
         category = decl.category or Category.BASH
         fingerprint: Any = {"kind": "command", "command": list(decl.command), "timeout": timeout}
     else:
-        from .stub import stub_invoke
-
-        invoke = stub_invoke(name, decl)
+        invoke = stub_invoke(name, decl.result, decl.results)
         category = decl.category or Category.READ
         fingerprint = {"kind": "stub", **decl.model_dump(mode="json", include={"result", "results"})}
     return Tool(name, decl.description, category, decl.parameters, invoke, source=source,

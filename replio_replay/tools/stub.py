@@ -9,15 +9,26 @@ the model is told so: ``Error: no stubbed result for NAME with {...}``.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
-from ..matchers import matches_all
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..matchers import ArgExpectation, matches_all
 from .base import Invoke, ToolContext, ToolFailure
 
-if TYPE_CHECKING:
-    from .declared import ToolDecl
+__all__ = ["StubCase", "render_result", "stub_answer", "stub_invoke"]
 
-__all__ = ["render_result", "stub_answer", "stub_invoke"]
+
+class StubCase(BaseModel):
+    """One clause of a stub's `results`: the arguments it applies to, and what it answers."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    when: dict[str, ArgExpectation] = Field(
+        default_factory=dict, description="argument -> matcher; every named argument must match."
+    )
+    result: Any = Field(description='Text, JSON (written canonically), or {"error": "..."}.')
 
 
 def render_result(result: Any) -> str:
@@ -29,21 +40,21 @@ def render_result(result: Any) -> str:
     return _canonical(result)
 
 
-def stub_answer(name: str, decl: ToolDecl, arguments: dict[str, Any]) -> str:
+def stub_answer(name: str, result: Any, results: Sequence[StubCase] | None, arguments: dict[str, Any]) -> str:
     """The stub's answer to one call (arguments already checked against its schema)."""
-    if decl.results is None:
-        return render_result(decl.result)
-    for case in decl.results:
+    if results is None:
+        return render_result(result)
+    for case in results:
         if matches_all(case.when, arguments):
             return render_result(case.result)
     raise ToolFailure(f"no stubbed result for {name} with {_canonical(arguments)}")
 
 
-def stub_invoke(name: str, decl: ToolDecl) -> Invoke:
-    """The `invoke` of a stub tool."""
+def stub_invoke(name: str, result: Any, results: Sequence[StubCase] | None) -> Invoke:
+    """The `invoke` of a stub tool answering `result`, or from `results` by the arguments."""
 
     def invoke(arguments: dict[str, Any], ctx: ToolContext) -> str:
-        return stub_answer(name, decl, arguments)
+        return stub_answer(name, result, results, arguments)
 
     return invoke
 

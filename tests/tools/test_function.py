@@ -13,11 +13,11 @@ from pydantic import Field
 
 from replio_replay import hookspecs
 from replio_replay.hookspecs import hookimpl
-from replio_replay.plugins import plugin_tools
 from replio_replay.tools.base import Tool, ToolContext, ToolFailure
 from replio_replay.tools.function import tool
 from replio_replay.tools.permissions import Category, Permissions
 from replio_replay.tools.sandbox import Sandbox
+from replio_replay.tools.sources import plugin_tools
 from replio_replay.tools.toolbox import Toolbox
 from replio_replay.tools.toolset import ToolSet
 

@@ -11,10 +11,10 @@ from pydantic import ValidationError
 
 from replio_replay.matchers import Matcher
 from replio_replay.tools.base import Tool, ToolContext
-from replio_replay.tools.declared import StubCase, ToolDecl, declared_tool
+from replio_replay.tools.declared import ToolDecl, declared_tool
 from replio_replay.tools.permissions import Category, Permissions
 from replio_replay.tools.sandbox import Sandbox
-from replio_replay.tools.stub import render_result
+from replio_replay.tools.stub import StubCase, render_result
 from replio_replay.tools.toolbox import Toolbox
 from replio_replay.tools.toolset import ToolSet
 
