@@ -148,15 +148,18 @@ def bench_floor(project: Path, n: int, repeat: int) -> tuple[float, float, float
     from replio_replay.fixtures.discovery import discover
     from replio_replay.plugins import plugin_manager
     from replio_replay.recording.serializer import ReadableSerializer
-    from replio_replay.suite import RunRequest, execute
+    from replio_replay.suite import RunRequest, execute, prepare
 
-    catalog = discover(project, None, plugin_manager(entry_points=False))
+    pm = plugin_manager(entry_points=False)
+    catalog = discover(project, None, pm)
     ids = [i for i in catalog.fixtures if i.startswith("bench-")][:n]
     request = RunRequest(project=project, fixture_ids=ids, record_mode="none", jobs=1)
 
     def ours() -> float:
         started = time.perf_counter()
-        execute(request, catalog)
+        plan = prepare(request, pm, catalog)
+        execute(plan)
+        plan.close()
         return (time.perf_counter() - started) / len(ids)
 
     folder = project / "cassettes" / "openai" / "bench"

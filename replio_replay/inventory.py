@@ -52,7 +52,7 @@ class Entry:
 
 @dataclass
 class Inventory:
-    """Every entry, plus files that belong to no fixture (or tool set) any more."""
+    """Every entry, plus files that belong to no fixture any more."""
 
     entries: list[Entry] = field(default_factory=list)
     orphans: list[Path] = field(default_factory=list)
@@ -99,7 +99,7 @@ def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) ->
     files: dict[RunKey, dict[str, dict[str, Path]]] = {}
     for rec, kind in [*((r, "cassette") for r in scan(settings.cassettes, CASSETTE)),
                       *((r, "golden") for r in store.files())]:
-        if rec.stem not in ids or rec.tools not in names:
+        if rec.stem not in ids:
             inv.orphans.append(rec.path)
             continue
         files.setdefault(_key(rec, names), {}).setdefault(ids[rec.stem], {})[kind] = rec.path
@@ -119,7 +119,8 @@ def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) ->
 
 
 def _key(rec: Recorded, names: dict[str, str]) -> RunKey:
-    return RunKey(rec.provider, rec.model, names[rec.tools])
+    # A tool set that is not a variant may be a file given by path: its files are not orphans.
+    return RunKey(rec.provider, rec.model, names.get(rec.tools, rec.tools))
 
 
 def _toolsets(settings: Settings, pm: pluggy.PluginManager, names: list[str]) -> dict[str, ToolSet | str]:

@@ -183,8 +183,13 @@ def test_status_says_which_recording_is_stale_and_why(project: Path, server: LLM
     assert status()[("default", "alpha")] == []
 
 
-def test_a_recording_of_a_tool_set_that_no_longer_exists_is_an_orphan(project: Path, server: LLMServer) -> None:
+def test_recordings_of_a_tool_set_that_cannot_be_found_are_flagged_not_pruned(project: Path,
+                                                                            server: LLMServer) -> None:
     assert _run(project, server, "--tools", "tuned").exit_code == 0
     (project / ".replio" / "tools" / "tuned.json").unlink()
     out = json.loads(_invoke("eval", "--path", str(project), "status", "--output", "json").stdout)
-    assert str(project / "cassettes" / "openai" / "test-model" / "tools=tuned" / "alpha.yaml") in out["orphans"]
+    (stale,) = [e["stale"] for e in out["entries"] if e["tools"] == "tuned" and e["fixture"] == "alpha"]
+    assert "no tool set named 'tuned'" in stale[0]
+    assert out["orphans"] == []
+    _invoke("eval", "--path", str(project), "status", "--prune")
+    assert (project / "cassettes" / "openai" / "test-model" / "tools=tuned" / "alpha.yaml").is_file()

@@ -178,5 +178,5 @@ def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
         out.write(f"{stale_count} stale cassette{'s' if stale_count != 1 else ''}: re-record with "
                   "--record-mode all --fixture ID (and --tools NAME for a tool set)\n")
     if inv.orphans:
-        out.write(f"orphans ({len(inv.orphans)}): files for fixtures or tool sets that no longer exist\n")
+        out.write(f"orphans ({len(inv.orphans)}): files for fixtures that no longer exist\n")
         out.write("".join(f"  {p}\n" for p in inv.orphans))

@@ -24,7 +24,7 @@ from .sandbox import Sandbox
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["InvalidArguments", "Invoke", "Params", "Tool", "ToolContext", "ToolFailure", "model_tool", "schema_of"]
+__all__ = ["BUILTIN", "InvalidArguments", "Invoke", "Params", "Tool", "ToolContext", "ToolFailure", "model_tool", "schema_of"]
 
 
 class Params(BaseModel):
@@ -90,6 +90,9 @@ def _lent(inner: httpx.BaseTransport) -> httpx.BaseTransport:
 
 Invoke = Callable[[dict[str, Any], ToolContext], str]
 
+#: The source of the built-in tools.
+BUILTIN = "built-in"
+
 
 @dataclass(frozen=True)
 class Tool:
@@ -106,7 +109,7 @@ class Tool:
     category: Category
     parameters: Mapping[str, Any]
     invoke: Invoke
-    source: str = "built-in"
+    source: str = BUILTIN
     checks_schema: bool = False
     fingerprint: Any = None
 
@@ -122,7 +125,7 @@ def model_tool(
     params: type[BaseModel],
     run: Callable[[Any, ToolContext], str],
     *,
-    source: str = "built-in",
+    source: str = BUILTIN,
 ) -> Tool:
     """A tool whose arguments are a pydantic model: validated by it, offered as its schema."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import InvalidArguments, ToolContext, ToolFailure
+from .base import BUILTIN, InvalidArguments, ToolContext, ToolFailure
 from .permissions import Permissions
 from .sandbox import SandboxError
 from .schema import argument_problem
@@ -55,7 +55,10 @@ class Toolbox:
             return f"Error: {exc}"
         except OSError as exc:
             return f"Error: {name} failed: {exc.strerror or type(exc).__name__}"
-        except Exception as exc:  # a plugin tool's bug: the model is told, the run goes on
+        except Exception as exc:
+            if tool.source == BUILTIN:
+                raise  # our own bug: the fixture ends in `error`, loudly
+            # a plugin tool's bug: the model is told, and the run goes on
             return f"Error: {name} failed: {type(exc).__name__}: {exc}"
 
     def close(self) -> None:
