@@ -50,7 +50,12 @@ class ReplioSuite(pytest.Collector):
     """The replayed fixtures of one project: one item per fixture × provider/model × tool set."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        plan, wanted = _plan(self.config)
+        from .errors import ReplioError
+
+        try:
+            plan, wanted = _plan(self.config)
+        except ReplioError as exc:  # a bad option or file: one line, not a traceback
+            raise ReplioFailure(f"replio: {exc}") from None
         for problem in plan.problems:
             self.config.issue_config_time_warning(
                 pytest.PytestWarning(f"replio: skipped {problem.file}: {problem.message}"), 2
@@ -60,6 +65,11 @@ class ReplioSuite(pytest.Collector):
                 continue
             for case in sorted(run.cases, key=lambda c: c.id):
                 yield ReplioItem.from_parent(self, name=f"{case.id}[{run.key.label}]", run=run, case=case)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, ReplioFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
 
 
 class ReplioItem(pytest.Item):
@@ -97,7 +107,7 @@ class ReplioItem(pytest.Item):
 
 
 class ReplioFailure(Exception):
-    """The readable drift report or error message of a failed item."""
+    """The readable drift report or error message of a failed item (or of the suite's collection)."""
 
 
 def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]:

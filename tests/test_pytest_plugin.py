@@ -133,3 +133,11 @@ def test_every_recorded_tool_set_is_collected_and_replayed(pytester: pytest.Pyte
     drifted.assert_outcomes(failed=2)
     drifted.stdout.fnmatch_lines(["*beta: request drift (1 changes); re-record with --record-mode all "
                                   "--fixture beta --tools terse", "*tools[[]glob[]].description changed*"])
+
+
+def test_a_broken_tool_set_is_one_clear_line(pytester: pytest.Pytester, recorded: Path) -> None:
+    (recorded / ".replio" / "tools.json").write_text(json.dumps({"disable": ["grepp"]}))
+    result = pytester.runpytest(*_ids(recorded))
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error, as for a broken test file
+    result.stdout.fnmatch_lines(["replio: *tools.json: disable: no tool named 'grepp'; did you mean 'grep'?"])
+    assert "Traceback" not in result.stdout.str() and "raise " not in result.stdout.str()
