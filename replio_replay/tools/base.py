@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from .sandbox import Sandbox
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["BUILTIN", "InvalidArguments", "Invoke", "Params", "Tool", "ToolContext", "ToolFailure", "model_tool", "schema_of"]
+__all__ = ["BUILTIN", "DEFAULT_TOOL_TIMEOUT", "InvalidArguments", "Invoke", "Params", "Tool", "ToolContext", "ToolFailure", "model_tool", "schema_of"]
 
 
 class Params(BaseModel):
@@ -37,13 +38,25 @@ class ToolFailure(Exception):
     """A tool could not do what the model asked; the message goes back as ``Error: ...``."""
 
 
+#: Seconds one tool call may take unless the config (`tool_timeout`) or the fixture says less.
+DEFAULT_TOOL_TIMEOUT = 30.0
+
+
 @dataclass
 class ToolContext:
-    """What a tool may touch for one fixture: its sandboxed worktree and its HTTP transport."""
+    """What a tool may touch for one fixture: its sandboxed worktree, its HTTP transport, its limits.
+
+    `timeout` bounds every call (the toolbox stops waiting after it; tools that start
+    processes stop them by then); `cancel` is set when the run is interrupted; `network`
+    says whether programs a tool starts may use the network (the fixture allows `web`).
+    """
 
     sandbox: Sandbox
     transport: httpx.BaseTransport | None = None
     env: dict[str, str] = field(default_factory=dict)
+    timeout: float = DEFAULT_TOOL_TIMEOUT
+    cancel: threading.Event | None = None
+    network: bool = True
     _client: httpx.Client | None = field(default=None, init=False, repr=False)
 
     @property
