@@ -21,7 +21,7 @@ import click
 from .errors import ConfigError, ReplioError, UsageError
 from .recording.modes import RecordMode
 
-__all__ = ["main"]
+__all__ = ["entry", "main"]
 
 OUTPUTS = click.Choice(["table", "json"])
 RUN_OUTPUTS = click.Choice(["table", "json", "junit"])
@@ -40,6 +40,15 @@ def main() -> None:
     # pydantic scans every installed distribution for its own plugins when the first model is
     # built (about 20 ms); replio's models need none. An explicit setting is respected.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+
+def entry() -> None:
+    """The `replio` program: `main`, after which no interrupt can change how the process exits
+    (an interrupt during Python's shutdown would otherwise end it by signal, not with 130)."""
+    try:
+        main()
+    finally:
+        _ignore_interrupts()
 
 
 @main.group("eval")
@@ -123,14 +132,31 @@ def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = Fals
         **flags,
     )
     try:
-        with _terminate_as_interrupt():
+        with _interrupt_ends("while starting; nothing was run"):
             plan = prepare(request, plugin_manager())
-            try:
+        try:
+            with _interrupt_ends("while finishing the run; no golden was changed"):
                 return execute(plan)
-            finally:
-                plan.close()
+        finally:
+            plan.close()
     except (UsageError, ConfigError) as exc:
         _fail(exc)
+
+
+@contextmanager
+def _interrupt_ends(when: str) -> Iterator[None]:
+    """Ctrl-C (or SIGTERM) here ends the command at once: one line saying when, exit status 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        click.echo(f"replio: interrupted {when}.", err=True)
+        sys.exit(130)
+
+
+def _ignore_interrupts() -> None:
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 @contextmanager
@@ -164,17 +190,19 @@ def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path |
             junit_xml: Path | None, **flags: Any) -> None:
     """Run fixtures against a provider and report trace, metrics, verdicts and drift."""
     compared = flags["compare"] is not None or len(_names(flags["tools"], "--tools")) > 1
-    outcome = _execute(project, flags, update_golden=update_golden)
-    _emit(outcome, output, compared)
-    if output_file is not None:
-        from .atomic import atomic_write
-        from .report.jsonout import dumps
+    with _terminate_as_interrupt():
+        outcome = _execute(project, flags, update_golden=update_golden)
+        with _interrupt_ends("while writing the report"):
+            _emit(outcome, output, compared)
+            if output_file is not None:
+                from .atomic import atomic_write
+                from .report.jsonout import dumps
 
-        atomic_write(output_file, dumps(_json(outcome, compared)))
-    if junit_xml is not None:
-        from .atomic import atomic_write
+                atomic_write(output_file, dumps(_json(outcome, compared)))
+            if junit_xml is not None:
+                from .atomic import atomic_write
 
-        atomic_write(junit_xml, _junit(outcome))
+                atomic_write(junit_xml, _junit(outcome))
     sys.exit(outcome.exit_code)
 
 
@@ -198,7 +226,8 @@ def diff_cmd(project: Path, **flags: Any) -> None:
 
     # A replay unless a record mode is given: diff shows what a replay shows, whatever the config says.
     flags["record_mode"] = flags["record_mode"] or RecordMode.NONE.value
-    outcome = _execute(project, {**flags, "timing": False})
+    with _terminate_as_interrupt():
+        outcome = _execute(project, {**flags, "timing": False})
     for run in outcome.runs:
         write_drift_report(run, sys.stdout, full=True)
     sys.exit(outcome.exit_code)

@@ -41,6 +41,7 @@ class ProviderConfig(BaseModel):
     max_tokens: int | None = Field(None, ge=1)
     timeout: float | None = Field(None, gt=0)
     retries: int | None = Field(None, ge=0)
+    max_response_bytes: int | None = Field(None, ge=1, description="The largest response body accepted.")
     script: str | None = Field(None, description="mock only: a JSON script of turns per fixture.")
 
 
@@ -53,6 +54,8 @@ class ProjectConfig(BaseModel):
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     max_turns: int = Field(12, ge=1)
     max_calls: int = Field(40, ge=1)
+    tool_timeout: float = Field(30.0, gt=0, le=3600, allow_inf_nan=False,
+                                description="Seconds one tool call may take; a fixture may lower it.")
     jobs: int | None = Field(None, ge=1)
     cassettes: str | None = None
     golden: str | None = None

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .deadline import Interrupted
 from .errors import ReplioError
 from .providers.base import ChatRequest, ChatResponse, Message, ToolCall
 from .results import Status
@@ -71,8 +72,12 @@ def run_loop(
             return out
         try:
             response = generate(ChatRequest(tuple(out.messages), tool_specs))
+        except Interrupted:
+            out.status = Status.CANCELLED
+            return out
         except ReplioError as exc:
-            out.status, out.error = Status.ERROR, str(exc)
+            cancelled = cancel is not None and cancel.is_set()  # a failure caused by the interrupt
+            out.status, out.error = (Status.CANCELLED, None) if cancelled else (Status.ERROR, str(exc))
             return out
         out.tokens += response.usage.tokens
         out.messages.append(Message("assistant", response.text, response.tool_calls))

@@ -7,11 +7,11 @@ drift) afterwards. Judging the transcript is `judging`'s; this module owns the c
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from .cases import Case
@@ -22,14 +22,14 @@ from .metrics import summarize
 from .providers.base import ChatRequest, ChatResponse, Exchange, Provider
 from .recording.base import SessionFactory, live_session
 from .results import FixtureResult, RunResult, Status
-from .tools.base import ToolContext
-from .tools.permissions import Permissions
+from .tools.base import DEFAULT_TOOL_TIMEOUT, ToolContext
+from .tools.permissions import Category, Permissions
 from .tools.sandbox import Sandbox
 from .tools.toolbox import Toolbox
 from .tools.toolset import ToolSet
-from .worktree import worktree
+from .worktree import remove_active_worktrees, worktree
 
-__all__ = ["InterruptedRun", "RunOptions", "run_fixture", "run_suite"]
+__all__ = ["GRACE", "InterruptedRun", "RunOptions", "run_fixture", "run_suite"]
 
 
 @dataclass
@@ -41,6 +41,7 @@ class RunOptions:
     session: SessionFactory = live_session
     timing: bool = False
     on_result: Callable[[FixtureResult], None] | None = None
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT
 
 
 def run_fixture(
@@ -58,10 +59,16 @@ def run_fixture(
         "tools": case.toolset.name,
         **permissions.to_json(),
     }
+    ctx_limits = {
+        "timeout": min(options.tool_timeout, fixture.tool_timeout or options.tool_timeout),
+        "cancel": cancel,
+        "network": permissions.allows("web_fetch", Category.WEB),
+    }
     try:
-        session = options.session(case, provider)
+        session = options.session(case, provider, cancel)
         with worktree(fixture, settings) as root:
-            toolbox = Toolbox(ToolContext(Sandbox(root), session.transport), permissions, case.offered)
+            ctx = ToolContext(Sandbox(root), session.transport, **ctx_limits)  # type: ignore[arg-type]
+            toolbox = Toolbox(ctx, permissions, case.offered)
             exchange = Exchange(fixture.id, session.transport)
 
             def generate(request: ChatRequest) -> ChatResponse:
@@ -71,6 +78,8 @@ def run_fixture(
                 transcript = run_loop(fixture.task, generate, toolbox, limits=limits, cancel=cancel)
             finally:
                 toolbox.close()
+        if cancel is not None and cancel.is_set():  # in flight when interrupted: nothing is written
+            transcript.status, transcript.error = Status.CANCELLED, "the run was interrupted"
         try:
             session.finish(transcript.status)
         except ReplioError as exc:
@@ -95,54 +104,70 @@ def run_suite(
 ) -> RunResult:
     """Run `cases` (resolved from `toolset`) against `provider`, `options.jobs` at a time, in order.
 
-    When `cancel` is set (by another thread), or on KeyboardInterrupt in this one, fixtures
-    in flight end as `cancelled` and those not started are reported as `cancelled` too;
+    When `cancel` is set (by another thread), or on KeyboardInterrupt in this one, no new
+    fixture starts, those in flight get `GRACE` seconds to end as `cancelled` (a second
+    KeyboardInterrupt stops the wait), and whatever has not ended by then is reported
+    `cancelled` and abandoned: workers are daemon threads, so nothing holds the process's exit.
     KeyboardInterrupt then raises `InterruptedRun` carrying the partial result.
     """
     cancel = cancel or threading.Event()
     results: dict[int, FixtureResult] = {}
-    interrupted = False
-    finished: queue.SimpleQueue[Future[FixtureResult]] = queue.SimpleQueue()
-    pool = ThreadPoolExecutor(max_workers=max(1, options.jobs), thread_name_prefix="replio")
-    futures: dict[Future[FixtureResult], int] = {}
-    for i, case in enumerate(cases):
-        fut = pool.submit(run_fixture, case, provider, options, cancel)
-        futures[fut] = i
-        fut.add_done_callback(finished.put)
-    pending = set(futures)
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    done: queue.SimpleQueue[tuple[int, FixtureResult]] = queue.SimpleQueue()
+    for i in range(len(cases)):
+        todo.put(i)
 
-    def collect(fut: Future[FixtureResult]) -> None:
-        pending.discard(fut)
-        if fut.cancelled():
-            return
-        results[futures[fut]] = fut.result()
-        if options.on_result is not None:
-            options.on_result(results[futures[fut]])
-
-    try:
-        while pending:
-            if cancel.is_set():
-                for fut in list(pending):
-                    fut.cancel()
+    def work() -> None:
+        while not cancel.is_set():
             try:
-                collect(finished.get(timeout=0.1))
+                i = todo.get_nowait()
             except queue.Empty:
-                continue
+                return
+            done.put((i, run_fixture(cases[i], provider, options, cancel)))
+
+    workers = [threading.Thread(target=work, name="replio-worker", daemon=True)
+               for _ in range(max(1, min(options.jobs, len(cases))))]
+    for worker in workers:
+        worker.start()
+
+    def collect(timeout: float) -> None:
+        i, result = done.get(timeout=timeout)
+        results[i] = result
+        if options.on_result is not None:
+            options.on_result(result)
+
+    interrupted = False
+    try:
+        while len(results) < len(cases) and not cancel.is_set():
+            with contextlib.suppress(queue.Empty):
+                collect(0.1)
     except KeyboardInterrupt:
         interrupted = True
         cancel.set()
-        for fut in list(pending):
-            fut.cancel()
-        for fut in wait(pending).done:
-            collect(fut)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    if cancel.is_set():
+        _grace(collect, lambda: len(results) < len(cases) and (any(w.is_alive() for w in workers) or not done.empty()))
+        remove_active_worktrees()  # of fixtures abandoned after the grace
     ordered = [results.get(i) or cancelled_result(case.fixture) for i, case in enumerate(cases)]
     run = RunResult(provider=provider.settings.name, model=provider.model, tools=toolset.name,
                     tools_hash=toolset.digest, fixtures=ordered, summary=summarize(ordered))
     if interrupted:
         raise InterruptedRun(run)
     return run
+
+
+#: Seconds fixtures in flight get to end after an interrupt, before they are abandoned.
+GRACE = 1.5
+
+
+def _grace(collect: Callable[[float], None], waiting: Callable[[], bool]) -> None:
+    """Collect results for up to GRACE seconds while `waiting()`; a second interrupt stops at once."""
+    end = time.monotonic() + GRACE
+    try:
+        while waiting() and time.monotonic() < end:
+            with contextlib.suppress(queue.Empty):
+                collect(0.05)
+    except KeyboardInterrupt:
+        pass
 
 
 class InterruptedRun(KeyboardInterrupt):

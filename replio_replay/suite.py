@@ -8,6 +8,7 @@ of the plan (or a part of it), attaches golden drift and approves when asked.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -23,17 +24,20 @@ from .fixtures.discovery import Catalog, Found, discover, select
 from .fixtures.sources import Problem
 from .golden.review import Approval, approve, attach_drift
 from .golden.store import GoldenStore
+from .judging import cancelled_result
+from .metrics import summarize
 from .providers.base import Provider
 from .providers.registry import create_provider
 from .recording.modes import RecordMode
 from .results import RunResult
-from .runner import InterruptedRun, RunOptions, run_suite
+from .runner import GRACE, InterruptedRun, RunOptions, run_suite
 from .settings import Flags, Settings, resolve_settings
 from .storage import RunKey
 from .tools.resolve import for_fixture, name_problems
 from .tools.sources import load_toolsets
 from .tools.toolset import ToolSet
 from .verdict import judge
+from .worktree import reap_stale_worktrees
 
 __all__ = ["Outcome", "Plan", "PlannedRun", "RunRequest", "execute", "prepare"]
 
@@ -133,6 +137,7 @@ def _cases(found: Sequence[Found], toolset: ToolSet) -> tuple[list[Case], list[P
 def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | None = None) -> Plan:
     """Resolve settings, providers, tool sets and cases; a bad flag or file raises before anything runs."""
     settings = resolve_settings(request.project, request.flags(), fallback_mode=request.fallback_mode)
+    reap_stale_worktrees()  # those a killed run left behind
     catalog = catalog or discover(request.project, global_fixture_dir(), pm)
     found = select(catalog, list(request.fixture_ids))
     toolsets, problems = load_toolsets(settings.project, settings.tools, settings.config.tools, pm)
@@ -156,6 +161,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     settings = plan.settings
     options = RunOptions(
         limits=Limits(settings.max_turns, settings.max_calls), jobs=settings.jobs, timing=plan.request.timing,
+        tool_timeout=settings.config.tool_timeout,
     )
     if settings.record_mode is not None:
         from .recording.session import CassetteSessions
@@ -181,7 +187,8 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
 
 
 def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome) -> None:
-    """One suite run per planned run; several (--compare, --tools A,B) run at once."""
+    """One suite run per planned run; several (--compare, --tools A,B) run at once, each in a
+    daemon thread, so an interrupt ends them all within the grace whatever they are doing."""
     if len(runs) == 1:
         run = runs[0]
         try:
@@ -196,7 +203,8 @@ def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome) -> N
     def one(i: int) -> None:
         results[i] = run_suite(runs[i].cases, runs[i].provider, runs[i].toolset, options, cancel)
 
-    threads = [threading.Thread(target=one, args=(i,), name=f"replio-{r.key.label}") for i, r in enumerate(runs)]
+    threads = [threading.Thread(target=one, args=(i,), name=f"replio-{r.key.label}", daemon=True)
+               for i, r in enumerate(runs)]
     for t in threads:
         t.start()
     try:
@@ -206,6 +214,18 @@ def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome) -> N
     except KeyboardInterrupt:
         cancel.set()
         outcome.interrupted = True
-        for t in threads:
-            t.join()
-    outcome.runs.extend(r for r in results if r is not None)
+        end = time.monotonic() + GRACE + 0.5  # each run gives its fixtures GRACE; then it returns
+        try:
+            while any(t.is_alive() for t in threads) and time.monotonic() < end:
+                for t in threads:
+                    t.join(timeout=0.05)
+        except KeyboardInterrupt:
+            pass  # a second interrupt: report what there is, now
+    outcome.runs.extend(r if r is not None else _cancelled_run(plan_run)
+                        for r, plan_run in zip(results, runs))
+
+
+def _cancelled_run(run: PlannedRun) -> RunResult:
+    fixtures = [cancelled_result(c.fixture) for c in run.cases]
+    return RunResult(provider=run.provider.settings.name, model=run.provider.model, tools=run.toolset.name,
+                     tools_hash=run.toolset.digest, fixtures=fixtures, summary=summarize(fixtures))

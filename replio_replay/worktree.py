@@ -1,10 +1,18 @@
-"""Throwaway worktrees: one temp folder per fixture, provisioned, always removed afterwards."""
+"""Throwaway worktrees: one temp folder per fixture, provisioned, always removed afterwards.
+
+A worktree's name carries the process that made it (`replio-wt-<pid>-...`), so the next run
+can remove the ones a killed run left behind, and only those: a folder whose process is alive
+is never touched.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,9 +20,13 @@ from typing import Any
 
 from .fixtures.model import Fixture
 
-__all__ = ["TEMP_PREFIX", "worktree"]
+__all__ = ["TEMP_PREFIX", "reap_stale_worktrees", "remove_active_worktrees", "worktree"]
 
 TEMP_PREFIX = "replio-wt-"
+_OWNED = re.compile(rf"^{re.escape(TEMP_PREFIX)}(\d+)-")
+
+_active: set[Path] = set()
+_active_lock = threading.Lock()
 
 
 @contextmanager
@@ -23,7 +35,9 @@ def worktree(fixture: Fixture, settings: Mapping[str, Any]) -> Iterator[Path]:
 
     The folder is removed on exit, also on error and on KeyboardInterrupt.
     """
-    root = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
+    root = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-"))
+    with _active_lock:
+        _active.add(root)
     try:
         for rel, content in fixture.files.items():
             target = root / rel
@@ -35,3 +49,42 @@ def worktree(fixture: Fixture, settings: Mapping[str, Any]) -> Iterator[Path]:
         yield root
     finally:
         shutil.rmtree(root, ignore_errors=True)
+        with _active_lock:
+            _active.discard(root)
+
+
+def remove_active_worktrees() -> None:
+    """Remove the worktrees of fixtures still running (after an interrupt, once they are abandoned)."""
+    with _active_lock:
+        roots = list(_active)
+    for root in roots:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def reap_stale_worktrees(parent: Path | None = None) -> list[Path]:
+    """Remove worktrees whose process is gone (a run killed with SIGKILL); returns them."""
+    folder = Path(parent or tempfile.gettempdir())
+    removed: list[Path] = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _OWNED.match(entry.name)
+        if match is None or not entry.is_dir() or _alive(int(match.group(1))):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True

@@ -7,6 +7,7 @@ sends through is handed in per fixture (`Exchange`), so that recording can wrap 
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
@@ -104,6 +105,7 @@ class ProviderSettings:
     max_tokens: int = 2048
     timeout: float = 60.0
     retries: int = 3
+    max_response_bytes: int = 16 * 1024 * 1024
     options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -118,6 +120,9 @@ class Provider(ABC):
     api_key_env: ClassVar[str | None] = None
     #: Whether the provider talks HTTP (and so has exchanges to record or replay).
     speaks_http: ClassVar[bool] = False
+    #: A server on this machine (llama.cpp, Ollama): it shares the cores with the run, so
+    #: fixtures run one at a time by default and a request that timed out is not sent again.
+    local: ClassVar[bool] = False
 
     def __init__(self, settings: ProviderSettings) -> None:
         self.settings = settings
@@ -130,8 +135,9 @@ class Provider(ABC):
     def generate(self, request: ChatRequest, exchange: Exchange) -> ChatResponse:
         """Send one turn and return the parsed response; raise ProviderError on failure."""
 
-    def transport(self) -> httpx.BaseTransport | None:
-        """The shared, pooled transport for the whole run (None for providers without HTTP)."""
+    def transport(self, cancel: threading.Event | None = None) -> httpx.BaseTransport | None:
+        """One fixture's transport over the run's pooled connection (None for providers without
+        HTTP); requests through it are bounded, and abandoned once `cancel` is set."""
         return None
 
     def close(self) -> None:

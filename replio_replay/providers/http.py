@@ -29,10 +29,14 @@ from ..errors import (
     ProviderResponseError,
 )
 from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings
+from .bounded import BoundedTransport, ResponseTooLarge
 from .retry import RETRY_STATUSES, Backoff, Retryable, Sleep, retry_after_seconds, with_retries
 from .wire import preview
 
-__all__ = ["Endpoint", "HTTPProvider", "dumps", "post_json", "shared_ssl_context"]
+__all__ = ["REPLAYED", "Endpoint", "HTTPProvider", "dumps", "post_json", "shared_ssl_context"]
+
+#: The response extension a cassette sets on what it replays (so retries do not wait again).
+REPLAYED = "replio.replayed"
 
 #: Connecting never waits longer than this, even with a long read timeout.
 CONNECT_TIMEOUT_MAX = 10.0
@@ -149,12 +153,20 @@ def _attempt(
             raw = response.read()
         finally:
             response.close()
-    except httpx.TimeoutException:
-        raise Retryable(
-            lambda tries: ProviderConnectError(
+    except httpx.TimeoutException as exc:
+        def no_answer(tries: str) -> ProviderConnectError:
+            return ProviderConnectError(
                 f"{ep.provider}: no response from {ep.url} within {timeout:g} s ({tries}); "
                 f"check the server or raise providers.{ep.provider}.timeout in .replio/config.json"
             )
+
+        if isinstance(exc, httpx.ConnectTimeout) or backoff.read_timeouts:
+            raise Retryable(no_answer) from None
+        raise no_answer("1 attempt; not retried: the server may still be working on it") from None
+    except ResponseTooLarge as exc:
+        raise ProviderResponseError(
+            f"{ep.provider}: the response from {ep.url} was refused: {exc}; raise max_response_bytes "
+            "in .replio/config.json if that is expected"
         ) from None
     except httpx.ConnectError as exc:  # refused or unresolvable: another try will not help
         raise _connect_error(ep, exc) from None
@@ -181,8 +193,10 @@ def _attempt(
     said = _server_message(raw)
     if status in (401, 403):
         raise _auth_error(ep, status, said)
-    if status in RETRY_STATUSES or status >= 500:
-        wait = retry_after_seconds(response.headers.get("retry-after"))
+    if status in RETRY_STATUSES:
+        # A replayed answer is retried at once: the wait happened when it was recorded.
+        replayed = bool(response.extensions.get(REPLAYED))
+        wait = 0.0 if replayed else retry_after_seconds(response.headers.get("retry-after"))
         if wait is not None and wait > backoff.retry_after_max:
             raise ProviderHTTPError(
                 f"{ep.provider}: HTTP {status} from {ep.url}: {said}; the server asks to retry "
@@ -210,8 +224,8 @@ def post_json(
 ) -> Any:
     """POST `body` as JSON to `endpoint.url` through `transport` and return the decoded JSON reply.
 
-    Retries 408, 429, 5xx, timeouts and dropped connections up to ``backoff.retries`` times,
-    waiting ``Retry-After`` when the server sends one, else the jittered backoff. Raises
+    Retries what `retry` says is worth it up to ``backoff.retries`` times, waiting
+    ``Retry-After`` when the server sends one, else the jittered backoff. Raises
     ProviderAuthError (401/403), ProviderHTTPError (any other error status, or one retries
     did not cure), ProviderConnectError (refused, timed out, dropped) or
     ProviderResponseError (a 2xx body that is not JSON); every message is one line.
@@ -301,12 +315,17 @@ class HTTPProvider(Provider):
             self.encode(request),
             headers=self.headers(),
             timeout=self.settings.timeout,
-            backoff=Backoff.from_settings(self.settings),
+            backoff=Backoff.from_settings(self.settings, read_timeouts=not self.local),
             sleep=self.sleep,
         )
         return self.decode(data, request)
 
-    def transport(self) -> httpx.HTTPTransport:
+    def transport(self, cancel: threading.Event | None = None) -> BoundedTransport:
+        """The pooled connection, bounded per request by `timeout` and `max_response_bytes`."""
+        return BoundedTransport(self._pooled(), timeout=self.settings.timeout,
+                                max_bytes=self.settings.max_response_bytes, cancel=cancel)
+
+    def _pooled(self) -> httpx.HTTPTransport:
         with self._lock:
             if self._transport is None:
                 context = shared_ssl_context()

@@ -43,6 +43,7 @@ class OllamaProvider(HTTPProvider):
     default_model = None  # there is no model every install has: name one as ollama:MODEL
     default_base_url = f"http://127.0.0.1:{DEFAULT_PORT}"
     base_url_env = "OLLAMA_HOST"
+    local = True
     api_key_env = None
     path = "/api/chat"
 

@@ -41,4 +41,5 @@ class LlamaCppProvider(OpenAIProvider):
     default_model = "default"
     default_base_url = "http://127.0.0.1:8080/v1"
     base_url_env = "LLAMACPP_BASE_URL"
+    local = True
     api_key_env = None

@@ -60,7 +60,7 @@ def create_provider(
         api_key=env.get(key_env),
         api_key_env=key_env,
         **{k: v for k, v in (pc.model_dump(exclude_none=True) if pc else {}).items()
-           if k in {"temperature", "seed", "max_tokens", "timeout", "retries"}},
+           if k in {"temperature", "seed", "max_tokens", "timeout", "retries", "max_response_bytes"}},
         options={"script": pc.script} if pc and pc.script else {},
     )
     return cls(settings)

@@ -1,8 +1,9 @@
 """The retry policy of provider requests: which failures are retried, how long to wait, how often.
 
-429, 408 and every 5xx, timeouts and dropped connections are worth another try; the wait is
-exponential backoff with jitter, or the server's ``Retry-After`` when it sends one (unless it
-asks for longer than replio waits). `with_retries` runs one attempt after another until one
+Only what another try can fix is retried: a dropped connection, a connect timeout, 429 and
+502-504, and (except against a local server) a request that got no answer in time. The wait
+is exponential backoff with jitter, or the server's ``Retry-After`` when it sends one (unless
+it asks for longer than replio waits); a replayed response is retried without waiting. `with_retries` runs one attempt after another until one
 returns, raises a final error, or the attempts run out.
 """
 
@@ -39,8 +40,10 @@ BACKOFF_BASE = 0.5
 BACKOFF_MAX = 20.0
 #: A ``Retry-After`` longer than this is not waited for: the call fails at once, saying so.
 RETRY_AFTER_MAX = 60.0
-#: Statuses worth another try: request timeout, rate limit, and every server error.
-RETRY_STATUSES = frozenset({408, 429})
+#: Statuses worth another try: rate limited, a gateway that could not reach the model, and
+#: Anthropic's "overloaded" (529).
+#: Other errors (a 500 saying the context is too large, a 400) would only fail again.
+RETRY_STATUSES = frozenset({429, 502, 503, 504, 529})
 
 Sleep = Callable[[float], None]
 
@@ -53,15 +56,19 @@ class Backoff:
     base: float = BACKOFF_BASE
     cap: float = BACKOFF_MAX
     retry_after_max: float = RETRY_AFTER_MAX
+    #: Whether a request that got no answer in time is sent again. Not against a server on the
+    #: same machine: it is still working on the first one, and a second only adds load.
+    read_timeouts: bool = True
 
     @classmethod
-    def from_settings(cls, settings: ProviderSettings) -> Backoff:
+    def from_settings(cls, settings: ProviderSettings, *, read_timeouts: bool = True) -> Backoff:
         """``settings.retries``; base delay ``options["backoff_base"]``, else `BACKOFF_BASE`."""
         return cls(
             retries=max(0, settings.retries),
             base=float(settings.options.get("backoff_base", BACKOFF_BASE)),
             cap=BACKOFF_MAX,
             retry_after_max=RETRY_AFTER_MAX,
+            read_timeouts=read_timeouts,
         )
 
     def delay(self, attempt: int, rand: float) -> float:

@@ -7,6 +7,7 @@ the interface without loading recording.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,9 +33,10 @@ class FixtureSession:
         """Called once the loop ended; may raise ReplioError to turn the fixture into an error."""
 
 
-SessionFactory = Callable[["Case", "Provider"], FixtureSession]
+#: (case, provider, the run's cancel event) -> the fixture's session.
+SessionFactory = Callable[["Case", "Provider", "threading.Event | None"], FixtureSession]
 
 
-def live_session(case: Case, provider: Provider) -> FixtureSession:
+def live_session(case: Case, provider: Provider, cancel: threading.Event | None = None) -> FixtureSession:
     """No recording: send straight through the provider's shared, pooled transport."""
-    return FixtureSession(provider.transport())
+    return FixtureSession(provider.transport(cancel))

@@ -20,6 +20,7 @@ import re
 import threading
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..errors import CassetteError
 from .yamlcodec import dump_yaml, load_yaml
@@ -81,14 +82,6 @@ def _structured(body: Any) -> Any:
             return {"json": _sorted(json.loads(body))}
         except ValueError:
             return body
-    return body
-
-
-def _flat(body: Any) -> Any:
-    """Back from {'json': data} to the JSON text vcrpy expects: canonical (sorted, compact), so a
-    replayed request can be compared with it as text before anything is parsed."""
-    if isinstance(body, dict) and set(body) == {"json"}:
-        return canonical_json(body["json"])
     return body
 
 
@@ -163,28 +156,141 @@ def _tool_block(block: str, source: str) -> list[Any] | None:
     return data[TOOLS_KEY]
 
 
-def to_vcr(data: Any, source: str) -> dict[str, Any]:
-    """Check the shape and turn structured bodies back into the strings vcrpy expects."""
-    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
-        raise CassetteError(f"cassette {source} has the wrong shape: expected a mapping with 'interactions'")
-    out = []
-    for i, item in enumerate(data["interactions"]):
+#: The keys of a recorded request: vcrpy builds its `Request(**request)` from exactly these.
+_REQUEST_KEYS = ("method", "uri", "body", "headers")
+
+
+def _kind(value: Any) -> str:
+    """How a wrong value is named in a message: its YAML kind and, when short, the value."""
+    name = {dict: "a mapping", list: "a list", str: "text", bytes: "binary data", bool: "a boolean",
+            int: "an integer", float: "a number", type(None): "null"}.get(type(value))
+    name = name or f"a {type(value).__name__}"
+    shown = repr(value)
+    return f"{name} ({shown})" if not isinstance(value, (dict, list)) and len(shown) <= 40 else name
+
+
+class _Shape:
+    """Checks one interaction; each failure is a CassetteError naming the file, interaction and field."""
+
+    def __init__(self, source: str, number: int) -> None:
+        self.source = source
+        self.number = number
+
+    def wrong(self, field: str, problem: str) -> CassetteError:
+        subject = f"{field} " if field else "the interaction "
+        return CassetteError(
+            f"cassette {self.source} has the wrong shape: in interaction {self.number}, {subject}{problem}; "
+            "fix that field, or delete the cassette and record it again"
+        )
+
+    def mapping(self, value: Any, field: str, what: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.wrong(field, f"must be a mapping ({what}), not {_kind(value)}")
+        return value
+
+    def text(self, value: Any, field: str, what: str = "text") -> str:
+        if not isinstance(value, str):
+            raise self.wrong(field, f"must be {what}, not {_kind(value)}")
+        return value
+
+    def headers(self, value: Any, field: str, *, ascii_only: bool) -> dict[str, list[str]]:
+        """Header name -> its values as a list of strings (one string is a list of one).
+
+        A response's headers are handed to httpx, which encodes names and values as ASCII.
+        """
+        if value is None:
+            return {}
+        headers = self.mapping(value, field, "header name -> list of values")
+        out: dict[str, list[str]] = {}
+        for name, values in headers.items():
+            if not isinstance(name, str) or not name:
+                raise self.wrong(field, f"has a header name that is {_kind(name)}; names are non-empty text")
+            listed = [values] if isinstance(values, str) else values
+            if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
+                raise self.wrong(f"{field}.{name}", f"must be text or a list of text, not {_kind(values)}")
+            if ascii_only and not (name.isascii() and all(v.isascii() for v in listed)):
+                raise self.wrong(f"{field}.{name}", "is not ASCII; HTTP sends headers as ASCII, so "
+                                 "remove the other characters or the header")
+            if listed:  # a header with no values is no header (vcrpy takes a request's first)
+                out[name] = list(listed)
+        return out
+
+    def body(self, value: Any, field: str) -> str | bytes | None:
+        """Text, binary data or nothing; structured JSON (`{json: data}`) back to the canonical text
+        vcrpy expects, so a replayed request can be compared with it as text before anything is parsed."""
+        if value is None or isinstance(value, (str, bytes)):
+            return value
+        if isinstance(value, dict) and set(value) == {"json"}:
+            try:
+                return canonical_json(value["json"])
+            except (TypeError, ValueError, RecursionError) as exc:  # a date, a set, a cycle
+                raise self.wrong(f"{field}.json", f"cannot be written as JSON ({exc})") from None
+        raise self.wrong(field, f"must be text, binary data or a mapping with only 'json', not {_kind(value)}")
+
+    def request(self, value: Any) -> dict[str, Any]:
+        request = self.mapping(value, "request", "method, uri, body, headers")
+        unknown = [k for k in request if k not in _REQUEST_KEYS]
+        if unknown:
+            raise self.wrong("request", f"has the unknown key {unknown[0]!r}; a request has only "
+                             f"{', '.join(_REQUEST_KEYS)}")
+        method = self.text(request.get("method"), "request.method", "text such as POST")
+        uri = self.text(request.get("uri"), "request.uri", "a URL")
         try:
-            request = dict(item["request"])
-            response = dict(item["response"])
-            request["method"], request["uri"]  # noqa: B018 - required keys
-            response["status"]["code"]  # noqa: B018
-        except (KeyError, TypeError):
-            raise CassetteError(
-                f"cassette {source} has the wrong shape: interaction {i + 1} lacks a request "
-                "(method, uri) or a response (status.code)"
-            ) from None
-        request["body"] = _flat(request.get("body"))
-        body = dict(response.get("body") or {})
+            urlsplit(uri)
+        except ValueError as exc:  # vcrpy parses it as it builds the request
+            raise self.wrong("request.uri", f"is not a URL ({exc})") from None
+        return {
+            "method": method,
+            "uri": uri,
+            "body": self.body(request.get("body"), "request.body"),
+            "headers": self.headers(request.get("headers"), "request.headers", ascii_only=False),
+        }
+
+    def response(self, value: Any) -> dict[str, Any]:
+        response = self.mapping(value, "response", "status, headers, body")
+        status = self.mapping(response.get("status"), "response.status", "code, message")
+        code = status.get("code")
+        if not isinstance(code, int) or isinstance(code, bool) or not 100 <= code <= 599:
+            raise self.wrong("response.status.code",
+                             f"must be an HTTP status code (an integer from 100 to 599), not {_kind(code)}")
+        if "message" in status and not isinstance(status["message"], str):
+            raise self.wrong("response.status.message", f"must be text, not {_kind(status['message'])}")
+        raw = response.get("body")
+        body = self.mapping({} if raw is None else raw, "response.body", "'string' or 'json'")
+        out: dict[str, Any] = {}
         if "json" in body:
-            body = {"string": _flat({"json": body["json"]})}
-        response["body"] = body
-        out.append({"request": request, "response": response})
+            out["string"] = self.body({"json": body["json"]}, "response.body")
+        elif "string" in body:
+            string = body["string"]
+            if not isinstance(string, (str, bytes)):
+                raise self.wrong("response.body.string", f"must be text or binary data, not {_kind(string)}")
+            out["string"] = string
+        return {
+            **response,
+            "status": dict(status),
+            "headers": self.headers(response.get("headers"), "response.headers", ascii_only=True),
+            "body": out,
+        }
+
+
+def to_vcr(data: Any, source: str) -> dict[str, Any]:
+    """Check the shape and turn structured bodies back into the strings vcrpy expects.
+
+    Everything vcrpy and the replaying transport read is checked here, so a hand-edited or
+    damaged cassette is a CassetteError naming the file, the interaction and the field, never
+    a failure deeper in: the method and URI are text, headers map names to lists of text,
+    bodies are text or JSON data, and a response has an integer status code.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+        raise CassetteError(
+            f"cassette {source} has the wrong shape: expected a mapping with a list of 'interactions'; "
+            "delete it and record again"
+        )
+    out = []
+    for number, item in enumerate(data["interactions"], 1):
+        shape = _Shape(source, number)
+        item = shape.mapping(item, "", "request, response")
+        out.append({"request": shape.request(item.get("request")), "response": shape.response(item.get("response"))})
     return {"version": data.get("version", 1), "interactions": out}
 
 

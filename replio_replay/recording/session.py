@@ -1,15 +1,16 @@
 """The per-fixture glue between a run and its cassette: open, bind a transport, finish, write.
 
 `CassetteSessions` is the runner's session factory when cassettes are on. A cassette is
-written once, at the end of its fixture, atomically, and only when the fixture ended
-`ok` or `truncated` with something new recorded: an interrupted or failed recording
-leaves the old cassette (or none) in place.
+written once, at the end of its fixture, atomically, when something new was recorded and
+every request got an answer (a provider's final error response included): an interrupted
+recording, or one whose last request got no answer, leaves the old cassette (or none).
 """
 
 from __future__ import annotations
 
 import datetime
 import functools
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,17 +50,18 @@ class CassetteSessions:
     mode: RecordMode
     secrets: tuple[str, ...] = ()
 
-    def __call__(self, case: Case, provider: Provider) -> FixtureSession:
+    def __call__(self, case: Case, provider: Provider, cancel: threading.Event | None = None) -> FixtureSession:
         if not provider.speaks_http:  # the mock has nothing to record
-            return FixtureSession(provider.transport())
+            return FixtureSession(provider.transport(cancel))
         key = RunKey(provider.settings.name, provider.model, case.toolset.name)
-        return CassetteSession(self, case, provider, key.path(self.directory, case.id, CASSETTE))
+        return CassetteSession(self, case, provider, key.path(self.directory, case.id, CASSETTE), cancel)
 
 
 class CassetteSession(FixtureSession):
     """One fixture's cassette, bound to its own transport."""
 
-    def __init__(self, owner: CassetteSessions, case: Case, provider: Provider, path: Path) -> None:
+    def __init__(self, owner: CassetteSessions, case: Case, provider: Provider, path: Path,
+                 cancel: threading.Event | None = None) -> None:
         fixture = case.fixture
         self.path = path
         self.mode = owner.mode
@@ -80,7 +82,7 @@ class CassetteSession(FixtureSession):
         )
         load = exists and self.mode is not RecordMode.ALL
         cassette = Cassette.load(**kwargs) if load else Cassette(**kwargs)
-        inner = None if self.mode is RecordMode.NONE else provider.transport()
+        inner = None if self.mode is RecordMode.NONE else provider.transport(cancel)
         self.cassette_transport = CassetteTransport(
             cassette, self.mode, inner, fixture_id=fixture.id, loaded=load, tools=case.toolset.name
         )
@@ -103,11 +105,17 @@ class CassetteSession(FixtureSession):
         }
 
     def finish(self, status: Status) -> None:
-        """Write the cassette if something new was recorded and the fixture finished."""
+        """Write the cassette if something new was recorded and the fixture ran to its end.
+
+        An interrupted fixture writes nothing. A fixture that ended in `error` writes its
+        cassette when every request it sent was answered (the error was the provider's final
+        answer, say a 400, which a replay then reproduces), but not when a request got no
+        answer at all (refused, timed out): a replay could not reproduce that.
+        """
         t = self.cassette_transport
         if t.loaded_count:
             self.extras["request_drift"] = [c.to_json() for c in t.request_drift]
-        if not t.recorded or status in (Status.CANCELLED, Status.ERROR):
+        if not t.recorded or status is Status.CANCELLED or t.unanswered:
             return
         cassette = t.cassette
         self.serializer.header = self._provenance()

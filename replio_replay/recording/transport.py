@@ -19,6 +19,7 @@ from vcr.request import Request as VcrRequest
 
 from ..diffing import Change
 from ..errors import CassetteError
+from ..providers.http import REPLAYED
 from .modes import RecordMode, record_flags
 from .requests import request_changes
 from .scrub import scrub_headers, scrub_url
@@ -59,12 +60,13 @@ def _serialize_response(response: httpx.Response, content: bytes) -> dict[str, A
     }
 
 
-def _to_httpx(recorded: dict[str, Any], request: httpx.Request) -> httpx.Response:
+def _to_httpx(recorded: dict[str, Any], request: httpx.Request, *, replayed: bool) -> httpx.Response:
     body = recorded["body"].get("string", b"")
     if isinstance(body, str):
         body = body.encode("utf-8")
     headers = [(k, v) for k, values in recorded["headers"].items() for v in values]
-    return httpx.Response(recorded["status"]["code"], headers=headers, content=body, request=request)
+    return httpx.Response(recorded["status"]["code"], headers=headers, content=body, request=request,
+                          extensions={REPLAYED: True} if replayed else {})
 
 
 def _json(body: Any) -> Any:
@@ -98,6 +100,8 @@ class CassetteTransport(httpx.BaseTransport):
         self.protected = mode is RecordMode.NONE or (mode is RecordMode.ONCE and loaded)
         self.sent = 0
         self.recorded = 0
+        #: Requests sent on that got no response (refused, timed out, dropped).
+        self.unanswered = 0
         self.drift: dict[tuple[str, str, str, str], Change] = {}
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -109,21 +113,25 @@ class CassetteTransport(httpx.BaseTransport):
             stored, recorded = self.cassette.data[index]
             self.cassette.play_counts[index] += 1
             self._compare(stored, live)
-            return _to_httpx(recorded, request)
+            return _to_httpx(recorded, request, replayed=True)
         if self.protected or self.inner is None:
             raise CassetteError(
                 f"fixture {self.fixture_id!r}: request #{self.sent} ({request.method} {request.url.path}) "
                 f"has no recording in {self.cassette.path}; the conversation went further than when it "
                 f"was recorded. Re-record it with {record_flags(RecordMode.ALL, self.fixture_id, self.tools)}"
             )
-        response = self.inner.handle_request(request)
         try:
-            content = response.read()
-        finally:
-            response.close()
+            response = self.inner.handle_request(request)
+            try:
+                content = response.read()
+            finally:
+                response.close()
+        except BaseException:
+            self.unanswered += 1
+            raise
         self.cassette.append(live, _serialize_response(response, content))
         self.recorded += 1
-        return _to_httpx(_serialize_response(response, content), request)
+        return _to_httpx(_serialize_response(response, content), request, replayed=False)
 
     def _next_recorded(self, live: VcrRequest) -> int | None:
         """The first loaded interaction not yet played with the same method and path."""

@@ -4,6 +4,11 @@ Cassettes are big, plain documents (thousands of scalars, no custom tags), read 
 fixture. Loading composes nodes in C, resolves each distinct plain scalar's tag once, and
 builds plain data directly, aliases giving the same object twice. The cyclic GC is paused
 while a document is built or written (see `_gc_paused`).
+
+Sharing aliased objects keeps a load small, but whatever later writes the data out (the
+serializer turns request bodies back into JSON text) expands every alias. So the load
+itself bounds what the document would expand to (`MAX_EXPANDED` values, `MAX_DEPTH`
+levels) and refuses a "billion laughs" file, naming it, before anything expands it.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import yaml
 
 from ..errors import CassetteError
 
-__all__ = ["dump_yaml", "load_yaml"]
+__all__ = ["MAX_DEPTH", "MAX_EXPANDED", "dump_yaml", "load_yaml"]
 
 try:  # libyaml: a fast, safe loader and dumper
     from yaml import CSafeDumper as _Dumper
@@ -28,6 +33,7 @@ except ImportError:  # pragma: no cover - pure-Python fallback
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 _STR = "tag:yaml.org,2002:str"
+_SCALAR = yaml.ScalarNode
 
 _gc_lock = threading.Lock()
 _gc_pausers = 0
@@ -78,25 +84,165 @@ class _LeanLoader(_Loader):
         return super().resolve(kind, value, implicit)
 
 
-def _construct(loader: _LeanLoader, node: yaml.Node, seen: dict[int, Any]) -> Any:
-    """Plain data from a node tree; aliases (the same node twice) give the same object."""
-    known = seen.get(id(node))
+#: The most values a document may expand to once every alias is followed. The cassettes in
+#: this repository weigh at most about 6,100; a conversation resends its earlier messages
+#: and the tool list with every request, so the expanded size grows with the square of its
+#: turns, and a 100-turn recording with long tool output stays under a million. Past this, a
+#: file is not a recording but an alias bomb (nine levels of ten aliases are a billion values).
+MAX_EXPANDED = 2_000_000
+
+#: A string counts as one value per this many characters (and at least one): written out it
+#: costs as much as that many small values, so one long string aliased a million times is
+#: caught as surely as a million aliased lists.
+_CHARS_PER_VALUE = 64
+
+#: The deepest nesting accepted. Recorded bodies nest about 15 levels; this bound keeps every
+#: later recursive walk of the data (JSON encoding, request drift) far from Python's limit.
+MAX_DEPTH = 100
+
+_BUSY = -1  # the weight of a collection still being built: reaching it again is a cycle
+
+
+class _Refused(Exception):
+    """A document refused while it is built; `_parse` turns it into a CassetteError naming the file."""
+
+
+def _scalar_weight(text: str) -> int:
+    return 1 + len(text) // _CHARS_PER_VALUE
+
+
+def _cycle(node: yaml.Node) -> _Refused:
+    return _Refused(f"refers to itself through an alias at line {node.start_mark.line + 1}, "
+                    "so it expands without end")
+
+
+def _bounded(weight: int) -> int:
+    if weight > MAX_EXPANDED:
+        raise _Refused(f"expands its aliases beyond {MAX_EXPANDED:,} values")
+    return weight
+
+
+def _node_weight(node: yaml.Node, weights: dict[int, int]) -> int:
+    """The expanded weight of a subtree the safe constructor builds (rare tags), memoised per node."""
+    key = id(node)
+    weight = weights.get(key)
+    if weight is not None:
+        if weight == _BUSY:
+            raise _cycle(node)
+        return weight
+    if isinstance(node, yaml.ScalarNode):
+        return _scalar_weight(node.value)
+    weights[key] = _BUSY
+    items = node.value if isinstance(node, yaml.SequenceNode) else [n for kv in node.value for n in kv]
+    weight = weights[key] = _bounded(1 + sum(_node_weight(n, weights) for n in items))
+    return weight
+
+
+def _safe_construct(loader: _LeanLoader, node: yaml.Node) -> Any:
+    """The safe constructor's value for `node`; a value its tag cannot hold names the line."""
+    try:
+        return loader.construct_object(node, deep=True)
+    except (ArithmeticError, KeyError, TypeError, ValueError) as exc:  # e.g. `!!int x`, `!!bool maybe`
+        raise _Refused(f"has a value its tag cannot hold at line {node.start_mark.line + 1} "
+                      f"({node.tag.rsplit(':', 1)[-1]}: {exc})") from None
+
+
+def _construct(loader: _LeanLoader, node: yaml.Node, seen: dict[int, Any], weights: dict[int, int],
+               depth: int = 0) -> Any:
+    """Plain data from a node tree; aliases (the same node twice) give the same object.
+
+    Each collection's expanded weight (1, plus its children's; an alias weighs what its
+    target does) is memoised in `weights` as it is built, so bounding it costs an addition
+    per value, never an expansion. Scalar children are built inline, not by a call each:
+    that saves more than the weighing costs.
+    """
+    key = id(node)
+    known = seen.get(key)
     if known is not None:
         return known
-    if isinstance(node, yaml.ScalarNode):
-        return node.value if node.tag == _STR else loader.construct_object(node, deep=True)
+    if node.__class__ is _SCALAR:
+        return node.value if node.tag == _STR else _safe_construct(loader, node)
+    if depth > MAX_DEPTH:
+        raise _Refused(f"nests deeper than {MAX_DEPTH} levels at line {node.start_mark.line + 1}")
+    depth += 1
+    weight = 1
     if isinstance(node, yaml.SequenceNode):
         out: Any = []
-        seen[id(node)] = out
-        out.extend(_construct(loader, item, seen) for item in node.value)
+        seen[key] = out
+        weights[key] = _BUSY
+        append = out.append
+        for item in node.value:
+            if item.__class__ is _SCALAR:
+                append(item.value if item.tag == _STR else _safe_construct(loader, item))
+                weight += 1 + len(item.value) // _CHARS_PER_VALUE
+                continue
+            append(_construct(loader, item, seen, weights, depth))
+            w = weights[id(item)]
+            if w == _BUSY:
+                raise _cycle(item)
+            weight += w
+        weights[key] = _bounded(weight)
         return out
     if node.tag != "tag:yaml.org,2002:map":  # anything unusual: the safe constructor decides
-        return loader.construct_object(node, deep=True)
+        _node_weight(node, weights)
+        return _safe_construct(loader, node)
     out = {}
-    seen[id(node)] = out
-    for key, value in node.value:
-        out[_construct(loader, key, seen)] = _construct(loader, value, seen)
+    seen[key] = out
+    weights[key] = _BUSY
+    for k, v in node.value:
+        if k.__class__ is _SCALAR:
+            name = k.value if k.tag == _STR else _safe_construct(loader, k)
+            weight += 1 + len(k.value) // _CHARS_PER_VALUE
+        else:  # YAML allows a list or mapping as a key; neither can be one in Python or JSON
+            raise _Refused(f"has a list or mapping as a key at line {k.start_mark.line + 1}; "
+                           "keys must be plain values")
+        if v.__class__ is _SCALAR:
+            value = v.value if v.tag == _STR else _safe_construct(loader, v)
+            weight += 1 + len(v.value) // _CHARS_PER_VALUE
+        else:
+            value = _construct(loader, v, seen, weights, depth)
+            w = weights[id(v)]
+            if w == _BUSY:
+                raise _cycle(v)
+            weight += w
+        try:
+            out[name] = value
+        except TypeError:  # an unhashable scalar key (`? !!set {a}`)
+            raise _Refused(f"has a key that cannot be one at line {k.start_mark.line + 1}; "
+                           "keys must be plain values") from None
+    weights[key] = _bounded(weight)
     return out
+
+
+_given_weights: dict[int, tuple[Any, int]] = {}
+
+
+def _data_weight(value: Any, memo: dict[int, int]) -> int:
+    """The expanded weight of plain data, as `_construct` counts it."""
+    if isinstance(value, str):
+        return _scalar_weight(value)
+    if not isinstance(value, (list, dict)):
+        return 1
+    weight = memo.get(id(value))
+    if weight is None:
+        items = value if isinstance(value, list) else [x for kv in value.items() for x in kv]
+        weight = memo[id(value)] = 1 + sum(_data_weight(x, memo) for x in items)
+    return weight
+
+
+def _given_weight(value: Any) -> int:
+    """The weight of a value given to `load_yaml` (the shared tool list): computed once per object.
+
+    The cache holds the object itself, so its id cannot be reused by another while cached.
+    """
+    cached = _given_weights.get(id(value))
+    if cached is not None and cached[0] is value:
+        return cached[1]
+    weight = _data_weight(value, {})
+    if len(_given_weights) >= 64:
+        _given_weights.clear()
+    _given_weights[id(value)] = (value, weight)
+    return weight
 
 
 class _ReadableDumper(_Dumper):
@@ -134,9 +280,22 @@ def _parse(text: str, source: str, given: Mapping[str, Any]) -> Any:
         if node is None:
             return None
         seen: dict[int, Any] = {}
+        weights: dict[int, int] = {}
         if given and isinstance(node, yaml.MappingNode):
-            seen.update((id(v), given[k.value]) for k, v in node.value if k.value in given)
-        return _construct(loader, node, seen)
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode) and k.value in given:  # the placeholder and its aliases become the given object
+                    seen[id(v)] = given[k.value]
+                    weights[id(v)] = _given_weight(given[k.value])
+        return _construct(loader, node, seen, weights)
+    except _Refused as exc:
+        raise CassetteError(
+            f"cassette {source} {exc}; a recording never does this, so the file was edited by hand "
+            "or is not a cassette: fix it, or delete it and record again"
+        ) from None
+    except RecursionError:  # a rare tag nesting deeply, built by the safe constructor
+        raise CassetteError(
+            f"cassette {source} nests too deeply to load; fix it, or delete it and record again"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -144,5 +303,3 @@ def _parse(text: str, source: str, given: Mapping[str, Any]) -> Any:
         raise CassetteError(f"cassette {source} does not parse{where}: {problem}") from None
     finally:
         loader.dispose()
-
-

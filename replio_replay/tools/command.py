@@ -1,15 +1,18 @@
 """Command tools: a program in any language, run in the worktree with the call's arguments on stdin.
 
 The argv is run without a shell, in the fixture's worktree, with the arguments as JSON on
-stdin and a minimal environment (no keys). Its stdout is the result; a non-zero exit is an
-``Error:`` result ending with the tail of its stderr; it is stopped after its timeout, and
-its output is capped.
+stdin and a minimal environment (no keys), confined like `run_command` when bubblewrap works
+here. Its stdout is the result; a non-zero exit is an ``Error:`` result ending with the tail
+of its stderr; it is stopped, with all it started, after its timeout (or the run's call
+limit, whichever is shorter) or when the run is cancelled, and its output is capped.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .base import Invoke, ToolContext, ToolFailure
@@ -24,17 +27,22 @@ _STDERR_TAIL = 800
 
 def command_invoke(name: str, argv: Sequence[str], timeout: float) -> Invoke:
     """The `invoke` of a command tool running `argv`."""
+    readable = _folders_named(argv)
 
     def invoke(arguments: dict[str, Any], ctx: ToolContext) -> str:
         root = ctx.sandbox.root
         stdin = json.dumps(arguments, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        limit = min(timeout, ctx.timeout)
         try:
             done = run_bounded(list(argv), cwd=root, env=base_env(root), stdin=stdin,
-                               timeout=timeout, cap=OUTPUT_CAP * 4)
+                               timeout=limit, cap=OUTPUT_CAP * 4, cancel=ctx.cancel,
+                               confine=True, network=ctx.network, readable=readable)
         except OSError as exc:
             raise ToolFailure(f"{name} could not be started: {exc.strerror or exc}") from None
+        if done.cancelled:
+            raise ToolFailure(f"{name} was stopped: the run was interrupted")
         if done.timed_out:
-            raise ToolFailure(f"{name} took longer than {timeout:g} s")
+            raise ToolFailure(f"{name} took longer than {limit:g} s")
         out = done.stdout.decode("utf-8", "replace").replace(str(root), ".")
         if done.returncode is not None and done.returncode != 0:
             tail = done.stderr.decode("utf-8", "replace").replace(str(root), ".").strip()[-_STDERR_TAIL:]
@@ -46,3 +54,16 @@ def command_invoke(name: str, argv: Sequence[str], timeout: float) -> Invoke:
         return out
 
     return invoke
+
+
+def _folders_named(argv: Sequence[str]) -> tuple[Path, ...]:
+    """The folders of the absolute paths in `argv` (`./x` beside the declaration is one).
+
+    Confined, the program must still read its script and the files beside it even when they
+    lie in the temp folder, which it otherwise sees empty.
+    """
+    folders = []
+    for arg in argv:
+        if os.path.isabs(arg) and os.path.exists(arg):
+            folders.append(Path(arg) if os.path.isdir(arg) else Path(arg).parent)
+    return tuple(dict.fromkeys(folders))

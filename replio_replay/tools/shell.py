@@ -1,4 +1,9 @@
-"""The shell tool: `run_command`, run in the worktree with a timeout and an output cap."""
+"""The shell tool: `run_command`, run in the worktree, confined, with a timeout and an output cap.
+
+The command runs under bubblewrap when that works here (see `process`): the worktree its only
+writable folder, its own processes only, the network only if the fixture allows `web`. It is
+stopped, with everything it started, when its call ends, times out or the run is cancelled.
+"""
 
 from __future__ import annotations
 
@@ -22,10 +27,14 @@ def run_command(p: CommandParams, ctx: ToolContext) -> str:
     root = ctx.sandbox.root
     if "\x00" in p.command:
         raise ToolFailure("the command must not contain a NUL character")
+    limit = min(p.timeout, ctx.timeout)  # the model may ask for less time than the run allows, not more
     done = run_bounded(p.command, shell=True, cwd=root, env=base_env(root, ctx.env),
-                       timeout=p.timeout, cap=_OUTPUT_CAP * 4)
+                       timeout=limit, cap=_OUTPUT_CAP * 4, cancel=ctx.cancel, confine=True,
+                       network=ctx.network)
+    if done.cancelled:
+        raise ToolFailure("run_command was stopped: the run was interrupted")
     if done.timed_out:
-        raise ToolFailure(f"command timed out after {p.timeout:g} s")
+        raise ToolFailure(f"run_command took longer than {limit:g} s")
     out = (done.stdout + done.stderr).decode("utf-8", "replace").replace(str(root), ".")
     if len(out) > _OUTPUT_CAP or done.cut:
         out = out[:_OUTPUT_CAP] + f"\n(output cut at {_OUTPUT_CAP} characters)"

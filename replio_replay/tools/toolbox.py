@@ -1,21 +1,26 @@
 """The toolbox: executes a model's calls for one fixture, under its tool set and permissions.
 
-Every outcome is a string for the model; nothing raises. An unknown tool, a denied call,
-arguments that are not a JSON object or do not fit the tool's schema, and a tool's own
-failure all come back as results starting ``Error:``.
+Every outcome is a string for the model. An unknown tool, a denied call, arguments that are
+not a JSON object or do not fit the tool's schema, a tool's own failure, a call over the
+fixture's time limit and an interrupted run all come back as results starting ``Error:``; every
+result is capped. Only a bug in a built-in tool raises (the fixture then ends in `error`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .base import BUILTIN, InvalidArguments, ToolContext, ToolFailure
+from ..deadline import Interrupted, TimedOut, run_until
+from .base import BUILTIN, InvalidArguments, Tool, ToolContext, ToolFailure
 from .permissions import Permissions
 from .sandbox import SandboxError
 from .schema import argument_problem
 from .toolset import ToolSet
 
-__all__ = ["Toolbox"]
+__all__ = ["RESULT_CAP", "Toolbox"]
+
+#: Characters of any tool's result the model receives.
+RESULT_CAP = 100_000
 
 
 class Toolbox:
@@ -47,8 +52,17 @@ class Toolbox:
         problem = argument_problem(tool.parameters, arguments) if tool.checks_schema else None
         if problem:
             return f"Error: invalid arguments for {name}: {problem}"
+        return _capped(self._invoke(tool, arguments))
+
+    def _invoke(self, tool: Tool, arguments: dict[str, Any]) -> str:
+        name, ctx = tool.name, self.ctx
         try:
-            return tool.invoke(arguments, self.ctx)
+            return run_until(lambda: tool.invoke(arguments, ctx), timeout=ctx.timeout, cancel=ctx.cancel,
+                             name=f"replio-tool-{name}")
+        except TimedOut:
+            return f"Error: {name} took longer than {ctx.timeout:g} s"
+        except Interrupted:
+            return "Error: the run was interrupted"
         except InvalidArguments as exc:
             return f"Error: invalid arguments for {name}: {exc.problem}"
         except (ToolFailure, SandboxError) as exc:
@@ -64,3 +78,9 @@ class Toolbox:
     def close(self) -> None:
         """Release what the fixture's tools opened."""
         self.ctx.close()
+
+
+def _capped(result: str) -> str:
+    if len(result) <= RESULT_CAP:
+        return result
+    return result[:RESULT_CAP] + f"\n(output cut at {RESULT_CAP} characters)"

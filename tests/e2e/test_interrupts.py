@@ -92,3 +92,141 @@ def test_interrupting_a_concurrent_run(tmp_path: Path, llm_server: LLMServer, si
         assert text.rstrip().endswith(("'", '"', "}", "]")) or "interactions" in text
         fixture = next(f for f in report["fixtures"] if f["id"] == cassette.stem)
         assert fixture["status"] == "ok"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_does_not_wait_for_a_request_in_flight(tmp_path: Path, llm_server: LLMServer,
+                                                             sig: int) -> None:
+    project = write_project(tmp_path / "proj")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    _slow_agent(llm_server, delay=30)
+    proc = _start(project, llm_server, temp, "--record-mode", "once", "--jobs", "2", "--output", "json")
+    _wait_for_requests(llm_server, 2)
+    started = time.monotonic()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=25)
+    assert time.monotonic() - started < 10, "the run waited for the 30 s requests"
+    assert proc.returncode == 130, err
+    report = json.loads(out)
+    assert {f["status"] for f in report["fixtures"]} == {"cancelled"}
+    assert not (project / "cassettes").exists() or not list((project / "cassettes").rglob("*.yaml"))
+    assert list(temp.iterdir()) == [], "worktrees left behind"
+
+
+def test_a_second_ctrl_c_exits_at_once_with_the_partial_report(tmp_path: Path, llm_server: LLMServer) -> None:
+    project = write_project(tmp_path / "proj")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    _slow_agent(llm_server, delay=30)
+    proc = _start(project, llm_server, temp, "--record-mode", "once", "--output", "json")
+    _wait_for_requests(llm_server, 1)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=25)
+    assert proc.returncode == 130, err
+    assert "Aborted!" not in err
+    assert {"alpha", "beta"} <= {f["id"] for f in json.loads(out)["fixtures"]}
+
+
+#: A number only the napping command tool's command line holds, to find its process.
+NAP = "61.2345"
+
+
+def _command_project(root: Path) -> Path:
+    """A project whose fixture offers a command tool that sleeps a minute."""
+    project = write_project(root)
+    (project / ".replio" / "eval" / "alpha.json").write_text(json.dumps({
+        "task": "ALPHA: take a nap.",
+        "tools": {"nap": {"description": "Sleep.", "category": "read",
+                          "command": [sys.executable, "-c", f"import time; time.sleep({NAP})"]}},
+        "tools_offered": ["nap"],
+    }))
+    return project
+
+
+def _napping() -> list[int]:
+    """Live (not zombie) processes whose command line holds NAP."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if NAP.encode() in cmdline and b"pytest" not in cmdline and state != "Z":
+            found.append(int(proc.name))
+    return found
+
+
+def test_an_interrupt_ends_a_tool_call_in_flight_and_its_process(tmp_path: Path, llm_server: LLMServer) -> None:
+    project = _command_project(tmp_path / "proj")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    llm_server.handler = openai_agent({"ALPHA": [[("nap", {})], "rested"]})
+    proc = _start(project, llm_server, temp, "--no-cassettes", "--fixture", "alpha", "--output", "json")
+    deadline = time.monotonic() + 20
+    while not _napping():
+        assert time.monotonic() < deadline, "the command tool never started"
+        time.sleep(0.02)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=25)
+    assert time.monotonic() - started < 10
+    assert proc.returncode == 130, err
+    assert json.loads(out)["fixtures"][0]["status"] == "cancelled"
+    deadline = time.monotonic() + 5
+    while _napping():
+        assert time.monotonic() < deadline, "the command tool's process outlived the run"
+        time.sleep(0.05)
+
+
+SLOW_PLUGIN = '''
+import time
+from replio_replay import hookimpl
+
+@hookimpl
+def register_fixtures(fixtures):
+    """Take a long time to start."""
+    time.sleep(30)
+'''
+
+
+def test_an_interrupt_during_start_up_exits_130_with_a_message(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "slow_plugin.py").write_text(SLOW_PLUGIN)
+    info = site / "slow_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: slow-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[replio]\nslow = slow_plugin\n")
+    project = write_project(tmp_path / "proj", provider="mock")
+    env = {**os.environ, "PYTHONPATH": str(site), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    proc = subprocess.Popen([_replio(), "eval", "--path", str(project), "run"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=25)
+    assert proc.returncode == 130
+    assert "replio: interrupted while starting; nothing was run." in err
+    assert "Traceback" not in err and "Aborted!" not in err
+
+
+def test_worktrees_of_a_killed_run_are_removed_by_the_next_one(tmp_path: Path) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    temp = tmp_path / "tmp"
+    stale = temp / f"replio-wt-{gone.pid}-abc"
+    mine = temp / f"replio-wt-{os.getpid()}-def"
+    for folder in (stale, mine):
+        (folder / ".replio").mkdir(parents=True)
+    project = write_project(tmp_path / "proj", provider="mock")
+    env = {**os.environ, "TMPDIR": str(temp), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    done = subprocess.run([_replio(), "eval", "--path", str(project), "run", "--fixture", "alpha"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode in (0, 1), done.stderr
+    assert not stale.exists()
+    assert mine.exists(), "a worktree of a live process was removed"

@@ -76,8 +76,8 @@ def test_retry_after_is_really_waited_for(llm_server):
     p.close()
 
 
-def test_500_then_success_backs_off_with_jitter(llm_server, provider):
-    llm_server.reply(status=500, body=b"Internal Server Error")
+def test_503_then_success_backs_off_with_jitter(llm_server, provider):
+    llm_server.reply(status=503, body=b"Service Unavailable")
     llm_server.reply(status=502, body=b"Bad Gateway")
     llm_server.reply(json=OK)
     assert ask(provider).usage.tokens == 3
@@ -110,12 +110,49 @@ def test_retries_are_bounded_by_the_setting_and_the_message_counts_attempts(llm_
 
 
 def test_zero_retries_means_one_attempt(llm_server):
-    llm_server.reply(status=500, json={})
+    llm_server.reply(status=503, json={})
     llm_server.reply(json=OK)
     p = make(llm_server, retries=0)
     with pytest.raises(ProviderHTTPError, match=r"\(1 attempt\)"):
         ask(p)
     assert len(llm_server.requests) == 1
+    p.close()
+
+
+@pytest.mark.parametrize("status", [400, 408, 500, 501])
+def test_errors_a_retry_cannot_fix_are_final(llm_server, provider, status):
+    llm_server.handler = lambda seen: Reply(status, json={"error": {"message": "Context size has been exceeded"}})
+    with pytest.raises(ProviderHTTPError, match=f"HTTP {status} .*: Context size has been exceeded$"):
+        ask(provider)
+    assert len(llm_server.requests) == 1
+    assert provider.sleeps == []
+
+
+def test_a_local_server_is_not_sent_a_timed_out_request_again(llm_server):
+    llm_server.handler = lambda seen: Reply(json=OK, delay=1.0)
+    p = make(llm_server, timeout=0.3)
+    p.local = True  # as the llamacpp and ollama presets are
+    with pytest.raises(ProviderConnectError, match="not retried"):
+        ask(p)
+    assert len(llm_server.requests) == 1
+    p.close()
+
+
+def test_the_timeout_bounds_the_whole_request_not_each_read(llm_server):
+    llm_server.handler = lambda seen: Reply(json=OK, trickle=0.25)
+    p = make(llm_server, timeout=1.0, retries=0)
+    started = time.perf_counter()
+    with pytest.raises(ProviderConnectError, match=r"within 1 s"):
+        ask(p)
+    assert time.perf_counter() - started < 2.5
+    p.close()
+
+
+def test_a_response_body_over_the_cap_is_refused(llm_server):
+    llm_server.handler = lambda seen: Reply(body=b"x" * 5000)
+    p = make(llm_server, max_response_bytes=1000)
+    with pytest.raises(ProviderResponseError, match="larger than 1,000 bytes"):
+        ask(p)
     p.close()
 
 
@@ -281,15 +318,15 @@ def test_sends_through_the_fixtures_transport_when_one_is_handed_in(llm_server):
 def test_one_shared_pooled_transport_for_the_whole_run(llm_server):
     llm_server.handler = lambda seen: Reply(json=OK)
     p = make(llm_server)
-    shared = p.transport()
+    shared = p.transport().inner  # each fixture's bounded view wraps the one pooled transport
     assert isinstance(shared, httpx.HTTPTransport)
     for fixture in ("a", "b", "c"):
         ask(p, Exchange(fixture, None))
-    assert p.transport() is shared
+    assert p.transport().inner is shared
     assert len(llm_server.requests) == 3
     p.close()
     assert p._transport is None
-    assert p.transport() is not shared  # a new run gets a new one
+    assert p.transport().inner is not shared  # a new run gets a new one
     p.close()
 
 

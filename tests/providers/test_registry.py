@@ -115,7 +115,7 @@ def test_sampling_retries_and_timeout_from_the_config_reach_the_request(tmp_path
     )
     p = create_provider("ollama", config=config, env=Env({}))
     assert (p.settings.timeout, p.settings.retries) == (12.5, 0)
-    llm_server.reply(status=500, json={"error": "boom"})
+    llm_server.reply(status=503, json={"error": "boom"})
     with pytest.raises(Exception, match=r"\(1 attempt\)"):
         p.generate(first_turn(), Exchange("fx"))
     assert llm_server.requests[0].json()["options"] == {

@@ -31,6 +31,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     drop: bool = False  # close the connection without answering
+    trickle: float = 0.0  # seconds between the body's bytes: each read is quick, the whole is slow
 
 
 @dataclass
@@ -90,7 +91,13 @@ class LLMServer:
                         self.send_header(k, v)
                     self.send_header("content-length", str(len(body)))
                     self.end_headers()
-                    self.wfile.write(body)
+                    if reply.trickle:
+                        for i in range(len(body)):
+                            self.wfile.write(body[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(reply.trickle)
+                    else:
+                        self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True  # the client went away (a test killed it)
 

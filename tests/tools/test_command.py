@@ -7,6 +7,7 @@ import os
 import stat
 import sys
 import textwrap
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from replio_replay.tools.permissions import Category, Permission, Permissions
 from replio_replay.tools.sandbox import Sandbox
 from replio_replay.tools.toolbox import Toolbox
 from replio_replay.tools.toolset import ToolSet
+from tests.tools.test_confinement import ends_soon, pid_in
 
 BASH_ALLOWED = Permissions.for_fixture({Category.BASH: Permission.ALLOW})
 CUT_NOTE = f"\n(output cut at {OUTPUT_CAP} characters)"
@@ -47,8 +49,9 @@ class Bench:
                              base_dir=self.scripts)
 
     def call(self, tool: Tool, arguments: Any = None,
-             permissions: Permissions = BASH_ALLOWED) -> str:
-        toolbox = Toolbox(ToolContext(Sandbox(self.root)), permissions, ToolSet("t", (tool,)))
+             permissions: Permissions = BASH_ALLOWED, **ctx: Any) -> str:
+        toolbox = Toolbox(ToolContext(Sandbox(self.root), **ctx), permissions,
+                          ToolSet("t", (tool,)))
         try:
             result = toolbox.call(tool.name, {} if arguments is None else arguments)
         finally:
@@ -65,32 +68,6 @@ def bench(tmp_path: Path) -> Bench:
     root.mkdir()
     (root / "data.txt").write_text("worktree data\n", encoding="utf-8")
     return Bench(Path(os.path.realpath(scripts)), Path(os.path.realpath(root)))
-
-
-def _alive(pid: int) -> bool:
-    """Whether `pid` still runs (a zombie nobody has reaped yet counts as ended)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        stat_line = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat_line.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _ends_soon(pid: int, within: float = 2.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            return True
-        time.sleep(0.02)
-    return not _alive(pid)
-
-
-def _pid_in(path: Path) -> int:
-    return int(path.read_text().strip())
 
 
 ECHO_STDIN = """
@@ -238,7 +215,31 @@ def test_a_command_over_its_timeout_is_stopped_promptly(bench: Bench) -> None:
     elapsed = time.monotonic() - started
     assert out == "Error: slow took longer than 0.5 s"
     assert elapsed < 5
-    assert _ends_soon(_pid_in(bench.root / "slow.pid"))
+    assert ends_soon(bench.root, pid_in(bench.root / "slow.pid"))
+
+
+def test_the_runs_call_limit_cuts_a_longer_declared_timeout(bench: Bench) -> None:
+    bench.script("slow.py", "import time\ntime.sleep(30)\n")
+    tool = bench.tool("slow", command=[sys.executable, "./slow.py"], timeout=60)
+    started = time.monotonic()
+    assert bench.call(tool, timeout=0.4) == "Error: slow took longer than 0.4 s"
+    assert time.monotonic() - started < 5
+
+
+def test_a_cancelled_run_stops_a_command_tool_at_once(bench: Bench) -> None:
+    bench.script("slow.py", """
+        import os, time
+        open("slow.pid", "w").write(str(os.getpid()))
+        time.sleep(30)
+    """)
+    tool = bench.tool("slow", command=[sys.executable, "./slow.py"], timeout=60)
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    started = time.monotonic()
+    out = bench.call(tool, cancel=cancel)
+    assert out.startswith("Error: ") and "interrupted" in out
+    assert time.monotonic() - started < 3
+    assert ends_soon(bench.root, pid_in(bench.root / "slow.pid"))
 
 
 def test_the_timeout_holds_when_large_arguments_are_left_unread(bench: Bench) -> None:
@@ -261,8 +262,8 @@ def test_a_background_child_does_not_outlive_the_call(bench: Bench) -> None:
     """)
     out = bench.call(bench.tool("spawner", command=[sys.executable, "./spawn.py"]))
     assert out == "spawned\n"
-    pid = _pid_in(bench.root / "child.pid")
-    assert _ends_soon(pid), f"the background `sleep 30` (pid {pid}) outlived the call"
+    pid = pid_in(bench.root / "child.pid")
+    assert ends_soon(bench.root, pid), f"the background `sleep 30` (pid {pid}) outlived the call"
 
 
 def test_a_background_child_holding_stdout_does_not_hold_up_the_call(bench: Bench) -> None:
@@ -276,7 +277,7 @@ def test_a_background_child_holding_stdout_does_not_hold_up_the_call(bench: Benc
     out = bench.call(bench.tool("spawner", command=[sys.executable, "./spawn.py"], timeout=20))
     assert time.monotonic() - started < 5
     assert out == "spawned\n"
-    assert _ends_soon(_pid_in(bench.root / "child.pid"))
+    assert ends_soon(bench.root, pid_in(bench.root / "child.pid"))
 
 
 def test_output_beyond_the_cap_is_cut_with_a_note(bench: Bench) -> None:

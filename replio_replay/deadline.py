@@ -1,0 +1,81 @@
+"""Waiting that can be cut short: a blocking call runs in a daemon thread while the caller waits for
+it, a deadline or the run's cancel event, whichever comes first.
+
+Python cannot stop a thread, so a call that overruns is abandoned: its thread runs on in the
+background (as a daemon, it never holds the process's exit) and its result is dropped. What it
+holds (a socket, a child process) is for the caller to close through `on_abandon`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+__all__ = ["Interrupted", "TimedOut", "run_until"]
+
+T = TypeVar("T")
+
+#: How often a wait looks at the cancel event.
+_POLL = 0.05
+
+
+class TimedOut(Exception):
+    """The call did not finish within its deadline."""
+
+
+class Interrupted(Exception):
+    """The run was interrupted while the call was in flight."""
+
+
+class _Outcome(Generic[T]):
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: T | None = None
+        self.error: BaseException | None = None
+
+
+def run_until(
+    call: Callable[[], T],
+    *,
+    timeout: float,
+    cancel: threading.Event | None = None,
+    on_abandon: Callable[[], None] | None = None,
+    name: str = "replio-call",
+) -> T:
+    """`call()`'s result, or TimedOut after `timeout` seconds, or Interrupted once `cancel` is set.
+
+    Exceptions the call raises are raised here, in the caller's thread.
+    """
+    outcome: _Outcome[T] = _Outcome()
+
+    def target() -> None:
+        try:
+            outcome.value = call()
+        except BaseException as exc:  # handed to the waiting thread, which decides
+            outcome.error = exc
+        finally:
+            outcome.done.set()
+
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    thread.start()
+    end = time.monotonic() + timeout
+    while not outcome.done.wait(min(_POLL, max(0.0, end - time.monotonic()))):
+        if cancel is not None and cancel.is_set():
+            _abandon(on_abandon)
+            raise Interrupted()
+        if time.monotonic() >= end:
+            _abandon(on_abandon)
+            raise TimedOut()
+    if outcome.error is not None:
+        raise outcome.error
+    return outcome.value  # type: ignore[return-value]
+
+
+def _abandon(on_abandon: Callable[[], None] | None) -> None:
+    if on_abandon is not None:
+        try:
+            on_abandon()
+        except Exception:  # closing what the abandoned call holds is best effort
+            pass

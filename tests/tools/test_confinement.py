@@ -1,0 +1,473 @@
+"""Programs tools start are confined and ended: bubblewrap's walls, cancel, nothing outlives a call.
+
+Tests marked `needs_bwrap` check the walls bubblewrap puts up (read-only filesystem but for
+the worktree, own PID namespace, no network unless allowed); they skip, saying why, where
+bubblewrap is missing or cannot start. The rest hold with and without it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from replio_replay.tools import process
+from replio_replay.tools.base import ToolContext
+from replio_replay.tools.process import (
+    base_env,
+    confinement_available,
+    confinement_problem,
+    run_bounded,
+)
+from replio_replay.tools.sandbox import Sandbox
+from tests.tools._tree import SECRET, Run, Tree, make_runner
+
+NO_BWRAP = f"confinement not available: {confinement_problem()}"
+needs_bwrap = pytest.mark.skipif(not confinement_available(), reason=NO_BWRAP)
+
+FAKE_KEY = "sk-test-confinement-7f3a9c0d1e2b"
+PY = shlex.quote(sys.executable)
+SCRATCH = "/tmp/replio-confinement-scratch.txt"
+#: Files a confined command must fail to make; removed after the test should it not.
+OUTSIDE = (Path("/etc/replio-confinement-test"), Path("/var/tmp/replio-confinement-test"))
+
+
+def running_in(root: Path, pid: int) -> bool:
+    """Whether the process that saw itself as `pid`, working in `root`, still runs.
+
+    Confined, a program sees its PID namespace's numbers, not ours: a process is matched by
+    the innermost of its pids (`NSpid`) and its working folder. A zombie counts as ended.
+    """
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            cwd = os.readlink(entry / "cwd")
+        except OSError:  # gone meanwhile, or a zombie (no working folder)
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        nspid = fields.get("NSpid", fields.get("Pid", "")).split()
+        if nspid[-1:] != [str(pid)] or fields.get("State", "").strip().startswith("Z"):
+            continue
+        if cwd == str(root) or cwd.startswith(f"{root}/"):
+            return True
+    return False
+
+
+def ends_soon(root: Path, pid: int, within: float = 2.0) -> bool:
+    """Whether that process (see `running_in`) has ended, or ends within `within` seconds."""
+    deadline = time.monotonic() + within
+    while running_in(root, pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def pid_in(path: Path, within: float = 5.0) -> int:
+    """The pid a program wrote to `path`, waiting for it to be written."""
+    deadline = time.monotonic() + within
+    while not (path.exists() and path.read_text().strip()):
+        assert time.monotonic() < deadline, f"{path.name} was never written"
+        time.sleep(0.02)
+    return int(path.read_text().strip())
+
+
+@pytest.fixture(params=[True, False], ids=["confined", "unconfined"])
+def confine(request: pytest.FixtureRequest) -> bool:
+    """Both ways a program can run; the confined one only where bubblewrap works."""
+    if request.param and not confinement_available():
+        pytest.skip(NO_BWRAP)
+    return bool(request.param)
+
+
+@pytest.fixture
+def outside_files() -> Iterator[tuple[Path, ...]]:
+    """`OUTSIDE`, absent before the test and removed after it (should confinement fail)."""
+    assert not any(path.exists() for path in OUTSIDE)
+    yield OUTSIDE
+    for path in OUTSIDE:
+        path.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def fresh_probe() -> Iterator[None]:
+    """Forget what the bubblewrap probe found, before and after (the test fakes bwrap)."""
+    process._probe_once.cache_clear()
+    yield
+    process._probe_once.cache_clear()
+
+
+def _runner(tree: Tree, confine: bool, monkeypatch: pytest.MonkeyPatch, **ctx: object) -> Run:
+    if not confine:  # as where bubblewrap is missing
+        monkeypatch.setattr(process, "_bwrap", lambda: None)
+    return make_runner(tree, **ctx)  # type: ignore[arg-type]
+
+
+# nothing outlives a call, however it ends --------------------------------------------------------
+
+
+def test_a_nohup_background_sleeper_does_not_outlive_the_call(
+    tree: Tree, confine: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _runner(tree, confine, monkeypatch)
+    started = time.monotonic()
+    out = run("run_command", command="nohup sleep 300 >/dev/null 2>&1 & echo $! > sleeper.pid")
+    assert out == "exit code 0"
+    assert time.monotonic() - started < 5
+    pid = pid_in(tree.root / "sleeper.pid")
+    assert ends_soon(tree.root, pid), f"`nohup sleep 300 &` (pid {pid}) outlived its call"
+
+
+def test_a_sleeper_started_by_a_timed_out_call_does_not_outlive_it(
+    tree: Tree, confine: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _runner(tree, confine, monkeypatch)
+    out = run("run_command", command="nohup sleep 300 >/dev/null 2>&1 & echo $! > sleeper.pid; "
+                                     "sleep 30", timeout=0.5)
+    assert out == "Error: run_command took longer than 0.5 s"
+    assert ends_soon(tree.root, pid_in(tree.root / "sleeper.pid"))
+
+
+@needs_bwrap
+def test_confined_a_sleeper_in_its_own_session_does_not_outlive_the_call(run: Run, tree: Tree) -> None:
+    # `setsid` leaves the process group; the PID namespace still ends with the call.
+    out = run("run_command", command="setsid sh -c 'echo $$ > sleeper.pid; exec sleep 300' "
+                                     ">/dev/null 2>&1 < /dev/null & "
+                                     "while [ ! -s sleeper.pid ]; do sleep 0.01; done")
+    assert out == "exit code 0"
+    assert ends_soon(tree.root, pid_in(tree.root / "sleeper.pid"))
+
+
+def test_an_exception_in_the_caller_still_ends_the_program(
+    tmp_path: Path, confine: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_wait = process._wait
+
+    def interrupted(*args: object, **kwargs: object) -> str | None:
+        pid_in(tmp_path / "sleeper.pid")  # it runs; now the caller is interrupted
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(process, "_wait", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_bounded("echo $$ > sleeper.pid; exec sleep 300", shell=True, cwd=tmp_path,
+                    env=base_env(tmp_path), timeout=30, cap=100, confine=confine)
+    monkeypatch.setattr(process, "_wait", real_wait)
+    assert ends_soon(tmp_path, pid_in(tmp_path / "sleeper.pid"))
+
+
+# cancel -------------------------------------------------------------------------------------------
+
+
+def test_cancel_from_another_thread_stops_a_sleeping_command_promptly(
+    tree: Tree, confine: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cancel = threading.Event()
+    run = _runner(tree, confine, monkeypatch, cancel=cancel)
+    threading.Timer(0.2, cancel.set).start()
+    started = time.monotonic()
+    out = run("run_command", command="echo $$ > sleeper.pid; exec sleep 30")
+    assert time.monotonic() - started < 3
+    # The toolbox stops waiting and says so, or the tool notices first: both say why.
+    assert out.startswith("Error: ") and "interrupted" in out
+    assert ends_soon(tree.root, pid_in(tree.root / "sleeper.pid"))
+
+
+def test_cancel_reports_cancelled_and_no_exit_code(tmp_path: Path, confine: bool) -> None:
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    started = time.monotonic()
+    done = run_bounded(["sh", "-c", "echo started; sleep 30"], cwd=tmp_path, env=base_env(tmp_path),
+                       timeout=30, cap=100, cancel=cancel, confine=confine)
+    assert time.monotonic() - started < 3
+    assert done.cancelled
+    assert not done.timed_out
+    assert done.returncode is None
+    assert done.stdout == b"started\n"
+    assert done.confined is confine
+
+
+def test_a_cancelled_run_starts_no_program(tmp_path: Path) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    done = run_bounded(["sh", "-c", "echo ran > ran.txt"], cwd=tmp_path, env=base_env(tmp_path),
+                       timeout=10, cap=100, cancel=cancel, confine=True)
+    assert done.cancelled
+    assert done.returncode is None
+    assert not (tmp_path / "ran.txt").exists()
+
+
+def test_an_unset_cancel_event_changes_nothing(tmp_path: Path, confine: bool) -> None:
+    done = run_bounded(["sh", "-c", "echo hi; exit 4"], cwd=tmp_path, env=base_env(tmp_path),
+                       timeout=10, cap=100, cancel=threading.Event(), confine=confine)
+    assert (done.returncode, done.stdout, done.cancelled) == (4, b"hi\n", False)
+
+
+# the filesystem -----------------------------------------------------------------------------------
+
+
+@needs_bwrap
+def test_writing_outside_the_worktree_fails(
+    run: Run, tree: Tree, outside_files: tuple[Path, ...]
+) -> None:
+    etc, var_tmp = outside_files
+    out = run("run_command", command=f"touch {etc}; echo etc=$?; touch {var_tmp}; echo var=$?; "
+                                     "echo pwned > ../outside/secret.txt; echo outside=$?; "
+                                     "echo pwned > leak.txt; echo link=$?; "
+                                     "echo scratch > ../beside.txt; echo beside=$?")
+    lines = out.splitlines()
+    assert lines[0] == "exit code 0"
+    for name in ("etc", "var", "outside", "link"):
+        assert f"{name}=0" not in lines, out
+    assert not etc.exists()
+    assert not var_tmp.exists()
+    assert (tree.outside / "secret.txt").read_text().startswith(SECRET)
+    # The worktree's parent is in the fresh /tmp: writable scratch that never reaches ours.
+    assert not (tree.tmp / "beside.txt").exists()
+
+
+@needs_bwrap
+def test_the_filesystem_outside_the_worktree_is_read_only_and_other_temp_folders_are_hidden(
+    run: Run, tree: Tree
+) -> None:
+    out = run("run_command", command="cat ../outside/secret.txt; cat leak.txt; "
+                                     "echo beside: $(ls -A .. | wc -l); head -c 5 /etc/passwd")
+    assert SECRET not in out
+    assert "beside: 1\n" in out  # the worktree alone, not `outside` nor other worktrees
+    assert "\nroot:" in out  # the rest of the filesystem is there to read
+
+
+@needs_bwrap
+def test_writing_inside_the_worktree_works(run: Run, tree: Tree) -> None:
+    out = run("run_command", command="echo made > made.txt && mkdir -p new/deep && "
+                                     "echo deep > new/deep/f.txt && rm docs/guide.md && "
+                                     f"echo scratch > {SCRATCH} && cat {SCRATCH}")
+    assert out == "exit code 0\nscratch"
+    assert (tree.root / "made.txt").read_text() == "made\n"
+    assert (tree.root / "new" / "deep" / "f.txt").read_text() == "deep\n"
+    assert not (tree.root / "docs" / "guide.md").exists()
+    assert not Path(SCRATCH).exists()  # the fresh /tmp is the command's own
+
+
+@needs_bwrap
+def test_a_command_cannot_gain_write_access_back(
+    run: Run, outside_files: tuple[Path, ...]
+) -> None:
+    # Run by root, bubblewrap would leave every capability: a remount would undo read-only.
+    # And uid 0 without capabilities may still write sysctls (the same value here, harmless).
+    etc = outside_files[0]
+    out = run("run_command", command=f"mount -o remount,rw / 2>/dev/null; echo mount=$?; "
+                                     f"touch {etc}; echo etc=$?; grep CapEff /proc/self/status; "
+                                     "h=$(cat /proc/sys/kernel/hostname); "
+                                     "echo \"$h\" > /proc/sys/kernel/hostname; echo sysctl=$?")
+    assert "mount=0" not in out
+    assert "etc=0" not in out
+    assert "sysctl=0" not in out
+    assert "CapEff:\t0000000000000000" in out
+    assert not etc.exists()
+
+
+# processes and the key ----------------------------------------------------------------------------
+
+
+@needs_bwrap
+def test_only_the_commands_own_processes_are_visible(run: Run) -> None:
+    out = run("run_command", command="for p in /proc/[0-9]*; do cat $p/comm; done")
+    names = set(out.splitlines()[1:])
+    assert names <= {"bwrap", "sh", "cat"}, names
+    assert "sh" in names
+
+
+_LEAK_PROBE = """
+import sys
+from pathlib import Path
+from replio_replay.tools.process import base_env, run_bounded
+root = Path(sys.argv[1])
+done = run_bounded(
+    "cat /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do cat $f; echo; done",
+    shell=True, cwd=root, env=base_env(root), timeout=20, cap=1_000_000,
+    confine=sys.argv[2] == "confine")
+sys.stdout.buffer.write(done.stdout)
+"""
+
+
+@needs_bwrap
+def test_the_parents_environment_with_a_key_is_not_readable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # /proc/PID/environ shows a process's environment as it started, so the key must be in the
+    # starting environment of the process that runs the command: a fresh Python started with it.
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+
+    def probe(how: str) -> str:
+        done = subprocess.run([sys.executable, "-c", _LEAK_PROBE, str(tmp_path), how],
+                              capture_output=True, timeout=60, check=True, cwd=Path.cwd())
+        return done.stdout.decode("utf-8", "replace")
+
+    assert FAKE_KEY in probe("unconfined"), "control: unconfined, the parent's key is readable"
+    confined = probe("confine")
+    assert FAKE_KEY not in confined
+    assert "HOME=" in confined  # it did read an environment: the command's own, minimal one
+
+
+@needs_bwrap
+def test_run_command_cannot_read_a_key_from_any_environ(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    out = run("run_command", command="cat /proc/$PPID/environ | tr '\\0' '\\n'; "
+                                     "cat /proc/[0-9]*/environ | tr '\\0' '\\n'")
+    assert "sk-test" not in out
+    assert "HOME=." in out
+
+
+# the network --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def listening_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that accepts connections (the kernel completes them)."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        yield server.getsockname()[1]
+
+
+def _connect(port: int) -> str:
+    return (f"{PY} -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); "
+            f"print('connected')\"")
+
+
+@needs_bwrap
+def test_without_web_the_network_is_unreachable(tree: Tree, listening_port: int) -> None:
+    run = make_runner(tree, network=False)
+    out = run("run_command", command=_connect(listening_port))
+    assert "connected" not in out.splitlines()
+    assert "exit code 0" not in out
+    assert "Connection refused" in out or "unreachable" in out.lower()
+
+
+def test_with_web_the_network_is_reachable(tree: Tree, listening_port: int) -> None:
+    run = make_runner(tree, network=True)
+    assert run("run_command", command=_connect(listening_port)) == "exit code 0\nconnected"
+
+
+@needs_bwrap
+def test_a_command_tool_follows_the_fixtures_network_setting(
+    tmp_path: Path, listening_port: int
+) -> None:
+    from replio_replay.tools.declared import ToolDecl, declared_tool
+    from replio_replay.tools.permissions import Category, Permission, Permissions
+    from replio_replay.tools.toolbox import Toolbox
+    from replio_replay.tools.toolset import ToolSet
+
+    root = tmp_path / "worktree"
+    root.mkdir()
+    decl = ToolDecl.model_validate({"description": "connects", "command": [
+        sys.executable, "-c",
+        f"import socket; socket.create_connection(('127.0.0.1', {listening_port}), timeout=5); "
+        "print('connected')"]})
+    tool = declared_tool("connect", decl, source="test", base_dir=tmp_path)
+    allowed = Permissions.for_fixture({Category.BASH: Permission.ALLOW})
+    results = {}
+    for network in (True, False):
+        ctx = ToolContext(Sandbox(root), network=network)
+        results[network] = Toolbox(ctx, allowed, ToolSet("t", (tool,))).call("connect", {})
+    assert results[True] == "connected\n"
+    assert str(results[False]).startswith("Error: connect exited with status 1")
+
+
+# run_bounded confined: the same contract ----------------------------------------------------------
+
+
+@needs_bwrap
+def test_confined_exit_code_streams_stdin_and_cap_behave_as_unconfined(tmp_path: Path) -> None:
+    env = base_env(tmp_path)
+    done = run_bounded(["sh", "-c", "cat; echo err >&2; exit 3"], cwd=tmp_path, env=env,
+                       stdin=b"in\n", timeout=10, cap=100, confine=True)
+    assert done.confined
+    assert (done.returncode, done.stdout, done.stderr) == (3, b"in\n", b"err\n")
+    done = run_bounded(["yes"], cwd=tmp_path, env=env, timeout=30, cap=4096, confine=True)
+    assert done.cut and done.stdout == b"y\n" * 2048 and done.returncode is None
+    done = run_bounded(["sleep", "30"], cwd=tmp_path, env=env, timeout=0.3, cap=10, confine=True)
+    assert done.timed_out and done.returncode is None
+
+
+@needs_bwrap
+def test_confined_a_program_that_cannot_be_started_still_raises_oserror(tmp_path: Path) -> None:
+    env = base_env(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        run_bounded([str(tmp_path / "missing")], cwd=tmp_path, env=env, timeout=5, cap=10,
+                    confine=True)
+    with pytest.raises(FileNotFoundError):
+        run_bounded(["replio-no-such-program"], cwd=tmp_path, env=env, timeout=5, cap=10,
+                    confine=True)
+    script = tmp_path / "not-executable.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    with pytest.raises(PermissionError):
+        run_bounded(["./not-executable.sh"], cwd=tmp_path, env=env, timeout=5, cap=10,
+                    confine=True)
+
+
+@needs_bwrap
+def test_confined_the_temp_folder_is_empty_but_for_what_is_named_readable(tmp_path: Path) -> None:
+    root, tools = tmp_path / "worktree", tmp_path / "tools"
+    root.mkdir()
+    tools.mkdir()
+    (tools / "hello.sh").write_text("echo hello from beside\n")
+    (tools / "hello.sh").chmod(0o755)
+    argv = ["sh", str(tools / "hello.sh")]
+    hidden = run_bounded(argv, cwd=root, env=base_env(root), timeout=10, cap=1000, confine=True)
+    assert hidden.returncode != 0
+    shown = run_bounded(argv, cwd=root, env=base_env(root), timeout=10, cap=1000, confine=True,
+                        readable=[tools])
+    assert (shown.returncode, shown.stdout) == (0, b"hello from beside\n")
+    wrote = run_bounded(["sh", "-c", f"echo x > {tools}/new.txt"], cwd=root, env=base_env(root),
+                        timeout=10, cap=1000, confine=True, readable=[tools])
+    assert wrote.returncode != 0  # readable, not writable
+    assert not (tools / "new.txt").exists()
+
+
+# where bubblewrap is missing or broken --------------------------------------------------------------
+
+
+def test_without_bwrap_on_path_programs_run_unconfined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
+) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assert not confinement_available()
+    assert "bubblewrap is missing" in str(confinement_problem())
+    done = run_bounded(["/bin/sh", "-c", "echo $$"], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"},
+                       timeout=10, cap=100, confine=True)
+    assert done.returncode == 0 and not done.confined
+    assert int(done.stdout) > 2  # not a fresh PID namespace's first processes
+
+
+def test_a_bwrap_that_cannot_start_is_probed_once_then_programs_run_unconfined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
+) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    calls = tmp_path / "bwrap-calls"
+    (fake / "bwrap").write_text(f"#!/bin/sh\necho call >> {calls}\n"
+                                "echo 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    (fake / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    assert not confinement_available()
+    assert "No permissions to create new namespace" in str(confinement_problem())
+    for _ in range(3):
+        done = run_bounded(["sh", "-c", "echo ok"], cwd=tmp_path, env=base_env(tmp_path),
+                           timeout=10, cap=100, confine=True)
+        assert (done.returncode, done.stdout, done.confined) == (0, b"ok\n", False)
+    assert calls.read_text() == "call\n"  # probed once, not once per call
