@@ -1,8 +1,9 @@
-"""Child processes that tools start: bounded in time and output, confined, and ended with all they spawned.
+"""Child processes tools start: bounded in time and output, confined, ended with all they spawned.
 
 `run_bounded` starts a program in its own process group with a minimal environment, feeds it
 stdin, reads at most `cap` bytes of each stream (more stops the reading and the program), and
-kills the whole group when it exits, times out, is cancelled or the caller is interrupted.
+kills the whole group when it exits, times out, is cancelled or the caller is interrupted,
+and at the latest when replio exits.
 
 With `confine` and a working bubblewrap (`bwrap`), the program also runs in its own mount, PID,
 IPC and UTS namespaces: the filesystem read-only but for the worktree, a fresh `/tmp`, only its
@@ -12,6 +13,7 @@ works is probed once (`confinement_problem`); without it programs run unconfined
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import functools
@@ -19,6 +21,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -86,8 +89,8 @@ def run_bounded(
     the program is not started. `confine` runs it under bubblewrap when that works here, with
     `cwd` (the worktree) its only writable folder and the network only if `network`;
     `readable` names paths under `/tmp` besides `cwd` it must still see (read-only), such as
-    a command tool's script. Raises OSError when the program cannot be started (not found,
-    not executable), confined or not.
+    a command tool's script (its PATH and replio's Python stay visible too). Raises OSError
+    when the program cannot be started (not found, not executable), confined or not.
     """
     if cancel is not None and cancel.is_set():
         return Finished(None, b"", b"", cancelled=True)
@@ -96,12 +99,15 @@ def run_bounded(
     if bwrap is not None:
         # Inside bubblewrap a failed exec is only bwrap's exit status 1: look first, as exec would.
         _check_startable(command[0], cwd, env)
-        command = _confined(bwrap, command, Path(cwd), network=network, readable=readable)
+        command = _confined(bwrap, command, Path(cwd), env=env, network=network,
+                            readable=readable)
     proc = subprocess.Popen(
         command, cwd=cwd, env=dict(env),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         start_new_session=True,  # its own group, so stopping it stops what it spawned too
     )
+    with _LIVE_LOCK:
+        _LIVE.add(proc.pid)
     over = threading.Event()
     outputs: dict[str, bytes] = {}
     readers = [
@@ -119,8 +125,10 @@ def run_bounded(
         # However the call ends (exit, timeout, cap, cancel, an exception here), nothing it
         # started survives it: the group is killed, and under bubblewrap with it the PID
         # namespace, which takes along what left the group (setsid, daemons).
-        _kill_group(proc)
+        _kill_group(proc.pid)
         proc.wait()
+        with _LIVE_LOCK:
+            _LIVE.discard(proc.pid)
         for thread in (*readers, writer):
             thread.join(timeout=2)
     cut = over.is_set()  # also when the reader hit the cap after the program had exited
@@ -189,15 +197,17 @@ def _options(*, network: bool, binds: Sequence[str] = ()) -> list[str]:
         "--dev", "/dev",
         "--proc", "/proc",
         # A command run by root keeps uid 0 even without capabilities, and uid 0 may write these.
-        
+        "--ro-bind-try", "/proc/sys", "/proc/sys",
         "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
         "--ro-bind-try", "/proc/irq", "/proc/irq",
         "--ro-bind-try", "/proc/bus", "/proc/bus",
         "--unshare-pid",  # only its own processes: no /proc/$PPID/environ of ours with a key
         "--unshare-ipc",
         "--unshare-uts",
-        "--cap-drop", "ALL",  # run as root, bwrap would otherwise leave every capability (remount rw)
-        "--die-with-parent",  # should replio itself be killed, the namespace goes with it
+        "--cap-drop", "ALL",  # run by root, bwrap would leave every capability (remount rw)
+        # Should replio itself be killed, the namespace goes with it. (bwrap watches the thread
+        # that started it; run_bounded keeps that thread waiting until bwrap is gone.)
+        "--die-with-parent",
         "--new-session",  # no terminal to push input into (TIOCSTI)
     ]
     if not network:
@@ -205,17 +215,32 @@ def _options(*, network: bool, binds: Sequence[str] = ()) -> list[str]:
     return options
 
 
-def _confined(bwrap: str, command: list[str], cwd: Path, *, network: bool,
-              readable: Sequence[Path]) -> list[str]:
+def _confined(bwrap: str, command: list[str], cwd: Path, *, env: Mapping[str, str],
+              network: bool, readable: Sequence[Path]) -> list[str]:
     root = os.path.realpath(cwd)
     binds: list[str] = []
-    for path in readable:
-        real = Path(os.path.realpath(path))
-        # Only what the fresh /tmp hides needs binding; the rest is visible read-only already.
-        if real.exists() and real.is_relative_to(_TMP) and real != _TMP:
-            binds += ["--ro-bind", str(real), str(real)]
+    for path in _seen_in_tmp(readable, env):
+        binds += ["--ro-bind", path, path]
     binds += ["--bind", root, root]  # last, so it is writable even under a readable folder
     return [bwrap, *_options(network=network, binds=binds), "--chdir", root, "--", *command]
+
+
+def _seen_in_tmp(readable: Sequence[Path], env: Mapping[str, str]) -> list[str]:
+    """What the fresh /tmp would hide that the program still needs: `readable`, the folders on
+    its PATH and the Python replio runs on (a virtualenv under /tmp is a shebang's interpreter).
+
+    The rest of the filesystem is visible read-only already.
+    """
+    wanted = [*map(str, readable), *env.get("PATH", "").split(os.pathsep), sys.prefix,
+              sys.base_prefix]
+    seen: dict[str, None] = {}
+    for path in wanted:
+        if not os.path.isabs(path):
+            continue
+        real = Path(os.path.realpath(path))
+        if real.exists() and real.is_relative_to(_TMP) and real != _TMP:
+            seen[str(real)] = None
+    return list(seen)
 
 
 def _argv(argv: Sequence[str] | str, shell: bool) -> list[str]:
@@ -284,6 +309,21 @@ def _read(stream: IO[bytes] | None, cap: int, over: threading.Event, out: dict[s
     out[key] = bytes(kept)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
+
+
+#: Process groups started and not yet ended; a call abandoned by the toolbox (its thread runs
+#: on until its own limit) may still hold one when replio exits.
+_LIVE: set[int] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+@atexit.register
+def _kill_live() -> None:
+    """At exit, end what calls still run: daemon threads are frozen, their `finally` never runs."""
+    with _LIVE_LOCK:
+        groups = list(_LIVE)
+    for pid in groups:
+        _kill_group(pid)

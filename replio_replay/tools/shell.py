@@ -27,7 +27,7 @@ def run_command(p: CommandParams, ctx: ToolContext) -> str:
     root = ctx.sandbox.root
     if "\x00" in p.command:
         raise ToolFailure("the command must not contain a NUL character")
-    limit = min(p.timeout, ctx.timeout)  # the model may ask for less time than the run allows, not more
+    limit = min(p.timeout, ctx.timeout)  # the model may ask for less than the run allows, not more
     done = run_bounded(p.command, shell=True, cwd=root, env=base_env(root, ctx.env),
                        timeout=limit, cap=_OUTPUT_CAP * 4, cancel=ctx.cancel, confine=True,
                        network=ctx.network)

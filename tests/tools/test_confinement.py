@@ -139,7 +139,9 @@ def test_a_sleeper_started_by_a_timed_out_call_does_not_outlive_it(
 
 
 @needs_bwrap
-def test_confined_a_sleeper_in_its_own_session_does_not_outlive_the_call(run: Run, tree: Tree) -> None:
+def test_confined_a_sleeper_in_its_own_session_does_not_outlive_the_call(
+    run: Run, tree: Tree
+) -> None:
     # `setsid` leaves the process group; the PID namespace still ends with the call.
     out = run("run_command", command="setsid sh -c 'echo $$ > sleeper.pid; exec sleep 300' "
                                      ">/dev/null 2>&1 < /dev/null & "
@@ -437,7 +439,23 @@ def test_confined_the_temp_folder_is_empty_but_for_what_is_named_readable(tmp_pa
     assert not (tools / "new.txt").exists()
 
 
-# where bubblewrap is missing or broken --------------------------------------------------------------
+@needs_bwrap
+def test_confined_programs_on_path_in_the_temp_folder_stay_runnable(tmp_path: Path) -> None:
+    # A virtualenv (replio's own, or tools the PATH names) may live in the temp folder too.
+    root, bin_dir = tmp_path / "worktree", tmp_path / "venv" / "bin"
+    root.mkdir()
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "replio-hello").write_text("#!/bin/sh\necho hello from PATH\n")
+    (bin_dir / "replio-hello").chmod(0o755)
+    env = {**base_env(root), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    done = run_bounded(["replio-hello"], cwd=root, env=env, timeout=10, cap=100, confine=True)
+    assert (done.confined, done.returncode, done.stdout) == (True, 0, b"hello from PATH\n")
+    wrote = run_bounded(["sh", "-c", f"echo x > {bin_dir}/new"], cwd=root, env=env, timeout=10,
+                        cap=100, confine=True)
+    assert wrote.returncode != 0 and not (bin_dir / "new").exists()
+
+
+# where bubblewrap is missing or broken ------------------------------------------------------------
 
 
 def test_without_bwrap_on_path_programs_run_unconfined(
@@ -460,8 +478,9 @@ def test_a_bwrap_that_cannot_start_is_probed_once_then_programs_run_unconfined(
     fake = tmp_path / "bin"
     fake.mkdir()
     calls = tmp_path / "bwrap-calls"
-    (fake / "bwrap").write_text(f"#!/bin/sh\necho call >> {calls}\n"
-                                "echo 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    (fake / "bwrap").write_text(
+        f"#!/bin/sh\necho call >> {calls}\n"
+        "echo 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
     (fake / "bwrap").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
     assert not confinement_available()
@@ -471,3 +490,50 @@ def test_a_bwrap_that_cannot_start_is_probed_once_then_programs_run_unconfined(
                            timeout=10, cap=100, confine=True)
         assert (done.returncode, done.stdout, done.confined) == (0, b"ok\n", False)
     assert calls.read_text() == "call\n"  # probed once, not once per call
+
+
+_ABANDONER = """
+import sys, threading, time
+from pathlib import Path
+from replio_replay.tools.process import base_env, run_bounded
+root = Path(sys.argv[1])
+threading.Thread(target=run_bounded, daemon=True, args=("echo $$ > sleeper.pid; exec sleep 300",),
+                 kwargs=dict(shell=True, cwd=root, env=base_env(root), timeout=300, cap=100,
+                             confine=sys.argv[2] == "confine")).start()
+while not (root / "sleeper.pid").exists():
+    time.sleep(0.02)
+time.sleep(0.1)
+sys.exit(0)  # a call still in flight in a daemon thread, as when the toolbox gave up waiting
+"""
+
+
+def test_a_call_still_in_flight_when_replio_exits_does_not_outlive_it(
+    tmp_path: Path, confine: bool
+) -> None:
+    how = "confine" if confine else "unconfined"
+    subprocess.run([sys.executable, "-c", _ABANDONER, str(tmp_path), how], timeout=60,
+                   check=True, cwd=Path.cwd())
+    assert ends_soon(tmp_path, pid_in(tmp_path / "sleeper.pid"))
+
+
+_HOLDER = """
+import sys
+from pathlib import Path
+from replio_replay.tools.process import base_env, run_bounded
+root = Path(sys.argv[1])
+run_bounded("echo $$ > sleeper.pid; exec sleep 300", shell=True, cwd=root, env=base_env(root),
+            timeout=300, cap=100, confine=True)
+"""
+
+
+@needs_bwrap
+def test_confined_a_command_dies_with_replio_even_when_replio_is_killed(tmp_path: Path) -> None:
+    # SIGKILL leaves no `finally` to run; bubblewrap's --die-with-parent ends the namespace.
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(tmp_path)], cwd=Path.cwd())
+    try:
+        pid = pid_in(tmp_path / "sleeper.pid", within=20)
+        assert running_in(tmp_path, pid)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert ends_soon(tmp_path, pid)

@@ -216,3 +216,11 @@ def test_base_env_extra_adds_and_overrides(tmp_path: Path) -> None:
     assert env["TOOL_TOKEN"] == "t"
     assert env["HOME"] == "/elsewhere"
     assert base_env(tmp_path)["HOME"] == str(tmp_path)
+
+
+def test_programs_run_unconfined_unless_asked(tmp_path: Path) -> None:
+    done = run_bounded(["sh", "-c", "echo $$"], cwd=tmp_path, env=base_env(tmp_path), timeout=10,
+                       cap=100)
+    assert not done.confined
+    assert not done.cancelled
+    assert int(done.stdout) > 2  # a pid of ours, not a fresh PID namespace's first ones
