@@ -1,16 +1,44 @@
-"""Atomic file writes: a temp file beside the target, then a rename, so readers see old or new."""
+"""Atomic file writes: a temp file beside the target, then a rename, so readers see old or new.
+
+`atomic_write_all` does it for many files as one: every temp file is written first, then all
+are renamed with Ctrl-C and SIGTERM held back, so an interrupt leaves every file as it was or
+every file new, and no stray temp file.
+"""
 
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["atomic_write"]
+__all__ = ["atomic_write", "atomic_write_all"]
 
 
 def atomic_write(path: Path, text: str) -> None:
     """Write `text` to `path` atomically; an interruption leaves the old file (or none)."""
+    atomic_write_all([(path, text)])
+
+
+def atomic_write_all(files: Sequence[tuple[Path, str]]) -> None:
+    """Write every (path, text) or none: temp files first, then the renames, not interruptible."""
+    temps: list[tuple[str, Path]] = []
+    try:
+        for path, text in files:
+            temps.append((_temp(path, text), path))
+        with _signals_held():
+            for tmp, path in temps:
+                os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in temps:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _temp(path: Path, text: str) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -18,7 +46,22 @@ def atomic_write(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return tmp
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait until the block is done (in the main thread; elsewhere they
+    are delivered to the main thread anyway)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 import click
 
-from .errors import ConfigError, ReplioError, UsageError
+from .errors import ConfigError, GoldenError, ReplioError, UsageError
 from .recording.modes import RecordMode
 
 __all__ = ["entry", "main"]
@@ -29,7 +29,9 @@ MODES = click.Choice([m.value for m in RecordMode])
 
 
 def _fail(exc: ReplioError) -> NoReturn:
-    click.echo(f"replio: error: {exc}", err=True)
+    from .redact import Redactor
+
+    click.echo(f"replio: error: {Redactor.from_environment(os.environ).text(str(exc))}", err=True)
     sys.exit(2)
 
 
@@ -59,6 +61,9 @@ def entry() -> None:
 @click.pass_context
 def eval_group(ctx: click.Context, project: Path) -> None:
     """Evaluate tool use over fixtures."""
+    if not project.is_dir() and ctx.invoked_subcommand is not None:
+        _fail(UsageError(f"--path {project}: no such folder; give the project's folder (the one that "
+                         "holds .replio/, or any folder to use only the bundled catalog)"))
     ctx.obj = project
 
 
@@ -134,12 +139,15 @@ def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = Fals
     try:
         with _interrupt_ends("while starting; nothing was run"):
             plan = prepare(request, plugin_manager())
+        header = plan.header()
+        if header:
+            click.echo(f"replio: {header}", err=True)
         try:
             with _interrupt_ends("while finishing the run; no golden was changed"):
                 return execute(plan)
         finally:
             plan.close()
-    except (UsageError, ConfigError) as exc:
+    except (UsageError, ConfigError, GoldenError) as exc:
         _fail(exc)
 
 
@@ -208,13 +216,15 @@ def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path |
 
 def _json(outcome: Any, compared: bool) -> Any:
     runs = [r.to_json() for r in outcome.runs]
-    return {"runs": runs} if compared else runs[0]
+    problems = [{"file": file, "message": message} for file, message in outcome.problems]
+    return {"runs": runs, "problems": problems} if compared else {**runs[0], "problems": problems}
 
 
 def _junit(outcome: Any) -> str:
     from .report.junit import junit_xml
 
-    return junit_xml(outcome.runs, strict=outcome.strict, require_pass=outcome.require_pass)
+    return junit_xml(outcome.runs, strict=outcome.strict, require_pass=outcome.require_pass,
+                     problems=outcome.problems)
 
 
 @eval_group.command("diff")
@@ -288,6 +298,8 @@ def _specs(provider: str | None, compare: str | None) -> list[str | None]:
 def _emit(outcome: Any, output: str, compared: bool) -> None:
     from .report.text import write_approvals, write_problems
 
+    for note in outcome.notes:
+        click.echo(f"replio: note: {note}", err=True)
     write_problems(outcome.problems, sys.stderr)
     if output == "json":
         from .report.jsonout import dumps

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -31,32 +32,32 @@ CONFIG_FILE = Path(".replio") / "config.json"
 class ProviderConfig(BaseModel):
     """Per-provider settings in the config file's `providers` table."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid", defer_build=True, allow_inf_nan=False)
 
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = Field(None, description="Name of the variable holding the key.")
-    temperature: float | None = None
-    seed: int | None = None
-    max_tokens: int | None = Field(None, ge=1)
-    timeout: float | None = Field(None, gt=0)
-    retries: int | None = Field(None, ge=0)
-    max_response_bytes: int | None = Field(None, ge=1, description="The largest response body accepted.")
+    model: str | None = Field(None, min_length=1)
+    base_url: str | None = Field(None, min_length=1)
+    api_key_env: str | None = Field(None, min_length=1, description="Name of the variable holding the key.")
+    temperature: float | None = Field(None, ge=0, le=10)
+    seed: int | None = Field(None, ge=-(2**63), lt=2**63)
+    max_tokens: int | None = Field(None, ge=1, le=10_000_000)
+    timeout: float | None = Field(None, gt=0, le=86_400, description="Seconds one request may take, whole.")
+    retries: int | None = Field(None, ge=0, le=100)
+    max_response_bytes: int | None = Field(None, ge=1, le=2**40, description="The largest response body accepted.")
     script: str | None = Field(None, description="mock only: a JSON script of turns per fixture.")
 
 
 class ProjectConfig(BaseModel):
     """The shape of `.replio/config.json`."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid", defer_build=True, allow_inf_nan=False)
 
     provider: str | None = Field(None, description="Default provider spec, NAME[:MODEL].")
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
-    max_turns: int = Field(12, ge=1)
-    max_calls: int = Field(40, ge=1)
+    max_turns: int = Field(12, ge=1, le=10_000)
+    max_calls: int = Field(40, ge=1, le=100_000)
     tool_timeout: float = Field(30.0, gt=0, le=3600, allow_inf_nan=False,
                                 description="Seconds one tool call may take; a fixture may lower it.")
-    jobs: int | None = Field(None, ge=1)
+    jobs: int | None = Field(None, ge=1, le=1024)
     cassettes: str | None = None
     golden: str | None = None
     record_mode: str | None = None
@@ -70,9 +71,17 @@ def load_project_config(project: Path) -> ProjectConfig:
     if not path.is_file():
         return ProjectConfig()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except ValueError as exc:  # NaN or Infinity, which Python's JSON reader would take
+        raise ConfigError(f"{path}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nests too deeply to be a config file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     try:
         config = ProjectConfig.model_validate(data)
     except ValidationError as exc:
@@ -83,6 +92,10 @@ def load_project_config(project: Path) -> ProjectConfig:
         if pc.script:  # relative to the project, not to wherever replio was started
             pc.script = str(project / pc.script)
     return config
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number; use a finite number")
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:

@@ -21,9 +21,8 @@ from .fixtures.discovery import Catalog, Found
 from .golden.store import GoldenStore
 from .recording.serializer import read_header
 from .settings import Settings
-from .storage import CASSETTE, Recorded, RunKey, safe_name, scan
+from .storage import CASSETTE, RunKey, scan
 from .tools.resolve import for_fixture
-from .tools.setfile import variants
 from .tools.sources import load_toolsets
 from .tools.toolset import DEFAULT_TOOLSET, ToolSet
 
@@ -93,8 +92,7 @@ def stale_reasons(header: dict[str, Any], found: Found, toolset: ToolSet) -> tup
 def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) -> Inventory:
     """Scan the cassette and golden folders against the catalog and the project's tool sets."""
     store = GoldenStore(settings.golden)
-    ids = {safe_name(i): i for i in catalog.fixtures}
-    names = {safe_name(n): n for n in [DEFAULT_TOOLSET, *variants(settings.project)]}
+    ids = set(catalog.fixtures)
     inv = Inventory()
     files: dict[RunKey, dict[str, dict[str, Path]]] = {}
     for rec, kind in [*((r, "cassette") for r in scan(settings.cassettes, CASSETTE)),
@@ -102,11 +100,11 @@ def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) ->
         if rec.stem not in ids:
             inv.orphans.append(rec.path)
             continue
-        files.setdefault(_key(rec, names), {}).setdefault(ids[rec.stem], {})[kind] = rec.path
+        files.setdefault(RunKey(rec.provider, rec.model, rec.tools), {}).setdefault(rec.stem, {})[kind] = rec.path
     if settings.config.provider:  # the default provider is listed even before anything is recorded
         name, model = parse_spec(settings.config.provider)
         if model:
-            files.setdefault(RunKey(safe_name(name), safe_name(model)), {})
+            files.setdefault(RunKey(name, model), {})
     toolsets = _toolsets(settings, pm, sorted({k.tools for k in files}))
     for key in sorted(files, key=lambda k: (k.provider, k.model, k.tools != DEFAULT_TOOLSET, k.tools)):
         for fixture_id in sorted(catalog.fixtures):
@@ -116,11 +114,6 @@ def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) ->
             inv.entries.append(Entry(key, fixture_id, cassette, kinds.get("golden"),
                                      _recorded(header), stale))
     return inv
-
-
-def _key(rec: Recorded, names: dict[str, str]) -> RunKey:
-    # A tool set that is not a variant may be a file given by path: its files are not orphans.
-    return RunKey(rec.provider, rec.model, names.get(rec.tools, rec.tools))
 
 
 def _toolsets(settings: Settings, pm: pluggy.PluginManager, names: list[str]) -> dict[str, ToolSet | str]:

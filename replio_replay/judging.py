@@ -17,6 +17,8 @@ from .verifier import verify
 
 __all__ = ["RESULT_CAP", "cancelled_result", "judge_transcript"]
 
+_UNFINISHED = (Status.ERROR, Status.CANCELLED)
+
 #: Characters of a tool's result kept in the trace (the model saw all of it).
 RESULT_CAP = 4000
 
@@ -32,14 +34,16 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=_capped(r.result)) for r in t.records]
     names = [c.name for c in trace]
     passed, reasons = verify(fixture, trace)
-    if t.status in (Status.ERROR, Status.CANCELLED):
+    if t.status in _UNFINISHED:
         passed, reasons = False, [f"the run ended in {t.status.value}"]
     extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
     return FixtureResult(
         id=fixture.id,
         trace=trace,
         names=names,
-        accuracy=accuracy(names, fixture.expected),
+        # A run that failed or was cut short did not do what was expected, whatever it called.
+        accuracy=accuracy(names, fixture.expected) if t.status not in _UNFINISHED or fixture.expected is None
+        else 0.0,
         passed=passed,
         calls=len(trace),
         redundant=redundant([(c.name, c.arguments) for c in trace]),
@@ -55,8 +59,8 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
 
 
 def cancelled_result(fixture: Fixture) -> FixtureResult:
-    """The result of a fixture the run never started because it was interrupted."""
+    """The result of a fixture the run never started, or abandoned, because it was interrupted."""
     return FixtureResult(
         id=fixture.id, status=Status.CANCELLED, error="not run: the run was interrupted",
-        reasons=["the run ended in cancelled"],
+        reasons=["the run ended in cancelled"], accuracy=None if fixture.expected is None else 0.0,
     )

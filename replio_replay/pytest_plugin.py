@@ -20,7 +20,7 @@ import pytest
 
 from .recording.modes import RecordMode
 
-__all__ = ["ReplioItem", "ReplioSuite"]
+__all__ = ["ReplioItem", "ReplioProblem", "ReplioSuite"]
 
 _STASH = pytest.StashKey[dict[str, Any]]()
 
@@ -56,10 +56,12 @@ class ReplioSuite(pytest.Collector):
             plan, wanted = _plan(self.config)
         except ReplioError as exc:  # a bad option or file: one line, not a traceback
             raise ReplioFailure(f"replio: {exc}") from None
-        for problem in plan.problems:
-            self.config.issue_config_time_warning(
-                pytest.PytestWarning(f"replio: skipped {problem.file}: {problem.message}"), 2
-            )
+        names: dict[str, int] = {}
+        for problem in plan.problems:  # a fixture that cannot run fails, so CI sees it
+            name = Path(problem.file).name or problem.file
+            names[name] = names.get(name, 0) + 1
+            label = name if names[name] == 1 else f"{name}#{names[name]}"
+            yield ReplioProblem.from_parent(self, name=f"problem[{label}]", problem=problem)
         for run in plan.runs:
             if wanted is not None and _folder(run.key) not in wanted:
                 continue
@@ -106,6 +108,24 @@ class ReplioItem(pytest.Item):
         return Path(self.config.getoption("replio_path")), None, f"replio: {self.name}"
 
 
+class ReplioProblem(pytest.Item):
+    """A fixture file or plugin entry that could not be loaded: a failing test naming it."""
+
+    def __init__(self, *, problem: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problem = problem
+        self.add_marker("replio")
+
+    def runtest(self) -> None:
+        raise ReplioFailure(f"{self.problem.file}: {self.problem.message}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        return str(excinfo.value)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return Path(self.problem.file), None, f"replio: {self.name}"
+
+
 class ReplioFailure(Exception):
     """The readable drift report or error message of a failed item (or of the suite's collection)."""
 
@@ -134,14 +154,12 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
         )
         stash["plan"] = prepare(request, plugin_manager())
         named = opt("replio_provider") or opt("replio_tools")
-        stash["wanted"] = None if named or not recorded else set(recorded)
+        stash["wanted"] = None if named or not recorded else set(recorded.values())
     return stash["plan"], stash["wanted"]
 
 
 def _folder(key: Any) -> tuple[str, str, str]:
-    from .storage import safe_name
-
-    return safe_name(key.provider), safe_name(key.model), safe_name(key.tools)
+    return key.provider, key.model, key.tools
 
 
 def _recorded_runs(cassettes: Path) -> dict[tuple[str, str, str], tuple[str, str, str]]:

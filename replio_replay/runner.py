@@ -21,6 +21,7 @@ from .judging import cancelled_result, judge_transcript
 from .metrics import summarize
 from .providers.base import ChatRequest, ChatResponse, Exchange, Provider
 from .recording.base import SessionFactory, live_session
+from .redact import without_credentials
 from .results import FixtureResult, RunResult, Status
 from .tools.base import DEFAULT_TOOL_TIMEOUT, ToolContext
 from .tools.permissions import Category, Permissions
@@ -55,7 +56,7 @@ def run_fixture(
     settings = {
         "provider": provider.settings.name,
         "model": provider.model,
-        "base_url": provider.settings.base_url,
+        "base_url": without_credentials(provider.settings.base_url),
         "tools": case.toolset.name,
         **permissions.to_json(),
     }

@@ -7,6 +7,7 @@ of the plan (or a part of it), attaches golden drift and approves when asked.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +30,7 @@ from .metrics import summarize
 from .providers.base import Provider
 from .providers.registry import create_provider
 from .recording.modes import RecordMode
+from .redact import MIN_SECRET, Redactor, placeholder_names
 from .results import RunResult
 from .runner import GRACE, InterruptedRun, RunOptions, run_suite
 from .settings import Flags, Settings, resolve_settings
@@ -88,6 +90,21 @@ class Plan:
     settings: Settings
     runs: list[PlannedRun]
     problems: list[Problem] = field(default_factory=list)
+    redactor: Redactor = field(default_factory=Redactor)
+    notes: list[str] = field(default_factory=list)
+
+    def header(self) -> str | None:
+        """One line saying what a run that may call providers will do, and how many at once."""
+        live = [r for r in self.runs if r.provider.speaks_http]
+        if not live or self.settings.record_mode is RecordMode.NONE:
+            return None
+        fixtures = len({c.id for r in self.runs for c in r.cases})
+        local = sorted({r.provider.settings.name for r in live if r.provider.local})
+        why = (f" ({', '.join(local)} runs on this machine; --jobs N to change)"
+               if local and self.settings.jobs == 1 else "")
+        runs = f"{len(self.runs)} run{'s' if len(self.runs) != 1 else ''}"
+        return (f"{fixtures} fixture{'s' if fixtures != 1 else ''} x {runs}, "
+                f"{self.settings.jobs} at a time{why}")
 
     def close(self) -> None:
         """Release the providers' pooled connections."""
@@ -105,12 +122,16 @@ class Outcome:
     strict: bool = False
     require_pass: frozenset[str] = frozenset()
     approvals: list[Approval] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
-        """130 interrupted; 1 when any fixture's verdict is not ok (see `verdict.judge`); else 0."""
+        """130 interrupted; 1 when a fixture could not be loaded (a problem) or any fixture's
+        verdict is not ok (see `verdict.judge`); else 0."""
         if self.interrupted:
             return 130
+        if self.problems:
+            return 1
         verdicts = [
             judge(f, strict=self.strict, require_pass=f.id in self.require_pass, tools=r.tools)
             for r in self.runs for f in r.fixtures
@@ -152,8 +173,17 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
                         base_url=request.base_url)
         for spec in request.provider_specs
     ]
+    if request.jobs is None and settings.config.jobs is None and settings.record_mode is not RecordMode.NONE \
+            and any(p.local for p in providers):
+        # A server on this machine shares its cores with the run: more at once only queue there.
+        settings = dataclasses.replace(settings, jobs=1)
     runs = [PlannedRun(p, t, per_set[t.name]) for p in providers for t in toolsets]
-    return Plan(request, settings, runs, problems)
+    key_names = [p.settings.api_key_env for p in providers if p.settings.api_key_env]
+    redactor = Redactor.from_environment(settings.env.values, names=key_names,
+                                         urls=[p.settings.base_url for p in providers])
+    notes = [f"{name} holds fewer than {MIN_SECRET} characters: a placeholder, not treated as a secret"
+             for name in placeholder_names(settings.env.values, key_names)]
+    return Plan(request, settings, runs, problems, redactor, notes)
 
 
 def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = None) -> Outcome:
@@ -166,7 +196,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     if settings.record_mode is not None:
         from .recording.session import CassetteSessions
 
-        options.session = CassetteSessions(settings.cassettes, settings.record_mode)
+        options.session = CassetteSessions(settings.cassettes, settings.record_mode, plan.redactor.secrets)
     outcome = Outcome(
         problems=[(p.file, p.message) for p in plan.problems],
         strict=plan.request.strict,
@@ -178,11 +208,14 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
 
     with network_blocked() if settings.record_mode is RecordMode.NONE else nullcontext():
         _run_all(runs, options, outcome)
+    # The one redaction step: everything reported or approved from here on is free of secrets.
+    outcome.runs = [plan.redactor.model(run) for run in outcome.runs]
+    outcome.problems = [(f, plan.redactor.text(m)) for f, m in outcome.problems]
+    outcome.notes = list(plan.notes)
     store = GoldenStore(settings.golden)
     outcome.runs = [attach_drift(run, store) for run in outcome.runs]
     if plan.request.update_golden and not outcome.interrupted:
-        for run in outcome.runs:
-            outcome.approvals.extend(approve(run, store, plan.request.fixture_ids))
+        outcome.approvals = approve(outcome.runs, store, plan.request.fixture_ids)
     return outcome
 
 

@@ -107,10 +107,19 @@ def test_list_json(mock_project: Path) -> None:
     }]
 
 
-def test_list_without_a_project_folder_shows_the_catalog(tmp_path: Path) -> None:
+def test_list_in_a_folder_without_fixtures_shows_the_catalog(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
     data = json.loads(invoke(tmp_path / "empty", "list", "--output", "json").stdout)
     assert [f["id"] for f in data["fixtures"]] == CATALOG_IDS
     assert data["problems"] == []
+
+
+@pytest.mark.parametrize("command", ["list", "run", "status", "diff"])
+def test_a_path_that_is_not_a_folder_is_one_line_and_exit_2(tmp_path: Path, command: str) -> None:
+    result = invoke(tmp_path / "missing", command)
+    assert result.exit_code == 2
+    assert result.stderr == (f"replio: error: --path {tmp_path / 'missing'}: no such folder; give the project's "
+                             "folder (the one that holds .replio/, or any folder to use only the bundled catalog)\n")
 
 
 # run -----------------------------------------------------------------------------------------------
@@ -187,10 +196,13 @@ def test_run_reports_a_broken_fixture_and_runs_the_others(mock_project: Path) ->
     broken = mock_project / ".replio" / "eval" / "broken.json"
     write_json(broken, {"task": ["not", "text"]})
     result = invoke(mock_project, "run", "--output", "json")
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 1, result.stderr  # a broken fixture never leaves CI silently
     assert f"skipped {broken}: task: " in result.stderr
-    ids = [f["id"] for f in json.loads(result.stdout)["fixtures"]]
-    assert ids == sorted(CATALOG_IDS + ["hello", "looper", "needs-grep"])
+    data = json.loads(result.stdout)
+    assert [f["id"] for f in data["fixtures"]] == sorted(CATALOG_IDS + ["hello", "looper", "needs-grep"])
+    assert [p["file"] for p in data["problems"]] == [str(broken)]
+    junit = invoke(mock_project, "run", "--output", "junit").stdout
+    assert 'name="replio.problems"' in junit and f'name="{broken}"' in junit
 
 
 def test_a_fixture_ending_in_error_exits_1(mock_project: Path, closed_port: int) -> None:

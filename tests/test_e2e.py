@@ -44,7 +44,7 @@ def test_the_installed_replio_runs_fixtures_end_to_end(tmp_path: Path) -> None:
         cwd=elsewhere, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
     )
 
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # the broken file fails the run; the others still ran
     assert done.stderr.startswith(f"skipped {project / '.replio' / 'eval' / 'broken.json'}: avoid: unknown key")
     data = json.loads(done.stdout)
     assert (data["provider"], data["model"]) == ("mock", "scripted")

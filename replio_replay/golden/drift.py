@@ -4,44 +4,42 @@ Each change has a path (``turns[1][0].arguments.path``) and a kind a reviewer re
 glance: ``call_added``, ``call_removed``, ``turn_added``, ``turn_removed``,
 ``tool_changed``, ``argument_changed`` / ``argument_added`` / ``argument_removed``,
 ``answer_changed``, ``status_changed``, ``pass_changed``, ``metric_changed``.
+
+Turns and the calls in them are aligned by tool names (a longest-common-subsequence match,
+as `difflib` does for lines), so a call inserted early shows as one `call_added` rather than
+every later call changed, and a repeated identical call is named too. Within aligned calls,
+and for everything else, deepdiff finds what changed. Paths of added and changed items
+index the current result; paths of removed ones index the golden.
 """
 
 from __future__ import annotations
 
-import re
+from difflib import SequenceMatcher
 from typing import Any
 
 from ..diffing import Change, changes
 
 __all__ = ["drift"]
 
-_TURN = re.compile(r"^turns\[\d+\]$")
-_CALL = re.compile(r"^turns\[\d+\]\[\d+\]$")
-_NAME = re.compile(r"^turns\[\d+\]\[\d+\]\.name$")
-_ARG = re.compile(r"^turns\[\d+\]\[\d+\]\.arguments")
+
+def drift(golden: dict[str, Any], current: dict[str, Any]) -> list[Change]:
+    """The changes from the approved golden to the current canonical result."""
+    rest = changes(_without_turns(golden), _without_turns(current))
+    found = [Change(c.path, _kind(c), c.old, c.new) for c in rest]
+    found += _aligned(_list(golden.get("turns")), _list(current.get("turns")), "turns", _turn_changes)
+    return sorted(found, key=lambda c: (c.path, c.kind))
 
 
-def _same_call(x: Any, y: Any, level: Any = None) -> bool:
-    """Align calls by tool name, and turns by their first call, when counts differ."""
-    if isinstance(x, dict) and isinstance(y, dict):
-        return bool(x.get("name") == y.get("name"))
-    if isinstance(x, list) and isinstance(y, list):
-        return [c.get("name") for c in x[:1]] == [c.get("name") for c in y[:1]]
-    from deepdiff.helper import CannotCompare
+def _without_turns(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if k != "turns"}
 
-    raise CannotCompare() from None
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _kind(change: Change) -> str:
     p, k = change.path, change.kind
-    if _TURN.match(p):
-        return {"added": "turn_added", "removed": "turn_removed"}.get(k, "turn_changed")
-    if _CALL.match(p):
-        return {"added": "call_added", "removed": "call_removed"}.get(k, "call_changed")
-    if _NAME.match(p):
-        return "tool_changed"
-    if _ARG.match(p):
-        return {"added": "argument_added", "removed": "argument_removed"}.get(k, "argument_changed")
     if p.startswith("metrics"):
         return "metric_changed"
     if p in ("answer", "status", "pass"):
@@ -49,11 +47,44 @@ def _kind(change: Change) -> str:
     return k
 
 
-def drift(golden: dict[str, Any], current: dict[str, Any]) -> list[Change]:
-    """The changes from the approved golden to the current canonical result."""
-    old_turns, new_turns = golden.get("turns", []), current.get("turns", [])
-    shifted = len(old_turns) != len(new_turns) or any(
-        len(a) != len(b) for a, b in zip(old_turns, new_turns)
-    )
-    found = changes(golden, current, same_item=_same_call if shifted else None)
-    return [Change(c.path, _kind(c), c.old, c.new) for c in found]
+def _name(call: Any) -> Any:
+    return call.get("name") if isinstance(call, dict) else None
+
+
+def _signature(item: Any) -> Any:
+    """What aligns two items: a call's tool name, a turn's sequence of tool names."""
+    if isinstance(item, list):
+        return tuple(_name(c) for c in item)
+    return _name(item)
+
+
+def _aligned(old: list[Any], new: list[Any], prefix: str, pair: Any) -> list[Change]:
+    """Added, removed and paired items of two lists aligned by signature; `pair` diffs a pair."""
+    unit = "turn" if prefix == "turns" else "call"
+    found: list[Change] = []
+    matcher = SequenceMatcher(a=[_signature(x) for x in old], b=[_signature(x) for x in new], autojunk=False)
+    for _, i1, i2, j1, j2 in matcher.get_opcodes():
+        pairs = min(i2 - i1, j2 - j1)
+        for offset in range(pairs):
+            found += pair(old[i1 + offset], new[j1 + offset], f"{prefix}[{j1 + offset}]")
+        found += [Change(f"{prefix}[{j}]", f"{unit}_added", None, new[j]) for j in range(j1 + pairs, j2)]
+        found += [Change(f"{prefix}[{i}]", f"{unit}_removed", old[i], None) for i in range(i1 + pairs, i2)]
+    return found
+
+
+def _turn_changes(old: Any, new: Any, path: str) -> list[Change]:
+    return _aligned(_list(old), _list(new), path, _call_changes)
+
+
+def _call_changes(old: Any, new: Any, path: str) -> list[Change]:
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return [] if old == new else [Change(path, "call_changed", old, new)]
+    found = []
+    if old.get("name") != new.get("name"):
+        found.append(Change(f"{path}.name", "tool_changed", old.get("name"), new.get("name")))
+    for c in changes(old.get("arguments"), new.get("arguments")):
+        where = f"{path}.arguments" + ("" if c.path == "(root)" else f".{c.path}" if not c.path.startswith("[")
+                                       else c.path)
+        kind = {"added": "argument_added", "removed": "argument_removed"}.get(c.kind, "argument_changed")
+        found.append(Change(where, kind, c.old, c.new))
+    return found

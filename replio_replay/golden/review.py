@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from ..atomic import atomic_write_all
 from ..errors import GoldenError
 from ..metrics import summarize
 from ..results import RunResult, Status
@@ -43,16 +45,33 @@ class Approval:
     reason: str = ""
 
 
-def approve(run: RunResult, store: GoldenStore, only: Collection[str] = ()) -> list[Approval]:
-    """Write goldens from `run` (all fixtures, or those in `only`); `error` results are refused."""
-    done = []
-    for result in run.fixtures:
-        if only and result.id not in only:
-            continue
-        if result.status in (Status.ERROR, Status.CANCELLED):
-            done.append(Approval(run.key, result.id, "refused",
-                                 f"it ended in {result.status.value}: {result.error}"))
-            continue
-        action = store.write(run.key, result.id, canonical_result(result))
-        done.append(Approval(run.key, result.id, action))
+def approve(runs: Sequence[RunResult], store: GoldenStore, only: Collection[str] = ()) -> list[Approval]:
+    """Write goldens from `runs` (all fixtures, or those in `only`), all of them or none.
+
+    Results that ended in `error` or `cancelled`, or that cannot be a golden (NaN in a tool's
+    arguments), are refused and listed; the rest are written in one step that an interrupt
+    cannot cut in half (see `atomic.atomic_write_all`).
+    """
+    done: list[Approval] = []
+    writes: list[tuple[Path, str]] = []
+    for run in runs:
+        for result in run.fixtures:
+            if only and result.id not in only:
+                continue
+            if result.status in (Status.ERROR, Status.CANCELLED):
+                done.append(Approval(run.key, result.id, "refused",
+                                     f"it ended in {result.status.value}: {result.error}"))
+                continue
+            try:
+                path, text, action = store.render(run.key, result.id, canonical_result(result))
+            except GoldenError as exc:
+                done.append(Approval(run.key, result.id, "refused", str(exc)))
+                continue
+            done.append(Approval(run.key, result.id, action))
+            if action != "unchanged":
+                writes.append((path, text))
+    try:
+        atomic_write_all(writes)
+    except OSError as exc:
+        raise GoldenError(f"no golden was written: {exc}") from None
     return done

@@ -1,4 +1,9 @@
-"""The golden store, the only golden I/O: one JSON file per fixture, provider and model."""
+"""The golden store, the only golden I/O: one JSON file per fixture, provider and model.
+
+What it reads is checked against the golden format (`model.Golden`) and what it writes is
+strict JSON, so a golden on disk is always one the drift code can compare: a broken file is a
+GoldenError naming it and the field, and a result holding NaN or Infinity is never written.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +11,40 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
 
 from ..atomic import atomic_write
 from ..errors import GoldenError
 from ..storage import GOLDEN, Recorded, RunKey, scan
+from .model import MAX_DEPTH, Golden, too_deep
 
 __all__ = ["GoldenStore"]
+
+_FIX = "fix it, or approve a new one with --update-golden"
+
+
+class _NotFinite(ValueError):
+    """NaN or Infinity in a golden's text: Python's json reads them, JSON has no such thing."""
+
+
+def _refuse_constant(name: str) -> NoReturn:
+    raise _NotFinite(name)
+
+
+def _problems(exc: ValidationError) -> str:
+    from ..fixtures.model import validation_message
+
+    return validation_message(exc, "the golden format")
 
 
 @dataclass(frozen=True)
 class GoldenStore:
-    """Goldens under `directory`, laid out as `storage` says (`<provider>/<model>/[tools=NAME/]<id>.json`)."""
+    """Goldens under `directory`, laid out as `storage` says.
+
+    That is `<provider>/<model>/[tools=NAME/]<id>.json`.
+    """
 
     directory: Path
 
@@ -25,32 +52,85 @@ class GoldenStore:
         return key.path(self.directory, fixture_id, GOLDEN)
 
     def load(self, key: RunKey, fixture_id: str) -> dict[str, Any] | None:
-        """The approved golden, or None when there is none yet."""
+        """The approved golden as plain data, or None when there is none yet.
+
+        GoldenError, naming the file, when it cannot be read, is not strict JSON, or is not
+        in the golden format (the field and what is wrong with it).
+        """
         path = self.path(key, fixture_id)
         if not path.is_file():
             return None
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise GoldenError(f"golden {path} cannot be read ({exc}); {_FIX}") from None
+        try:
+            data = json.loads(text, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise GoldenError(
-                f"golden {path} is not valid JSON at line {exc.lineno}: {exc.msg}; "
-                "fix it or approve a new one with --update-golden"
+                f"golden {path} is not valid JSON at line {exc.lineno}: {exc.msg}; {_FIX}"
             ) from None
+        except _NotFinite as exc:
+            raise GoldenError(
+                f"golden {path} holds {exc}, which is not a JSON number; {_FIX}"
+            ) from None
+        except ValueError as exc:  # an integer too long to convert, say
+            raise GoldenError(f"golden {path} is not valid JSON: {exc}; {_FIX}") from None
+        except RecursionError:
+            raise GoldenError(f"golden {path} nests too deeply to read; {_FIX}") from None
         if not isinstance(data, dict):
-            raise GoldenError(f"golden {path} must hold a JSON object; approve a new one with --update-golden")
+            raise GoldenError(
+                f"golden {path} must hold a JSON object, not {type(data).__name__}; {_FIX}"
+            )
+        if too_deep(data):  # the drift code walks it recursively
+            raise GoldenError(f"golden {path} nests deeper than {MAX_DEPTH} levels; {_FIX}")
+        try:
+            Golden.model_validate(data)
+        except ValidationError as exc:
+            raise GoldenError(f"golden {path} is not a golden: {_problems(exc)}; {_FIX}") from None
         return data
 
-    def write(self, key: RunKey, fixture_id: str, data: dict[str, Any]) -> str:
-        """Write atomically; returns `created`, `changed` or `unchanged`."""
+    def render(self, key: RunKey, fixture_id: str, data: dict[str, Any]) -> tuple[Path, str, str]:
+        """(path, text, action) for writing `data` as a golden; action is `created`, `changed` or
+        `unchanged`. Nothing is written.
+
+        GoldenError, naming the fixture, when `data` is not a golden (a metric that is NaN, say)
+        or holds a number JSON cannot (NaN or Infinity in a tool's arguments): a golden that
+        could not be read back is never written.
+        """
         path = self.path(key, fixture_id)
-        text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        if path.is_file():
-            if path.read_text(encoding="utf-8") == text:
-                return "unchanged"
-            atomic_write(path, text)
-            return "changed"
-        atomic_write(path, text)
-        return "created"
+        refused = f"golden for fixture {fixture_id!r} was not written to {path}"
+        try:
+            Golden.model_validate(data)
+            text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+            text += "\n"
+        except ValidationError as exc:
+            raise GoldenError(f"{refused}: the result is not a golden: {_problems(exc)}") from None
+        except ValueError:
+            raise GoldenError(
+                f"{refused}: it holds NaN or Infinity (in a tool call's arguments), which JSON "
+                "cannot hold; the model sent it in this run, so approve another run"
+            ) from None
+        if too_deep(data):
+            raise GoldenError(f"{refused}: its tool arguments nest deeper than {MAX_DEPTH} levels, "
+                              "so it could not be read back; approve another run")
+        try:
+            if not path.is_file():
+                return path, text, "created"
+            same = path.read_text(encoding="utf-8", errors="replace") == text
+        except OSError as exc:
+            raise GoldenError(f"{refused}: {exc}") from None
+        return path, text, "unchanged" if same else "changed"
+
+    def write(self, key: RunKey, fixture_id: str, data: dict[str, Any]) -> str:
+        """Write one golden atomically; returns `created`, `changed` or `unchanged`."""
+        path, text, action = self.render(key, fixture_id, data)
+        if action != "unchanged":
+            try:
+                atomic_write(path, text)
+            except OSError as exc:
+                raise GoldenError(f"golden for fixture {fixture_id!r} was not written to {path}: {exc}") from None
+        return action
 
     def files(self) -> Iterator[Recorded]:
         """Every golden on disk."""

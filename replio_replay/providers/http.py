@@ -9,6 +9,7 @@ speak HTTP: it owns the one pooled `httpx.HTTPTransport` each keeps for the whol
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import ssl
@@ -18,6 +19,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
+from urllib.parse import unquote
 
 import httpx
 
@@ -28,6 +30,7 @@ from ..errors import (
     ProviderHTTPError,
     ProviderResponseError,
 )
+from ..redact import without_credentials
 from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings
 from .bounded import BoundedTransport, ResponseTooLarge
 from .retry import RETRY_STATUSES, Backoff, Retryable, Sleep, retry_after_seconds, with_retries
@@ -184,7 +187,7 @@ def _attempt(
     if 200 <= status < 300:
         try:
             return json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what Python can read
             kind = response.headers.get("content-type", "no content-type")
             raise ProviderResponseError(
                 f"{ep.provider}: the response from {ep.url} is not JSON (HTTP {status}, {kind}); "
@@ -244,6 +247,14 @@ def post_json(
     return with_retries(attempt, backoff, sleep=sleep, rand=rand)
 
 
+def _basic_auth(url: str) -> dict[str, str]:
+    parts = httpx.URL(url)
+    if not parts.userinfo:
+        return {}
+    token = base64.b64encode(unquote(parts.userinfo.decode("ascii")).encode("utf-8")).decode("ascii")
+    return {"authorization": f"Basic {token}"}
+
+
 class HTTPProvider(Provider):
     """A provider that POSTs JSON to one endpoint: base URL, headers and wire format per subclass.
 
@@ -260,21 +271,28 @@ class HTTPProvider(Provider):
 
     def __init__(self, settings: ProviderSettings) -> None:
         super().__init__(settings)
-        self.base_url = self.normalize_base_url(settings.base_url or self.default_base_url or "")
+        base_url = self.normalize_base_url(settings.base_url or self.default_base_url or "")
+        #: Credentials in the base URL (`http://user:pass@host`) go in a header, never in a URL.
+        self.basic_auth = _basic_auth(base_url)
+        self.base_url = without_credentials(base_url) or base_url
         self.sleep: Sleep = time.sleep
         self._transport: httpx.HTTPTransport | None = None
         self._lock = threading.Lock()
 
     def normalize_base_url(self, url: str) -> str:
-        """The base URL without a trailing slash; ConfigError unless it is http(s)."""
+        """The base URL without a trailing slash; ConfigError unless it is a usable http(s) URL."""
         url = url.strip().rstrip("/")
+        where = "--base-url" + (f", {self.base_url_env}" if self.base_url_env else "")
+        fix = f"set it with {where} or providers.{self.settings.name}.base_url in .replio/config.json"
+        shown = without_credentials(url) if url.startswith(("http://", "https://")) else url
         if not url.startswith(("http://", "https://")):
-            where = "--base-url" + (f", {self.base_url_env}" if self.base_url_env else "")
-            raise ConfigError(
-                f"{self.settings.name}: base URL {url!r} must start with http:// or https:// "
-                f"(set with {where} or providers.{self.settings.name}.base_url in "
-                ".replio/config.json)"
-            )
+            raise ConfigError(f"{self.settings.name}: base URL {shown!r} must start with http:// or https:// ({fix})")
+        try:
+            parts = httpx.URL(url)
+        except (httpx.InvalidURL, ValueError) as exc:
+            raise ConfigError(f"{self.settings.name}: base URL {shown!r} is not a valid URL: {exc} ({fix})") from None
+        if not parts.host:
+            raise ConfigError(f"{self.settings.name}: base URL {shown!r} names no host ({fix})")
         return url
 
     @property
@@ -313,7 +331,7 @@ class HTTPProvider(Provider):
             transport,
             self.endpoint(),
             self.encode(request),
-            headers=self.headers(),
+            headers={**self.basic_auth, **self.headers()},
             timeout=self.settings.timeout,
             backoff=Backoff.from_settings(self.settings, read_timeouts=not self.local),
             sleep=self.sleep,

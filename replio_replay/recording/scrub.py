@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from ..redact import without_credentials
+
 __all__ = ["REDACTED", "SECRET_HEADERS", "SECRET_QUERY", "find_secret", "scrub_headers", "scrub_url"]
 
 REDACTED = "REDACTED"
@@ -28,7 +30,8 @@ def scrub_headers(headers: dict[str, Any]) -> dict[str, Any]:
 
 
 def scrub_url(url: str) -> str:
-    """The URL with key-like query parameters replaced by REDACTED."""
+    """The URL without credentials: no userinfo, key-like query parameters replaced by REDACTED."""
+    url = without_credentials(url) or url
     parts = urlsplit(url)
     if not parts.query:
         return url

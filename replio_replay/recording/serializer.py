@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import CassetteError
-from .yamlcodec import dump_yaml, load_yaml
+from .yamlcodec import MAX_DEPTH, dump_yaml, load_yaml
 
 __all__ = ["HEADER_KEY", "TOOLS_KEY", "ReadableSerializer", "canonical_json", "load_cassette_yaml", "read_header"]
 
@@ -162,15 +162,44 @@ _REQUEST_KEYS = ("method", "uri", "body", "headers")
 
 def _kind(value: Any) -> str:
     """How a wrong value is named in a message: its YAML kind and, when short, the value."""
+    if value is None:
+        return "null"
     name = {dict: "a mapping", list: "a list", str: "text", bytes: "binary data", bool: "a boolean",
-            int: "an integer", float: "a number", type(None): "null"}.get(type(value))
-    name = name or f"a {type(value).__name__}"
+            int: "an integer", float: "a number"}.get(type(value)) or f"a {type(value).__name__}"
     shown = repr(value)
     return f"{name} ({shown})" if not isinstance(value, (dict, list)) and len(shown) <= 40 else name
 
 
+def _nests_too_deeply(body: str | bytes | None) -> bool:
+    """Whether a text body is JSON nested deeper than a cassette may be.
+
+    Bodies a recording stores as text are rare (JSON is stored structured, its depth bounded
+    as the YAML loads), so parsing the ones that look like JSON costs nothing that shows.
+    """
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    if not body or body.lstrip()[:1] not in ("{", "["):
+        return False
+    try:
+        data = json.loads(body)
+    except RecursionError:
+        return True
+    except ValueError:
+        return False
+    level: list[Any] = [data]
+    for _ in range(MAX_DEPTH):  # level k+1 holds the containers at depth k+2
+        level = [x for item in level for x in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(x, (dict, list))]
+        if not level:
+            return False
+    return True
+
+
 class _Shape:
-    """Checks one interaction; each failure is a CassetteError naming the file, interaction and field."""
+    """Checks one interaction: each failure a CassetteError naming file, interaction and field."""
 
     def __init__(self, source: str, number: int) -> None:
         self.source = source
@@ -179,8 +208,8 @@ class _Shape:
     def wrong(self, field: str, problem: str) -> CassetteError:
         subject = f"{field} " if field else "the interaction "
         return CassetteError(
-            f"cassette {self.source} has the wrong shape: in interaction {self.number}, {subject}{problem}; "
-            "fix that field, or delete the cassette and record it again"
+            f"cassette {self.source} has the wrong shape: in interaction {self.number}, "
+            f"{subject}{problem}; fix that field, or delete the cassette and record it again"
         )
 
     def mapping(self, value: Any, field: str, what: str) -> dict[str, Any]:
@@ -204,10 +233,12 @@ class _Shape:
         out: dict[str, list[str]] = {}
         for name, values in headers.items():
             if not isinstance(name, str) or not name:
-                raise self.wrong(field, f"has a header name that is {_kind(name)}; names are non-empty text")
+                raise self.wrong(field, f"has a header name that is {_kind(name)}; "
+                                 "names are non-empty text")
             listed = [values] if isinstance(values, str) else values
             if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
-                raise self.wrong(f"{field}.{name}", f"must be text or a list of text, not {_kind(values)}")
+                raise self.wrong(f"{field}.{name}",
+                                 f"must be text or a list of text, not {_kind(values)}")
             if ascii_only and not (name.isascii() and all(v.isascii() for v in listed)):
                 raise self.wrong(f"{field}.{name}", "is not ASCII; HTTP sends headers as ASCII, so "
                                  "remove the other characters or the header")
@@ -216,16 +247,21 @@ class _Shape:
         return out
 
     def body(self, value: Any, field: str) -> str | bytes | None:
-        """Text, binary data or nothing; structured JSON (`{json: data}`) back to the canonical text
-        vcrpy expects, so a replayed request can be compared with it as text before anything is parsed."""
+        """Text, binary data or nothing; structured JSON (`{json: data}`) back to the canonical
+        text vcrpy expects, so a replayed request can be compared with it as text before anything
+        is parsed."""
         if value is None or isinstance(value, (str, bytes)):
+            if _nests_too_deeply(value):
+                raise self.wrong(field, f"holds JSON nested deeper than {MAX_DEPTH} levels, which "
+                                 "replaying would parse and compare; no provider answers so")
             return value
         if isinstance(value, dict) and set(value) == {"json"}:
             try:
                 return canonical_json(value["json"])
             except (TypeError, ValueError, RecursionError) as exc:  # a date, a set, a cycle
                 raise self.wrong(f"{field}.json", f"cannot be written as JSON ({exc})") from None
-        raise self.wrong(field, f"must be text, binary data or a mapping with only 'json', not {_kind(value)}")
+        raise self.wrong(field, "must be text, binary data or a mapping with only 'json', "
+                         f"not {_kind(value)}")
 
     def request(self, value: Any) -> dict[str, Any]:
         request = self.mapping(value, "request", "method, uri, body, headers")
@@ -251,19 +287,24 @@ class _Shape:
         status = self.mapping(response.get("status"), "response.status", "code, message")
         code = status.get("code")
         if not isinstance(code, int) or isinstance(code, bool) or not 100 <= code <= 599:
-            raise self.wrong("response.status.code",
-                             f"must be an HTTP status code (an integer from 100 to 599), not {_kind(code)}")
-        if "message" in status and not isinstance(status["message"], str):
-            raise self.wrong("response.status.message", f"must be text, not {_kind(status['message'])}")
+            raise self.wrong("response.status.code", "must be an HTTP status code "
+                             f"(an integer from 100 to 599), not {_kind(code)}")
+        message = status.get("message")
+        if "message" in status and not isinstance(message, str):
+            raise self.wrong("response.status.message", f"must be text, not {_kind(message)}")
         raw = response.get("body")
         body = self.mapping({} if raw is None else raw, "response.body", "'string' or 'json'")
         out: dict[str, Any] = {}
+        if "json" in body and "string" in body:
+            raise self.wrong("response.body",
+                             "has both 'json' and 'string'; keep the one that is the body")
         if "json" in body:
             out["string"] = self.body({"json": body["json"]}, "response.body")
         elif "string" in body:
             string = body["string"]
             if not isinstance(string, (str, bytes)):
-                raise self.wrong("response.body.string", f"must be text or binary data, not {_kind(string)}")
+                raise self.wrong("response.body.string",
+                                 f"must be text or binary data, not {_kind(string)}")
             out["string"] = string
         return {
             **response,
@@ -283,14 +324,15 @@ def to_vcr(data: Any, source: str) -> dict[str, Any]:
     """
     if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
         raise CassetteError(
-            f"cassette {source} has the wrong shape: expected a mapping with a list of 'interactions'; "
-            "delete it and record again"
+            f"cassette {source} has the wrong shape: expected a mapping with a list of "
+            "'interactions'; delete it and record again"
         )
     out = []
     for number, item in enumerate(data["interactions"], 1):
         shape = _Shape(source, number)
         item = shape.mapping(item, "", "request, response")
-        out.append({"request": shape.request(item.get("request")), "response": shape.response(item.get("response"))})
+        out.append({"request": shape.request(item.get("request")),
+                    "response": shape.response(item.get("response"))})
     return {"version": data.get("version", 1), "interactions": out}
 
 

@@ -21,6 +21,7 @@ from vcr.cassette import Cassette
 from ..cases import Case
 from ..errors import CassetteError
 from ..providers.base import Provider
+from ..redact import MIN_SECRET, without_credentials
 from ..results import Status
 from ..storage import CASSETTE, RunKey
 from .base import FixtureSession
@@ -74,7 +75,8 @@ class CassetteSession(FixtureSession):
         self.case = case
         self.provider = provider
         self.serializer = ReadableSerializer(source=str(path))
-        secrets = tuple(s for s in (*owner.secrets, provider.settings.api_key) if s)
+        key = provider.settings.api_key
+        secrets = tuple(s for s in (*owner.secrets, key) if s and len(s) >= MIN_SECRET)  # not placeholders
         kwargs: dict[str, Any] = dict(
             path=str(path), serializer=self.serializer, persister=AtomicPersister(secrets),
             record_mode=self.mode.value, match_on=MATCH_ON,
@@ -90,7 +92,7 @@ class CassetteSession(FixtureSession):
 
     def _provenance(self) -> dict[str, Any]:
         """The cassette's header: what was recorded, against what, by which version, when."""
-        base = self.provider.settings.base_url or ""
+        base = without_credentials(self.provider.settings.base_url) or ""
         return {
             "provider": self.provider.settings.name,
             "model": self.provider.model,

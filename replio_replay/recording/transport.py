@@ -64,7 +64,9 @@ def _to_httpx(recorded: dict[str, Any], request: httpx.Request, *, replayed: boo
     body = recorded["body"].get("string", b"")
     if isinstance(body, str):
         body = body.encode("utf-8")
-    headers = [(k, v) for k, values in recorded["headers"].items() for v in values]
+    # As bytes: a server may send header values that are not ASCII, which httpx refuses as text.
+    headers = [(k.encode("utf-8"), v.encode("utf-8", "replace")) for k, values in recorded["headers"].items()
+               for v in values]
     return httpx.Response(recorded["status"]["code"], headers=headers, content=body, request=request,
                           extensions={REPLAYED: True} if replayed else {})
 

@@ -85,16 +85,18 @@ class _LeanLoader(_Loader):
 
 
 #: The most values a document may expand to once every alias is followed. The cassettes in
-#: this repository weigh at most about 6,100; a conversation resends its earlier messages
-#: and the tool list with every request, so the expanded size grows with the square of its
-#: turns, and a 100-turn recording with long tool output stays under a million. Past this, a
-#: file is not a recording but an alias bomb (nine levels of ten aliases are a billion values).
+#: this repository weigh at most about 11,500. A conversation resends its earlier messages and
+#: the tool list with every request, so the expanded size grows with the square of its turns:
+#: 80 turns with 2 KB of tool output each weigh 470,000 (7 MB of JSON), and this bound lets
+#: such a recording run to about 170 turns (the default turn limit is 12). Past it, a file is
+#: not a recording but an alias bomb (nine levels of ten aliases are a billion values); at it,
+#: what is written out holds at most about 32 MB of text, and encoding it peaks near twice that.
 MAX_EXPANDED = 2_000_000
 
 #: A string counts as one value per this many characters (and at least one): written out it
-#: costs as much as that many small values, so one long string aliased a million times is
-#: caught as surely as a million aliased lists.
-_CHARS_PER_VALUE = 64
+#: costs about as much as that many small values, so a long string aliased many times is
+#: caught as surely as many aliased lists, and the bound caps the text written out.
+_CHARS_PER_VALUE = 16
 
 #: The deepest nesting accepted. Recorded bodies nest about 15 levels; this bound keeps every
 #: later recursive walk of the data (JSON encoding, request drift) far from Python's limit.
@@ -104,7 +106,7 @@ _BUSY = -1  # the weight of a collection still being built: reaching it again is
 
 
 class _Refused(Exception):
-    """A document refused while it is built; `_parse` turns it into a CassetteError naming the file."""
+    """A document refused while it is built; `_parse` makes it a CassetteError naming the file."""
 
 
 def _scalar_weight(text: str) -> int:
@@ -123,7 +125,7 @@ def _bounded(weight: int) -> int:
 
 
 def _node_weight(node: yaml.Node, weights: dict[int, int]) -> int:
-    """The expanded weight of a subtree the safe constructor builds (rare tags), memoised per node."""
+    """The expanded weight of a subtree the safe constructor builds (rare tags), memoised."""
     key = id(node)
     weight = weights.get(key)
     if weight is not None:
@@ -133,7 +135,8 @@ def _node_weight(node: yaml.Node, weights: dict[int, int]) -> int:
     if isinstance(node, yaml.ScalarNode):
         return _scalar_weight(node.value)
     weights[key] = _BUSY
-    items = node.value if isinstance(node, yaml.SequenceNode) else [n for kv in node.value for n in kv]
+    items = node.value if isinstance(node, yaml.SequenceNode) else [n for kv in node.value
+                                                                    for n in kv]
     weight = weights[key] = _bounded(1 + sum(_node_weight(n, weights) for n in items))
     return weight
 
@@ -142,7 +145,7 @@ def _safe_construct(loader: _LeanLoader, node: yaml.Node) -> Any:
     """The safe constructor's value for `node`; a value its tag cannot hold names the line."""
     try:
         return loader.construct_object(node, deep=True)
-    except (ArithmeticError, KeyError, TypeError, ValueError) as exc:  # e.g. `!!int x`, `!!bool maybe`
+    except (ArithmeticError, KeyError, TypeError, ValueError) as exc:  # `!!int x`, `!!bool no`
         raise _Refused(f"has a value its tag cannot hold at line {node.start_mark.line + 1} "
                       f"({node.tag.rsplit(':', 1)[-1]}: {exc})") from None
 
@@ -264,7 +267,9 @@ def dump_yaml(data: Any) -> str:
 
 
 def load_yaml(text: str, source: str, given: Mapping[str, Any] | None = None) -> Any:
-    """Parse YAML safely; a syntax error names the file and line.
+    """Parse YAML safely; a syntax error names the file and line, and so does a document that
+    would expand beyond `MAX_EXPANDED` values, nest deeper than `MAX_DEPTH` levels, refer to
+    itself, or hold a key or tagged value that plain data cannot.
 
     `given` supplies the values of top-level keys already parsed elsewhere: the document's
     node for such a key (a placeholder) and every alias of it become the given object.
@@ -282,8 +287,8 @@ def _parse(text: str, source: str, given: Mapping[str, Any]) -> Any:
         seen: dict[int, Any] = {}
         weights: dict[int, int] = {}
         if given and isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                if isinstance(k, yaml.ScalarNode) and k.value in given:  # the placeholder and its aliases become the given object
+            for k, v in node.value:  # the placeholder, and so its aliases, become the given object
+                if isinstance(k, yaml.ScalarNode) and k.value in given:
                     seen[id(v)] = given[k.value]
                     weights[id(v)] = _given_weight(given[k.value])
         return _construct(loader, node, seen, weights)

@@ -13,10 +13,23 @@ __all__ = ["junit_xml"]
 _PROPERTIES = ("status", "pass", "accuracy", "calls", "redundant", "errors", "tokens")
 
 
-def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: Collection[str] = ()) -> str:
-    """The runs as a JUnit XML document (testsuites > testsuite per provider > testcase per fixture)."""
+def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: Collection[str] = (),
+              problems: Sequence[tuple[str, str]] = ()) -> str:
+    """The runs as a JUnit XML document (testsuites > testsuite per run > testcase per fixture).
+
+    Fixture files that could not be loaded are error testcases of a `replio.problems` suite, so
+    a broken fixture can never leave CI's report silently.
+    """
     root = ET.Element("testsuites", name="replio")
     totals = {"tests": 0, "failures": 0, "errors": 0}
+    if problems:
+        suite = ET.SubElement(root, "testsuite", name="replio.problems", tests=str(len(problems)),
+                              failures="0", errors=str(len(problems)), skipped="0")
+        for file, message in problems:
+            case = ET.SubElement(suite, "testcase", name=file, classname="replio.problems", time="0.000")
+            ET.SubElement(case, "error", message=message.splitlines()[0] if message else "broken").text = message
+        totals["tests"] += len(problems)
+        totals["errors"] += len(problems)
     for run in runs:
         suite = ET.SubElement(root, "testsuite", name=run.key.label)
         counts = {"tests": 0, "failures": 0, "errors": 0}

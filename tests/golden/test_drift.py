@@ -80,3 +80,16 @@ def test_golden_leaves_out_volatile_fields() -> None:
     golden = canonical_result(timed)
     assert set(golden) == {"id", "status", "pass", "turns", "answer", "metrics"}
     assert drift(canonical_result(result(BASE)), golden) == []
+
+
+def test_a_repeated_identical_call_or_turn_is_named() -> None:
+    call = {"name": "file_read", "arguments": {"path": "a"}}
+    golden = {"id": "x", "status": "ok", "pass": True, "answer": "a", "metrics": {"calls": 1}, "turns": [[call]]}
+    twice_in_turn = {**golden, "metrics": {"calls": 2}, "turns": [[call, call]]}
+    assert [(c.path, c.kind) for c in drift(golden, twice_in_turn)] == [
+        ("metrics.calls", "metric_changed"), ("turns[0][1]", "call_added")]
+    twice = {**golden, "metrics": {"calls": 2}, "turns": [[call], [call]]}
+    assert [(c.path, c.kind) for c in drift(golden, twice)] == [
+        ("metrics.calls", "metric_changed"), ("turns[1]", "turn_added")]
+    assert [(c.path, c.kind) for c in drift(twice, golden)] == [
+        ("metrics.calls", "metric_changed"), ("turns[1]", "turn_removed")]

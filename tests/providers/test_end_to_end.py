@@ -99,7 +99,7 @@ def test_run_executes_the_tool_through_the_real_http_path(project, llm_server):
         "json",
     )
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert (data["provider"], data["model"]) == ("openai", "test-model")
     fx = data["fixtures"][0]
     assert fx["status"] == "ok"
@@ -132,7 +132,7 @@ def test_malformed_arguments_are_traced_raw_answered_with_an_error_and_the_run_g
         "json",
     )
     assert result.exit_code == 0, result.output
-    fx = json.loads(result.output)["fixtures"][0]
+    fx = json.loads(result.stdout)["fixtures"][0]
     assert fx["trace"] == [{"name": "file_read", "arguments": '{"path": "config/server.toml"',
                             "result": 'Error: arguments for file_read are not valid JSON: {"path": "config/server.toml"'}]
     assert fx["errors"] == 1 and fx["status"] == "ok"
@@ -165,7 +165,7 @@ def test_compare_runs_each_provider_against_its_own_server(project, llm_server, 
         project, "--compare", "openai:model-a,ollama:model-b", env=env, only=("x", "a-same")
     )
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()
     assert lines[0] == "summary"
     assert lines[1].split() == ["metric", "openai:model-a", "ollama:model-b"]
     assert lines[4].split() == ["pass", "rate", "1.00", "0.50"]
@@ -187,7 +187,7 @@ def test_compare_json_has_one_run_per_provider(project, llm_server, second_serve
     }
     result = run(project, "--compare", "openai:model-a,llamacpp", "--output", "json", env=env)
     assert result.exit_code == 0, result.output
-    runs = json.loads(result.output)["runs"]
+    runs = json.loads(result.stdout)["runs"]
     assert [(r["provider"], r["model"]) for r in runs] == [
         ("openai", "model-a"),
         ("llamacpp", "default"),
@@ -202,7 +202,7 @@ def test_an_unreachable_server_names_its_url_and_the_suite_still_reports(project
         project, "--provider", "ollama:m", "--base-url", f"127.0.0.1:{port}", "--output", "json"
     )
     assert result.exit_code == 1
-    fx = json.loads(result.output)["fixtures"][0]
+    fx = json.loads(result.stdout)["fixtures"][0]
     assert fx["status"] == "error"
     assert fx["error"].startswith(
         f"ollama: cannot connect to http://127.0.0.1:{port} (connection refused)"

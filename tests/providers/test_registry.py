@@ -129,7 +129,7 @@ def test_sampling_retries_and_timeout_from_the_config_reach_the_request(tmp_path
 def test_a_bad_base_url_from_the_environment_is_a_config_error():
     with pytest.raises(
         ConfigError,
-        match=r"set with --base-url, ANTHROPIC_BASE_URL or providers\.anthropic\.base_url",
+        match=r"set it with --base-url, ANTHROPIC_BASE_URL or providers\.anthropic\.base_url",
     ):
         create_provider(
             "anthropic",
