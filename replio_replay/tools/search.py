@@ -1,20 +1,48 @@
-"""The finding tools: `glob` (names by pattern), `list_dir` (a tree to a depth), `grep` (lines by regex)."""
+"""The finding tools: `glob` (names by pattern), `list_dir` (a tree to a depth), `grep` (lines by regex).
+
+Whatever pattern a model writes, a call takes time linear in what it searches: `grep` compiles its
+regex with RE2 (as ripgrep does) and `glob` is translated to RE2, so neither can backtrack
+exponentially. `grep` also bounds what it reads (larger files are named, not searched) and what
+it shows (each line cut like file_read's).
+"""
 
 from __future__ import annotations
 
+import codecs
 import fnmatch
 import re
+import stat
 from pathlib import Path
+from typing import Any
 
+import re2
 from pydantic import Field
 
 from .base import Params, Tool, ToolContext, ToolFailure, model_tool
+from .files import _MAX_LINE
 from .permissions import Category
 from .sandbox import HIDDEN
 
 __all__ = ["search_tools"]
 
 _MAX_RESULTS = 200
+#: Files larger than this are not searched by `grep` (and named as such): reading one whole
+#: would cost memory and time out of proportion to a tool call.
+_MAX_GREP_BYTES = 10 * 1024 * 1024
+#: How many skipped files `grep` names before it only counts them.
+_MAX_SKIPPED_NAMED = 10
+#: Bytes `grep` decodes to tell a binary file (skipped silently) from a text file over the bound.
+_SNIFF_BYTES = 8192
+
+
+def _re2_options() -> Any:
+    options = re2.Options()
+    # RE2 would print every pattern it refuses to stderr; the model is told in the result instead.
+    options.log_errors = False
+    return options
+
+
+_RE2_OPTIONS = _re2_options()
 
 
 class GlobParams(Params):
@@ -32,9 +60,11 @@ class GrepParams(Params):
     glob: str | None = Field(None, description="Only search files whose name matches this glob, e.g. '*.py'.")
 
 
-def _capped(lines: list[str], what: str) -> str:
-    if len(lines) > _MAX_RESULTS:
-        more = len(lines) - _MAX_RESULTS
+def _capped(lines: list[str], what: str, total: int | None = None) -> str:
+    """The first `_MAX_RESULTS` lines, then how many more of `total` (default: all `lines`) there are."""
+    total = len(lines) if total is None else total
+    if total > _MAX_RESULTS:
+        more = total - _MAX_RESULTS
         lines = [*lines[:_MAX_RESULTS], f"({more} more {what} not shown; narrow the search)"]
     return "\n".join(lines)
 
@@ -43,20 +73,33 @@ def glob(p: GlobParams, ctx: ToolContext) -> str:
     sb = ctx.sandbox
     if p.pattern.startswith("/") or ".." in Path(p.pattern).parts:
         raise ToolFailure(f"pattern {p.pattern!r} must stay inside the project; use a relative pattern")
-    rx = re.compile(_glob_regex(p.pattern))
-    found = [sb.display(f) for f in sb.walk_files(sb.root) if rx.fullmatch(sb.display(f))]
+    try:
+        rx = re2.compile(_glob_regex(p.pattern), _RE2_OPTIONS)
+    except re2.error:
+        # Only size can fail here (the translation is always valid RE2): tens of thousands of pieces,
+        # which are not worth echoing back whole.
+        raise ToolFailure(
+            f"pattern of {len(p.pattern)} characters is too long to match; use a shorter pattern"
+        ) from None
+    found = [name for name in map(sb.display, sb.walk_files(sb.root)) if rx.fullmatch(_utf8(name))]
     if not found:
         return f"No files match {p.pattern}."
     return _capped(found, "files")
 
 
 def _glob_regex(pattern: str) -> str:
-    """Translate a glob with `**` (any depth, including none) into a regex over posix paths."""
+    """Translate a glob with `**` (any depth, including none) into an RE2 regex over posix paths.
+
+    RE2 matches in linear time, so the `[^/]*` of each `*` cannot backtrack however many there
+    are. A run of `**/` is one `**/` (any depth twice over is any depth), which keeps the
+    program small.
+    """
     out, i = [], 0
     while i < len(pattern):
         if pattern.startswith("**/", i):
             out.append("(?:.*/)?")
-            i += 3
+            while pattern.startswith("**/", i):
+                i += 3
         elif pattern.startswith("**", i):
             out.append(".*")
             i += 2
@@ -67,9 +110,18 @@ def _glob_regex(pattern: str) -> str:
             out.append("[^/]")
             i += 1
         else:
-            out.append(re.escape(pattern[i]))
-            i += 1
+            end = i
+            while end < len(pattern) and pattern[end] not in "*?":
+                end += 1
+            out.append(re2.escape(_utf8(pattern[i:end]).decode("utf-8")))
+            i = end
     return "".join(out)
+
+
+def _utf8(text: str) -> bytes:
+    """`text` as RE2 reads it: UTF-8, with each character that has none (a lone surrogate, as a
+    file name's undecodable byte becomes) as one `?`, so it still counts as one character."""
+    return text.encode("utf-8", "replace")
 
 
 def list_dir(p: ListParams, ctx: ToolContext) -> str:
@@ -105,29 +157,145 @@ def _tree(sb, directory: Path, depth: int, indent: str, lines: list[str]) -> Non
 
 def grep(p: GrepParams, ctx: ToolContext) -> str:
     sb = ctx.sandbox
-    try:
-        rx = re.compile(p.pattern)
-    except re.error as exc:
-        raise ToolFailure(f"invalid regular expression {p.pattern!r}: {exc}") from None
+    rx = _grep_regex(p.pattern)
     real = sb.resolve(p.path)
     if not real.exists():
         raise ToolFailure(f"path not found: {p.path}")
     files = [real] if real.is_file() else sb.walk_files(real)
-    matches: list[str] = []
+    shown_lines: list[str] = []  # only the first _MAX_RESULTS are kept; the rest are counted
+    total = 0
+    too_large: list[str] = []
     for f in files:
         if p.glob and not fnmatch.fnmatch(f.name, p.glob):
             continue
         try:
-            text = f.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
+            text = _text_of(f)
+        except _TooLarge:
+            too_large.append(sb.display(f))
+            continue
+        except OSError:
+            continue
+        if text is None:
             continue
         shown = sb.display(f)
-        matches.extend(
-            f"{shown}:{n}:{line}" for n, line in enumerate(text.splitlines(), 1) if rx.search(line)
-        )
-    if not matches:
-        return f"No matches for {p.pattern}."
-    return _capped(matches, "matches")
+        for n, line in enumerate(text.splitlines(), 1):
+            if rx.search(line.encode("utf-8")):  # bytes: RE2 skips the str offset bookkeeping
+                total += 1
+                if len(shown_lines) < _MAX_RESULTS:
+                    shown_lines.append(f"{shown}:{n}:{_cut(line)}")
+    result = _capped(shown_lines, "matches", total) if total else f"No matches for {p.pattern}."
+    return result + _skipped_note(too_large)
+
+
+def _grep_regex(pattern: str) -> Any:
+    """`pattern` compiled by RE2, or a `ToolFailure` saying what RE2 lacks and what to write instead."""
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else ""
+        detail = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
+        problem = _regex_problem(pattern, detail)
+    except UnicodeEncodeError:
+        problem = "it holds a lone surrogate character, which no UTF-8 text contains; remove it"
+    raise ToolFailure(f"invalid regular expression '{pattern}': {problem}")
+
+
+_RE2_NOTE = "(grep uses RE2 syntax, a linear-time engine)"
+
+#: Python `re` syntax RE2 refuses, as (what RE2 reports, what the model is told). RE2 lacks these
+#: on purpose: each needs backtracking, which is what makes a regex take exponential time.
+_UNSUPPORTED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(reported), told)
+    for reported, told in [
+        (r"invalid escape sequence: \\[1-9]|invalid perl operator: \(\?P$",
+         f"backreferences are not supported {_RE2_NOTE}; rewrite the pattern without them"),
+        (r"invalid perl operator: \(\?[=!]$",
+         f"lookahead assertions are not supported {_RE2_NOTE}; rewrite the pattern without them"),
+        (r"invalid perl operator: \(\?<[=!]$",
+         f"lookbehind assertions are not supported {_RE2_NOTE}; rewrite the pattern without them"),
+        (r"invalid perl operator: \(\?>$",
+         f"atomic groups are not supported {_RE2_NOTE}; a plain group (?:...) does the same here"),
+        (r"invalid perl operator: \(\?\($",
+         f"conditional groups are not supported {_RE2_NOTE}; use alternation (a|b) instead"),
+        (r"invalid perl operator: \(\?#$",
+         f"comments (?#...) are not supported {_RE2_NOTE}; remove them"),
+        (r"invalid perl operator: \(\?[a-zA-Z-]*$",
+         f"of the inline flags only i, m, s and U are supported {_RE2_NOTE}; remove the others"),
+        (r"bad repetition operator: .+\+$",
+         f"possessive quantifiers are not supported {_RE2_NOTE}; use the plain quantifier"),
+        (r"invalid escape sequence: \\Z$",
+         f"\\Z is not supported {_RE2_NOTE}; use \\z or $ (each line is searched on its own)"),
+        (r"invalid escape sequence: \\[uUN]$",
+         f"\\u, \\U and \\N escapes are not supported {_RE2_NOTE}; use \\x{{hex}} (e.g. \\x{{e9}}) "
+         "or the character itself"),
+        (r"invalid repetition size",
+         f"repetition counts go from 0 to 1000, smallest first {_RE2_NOTE}; use smaller counts"),
+        (r"pattern too large",
+         f"the pattern is too large {_RE2_NOTE}; use a shorter or simpler pattern"),
+    ]
+)
+
+
+def _regex_problem(pattern: str, detail: str) -> str:
+    """What is wrong with `pattern` (RE2 said `detail`), put so that the model can fix it."""
+    for reported, told in _UNSUPPORTED:
+        if reported.search(detail):
+            return told
+    return f"{detail} {_RE2_NOTE}; fix the pattern"
+
+
+class _TooLarge(Exception):
+    """A text file over `_MAX_GREP_BYTES`: `grep` names it instead of searching it."""
+
+
+def _text_of(path: Path) -> str | None:
+    """The file's text, or None if it is not a regular UTF-8 text file; `_TooLarge` past the bound.
+
+    Never more than `_MAX_GREP_BYTES` (plus one, to see that there is more) are read, even if the
+    file grew after its size was taken.
+    """
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        return None  # opening a FIFO would block for ever; a device need not end
+    over = info.st_size > _MAX_GREP_BYTES
+    with path.open("rb") as fh:
+        data = fh.read(_SNIFF_BYTES if over else _MAX_GREP_BYTES + 1)
+    if over or len(data) > _MAX_GREP_BYTES:
+        # Binary files are skipped silently whatever their size; only text is worth naming.
+        if _utf8_text(data[:_SNIFF_BYTES]):
+            raise _TooLarge
+        return None
+    try:
+        # `read_text` gave the same: splitlines ends lines at \r\n and \r as universal newlines did.
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _utf8_text(head: bytes) -> bool:
+    """Whether the start of a file is UTF-8 (it may end inside a character)."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _cut(line: str) -> str:
+    """A matching line as shown: cut at file_read's `_MAX_LINE` characters, with a marker."""
+    if len(line) <= _MAX_LINE:
+        return line
+    return f"{line[:_MAX_LINE]} [... line cut at {_MAX_LINE} of {len(line)} characters]"
+
+
+def _skipped_note(too_large: list[str]) -> str:
+    if not too_large:
+        return ""
+    names = ", ".join(too_large[:_MAX_SKIPPED_NAMED])
+    if len(too_large) > _MAX_SKIPPED_NAMED:
+        names += f" and {len(too_large) - _MAX_SKIPPED_NAMED} more"
+    count = f"{len(too_large)} file{'s' if len(too_large) > 1 else ''}"
+    return f"\n({count} larger than {_MAX_GREP_BYTES // (1024 * 1024)} MB not searched: {names})"
 
 
 def search_tools() -> tuple[Tool, ...]:

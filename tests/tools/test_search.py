@@ -1,6 +1,8 @@
-"""glob, list_dir and grep: results in worktree-relative paths, hidden harness files, escapes refused."""
+"""glob, list_dir and grep: worktree-relative results, hidden harness files, escapes refused, RE2 syntax."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -141,3 +143,127 @@ def test_grep_caps_its_matches(run: Run, tree: Tree) -> None:
 )
 def test_grep_cannot_escape(run: Run, path: str) -> None:
     assert run("grep", pattern=".", path=path).startswith("Error: ")
+
+
+# glob: the RE2 translation -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "same_as"),
+    [("**/**/helpers.py", "**/helpers.py"), ("src/**/**/**/*.py", "src/**/*.py"), ("**/**", "**")],
+)
+def test_glob_repeated_any_depth_is_any_depth(run: Run, pattern: str, same_as: str) -> None:
+    assert run("glob", pattern=pattern) == run("glob", pattern=same_as)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "found"),
+    [
+        ("docs/[g]uide.md", "No files match docs/[g]uide.md."),  # brackets are literal, as before
+        ("src/app.py", "src/app.py"),
+        ("*", "README.md"),
+        ("**/a*", "src/alias.py\nsrc/app.py"),
+        ("**.md", "README.md\ndocs/guide.md"),
+    ],
+)
+def test_glob_literals_and_stars(run: Run, pattern: str, found: str) -> None:
+    assert run("glob", pattern=pattern) == found
+
+
+def test_glob_matches_names_with_special_characters_literally(run: Run, tree: Tree) -> None:
+    for name in ["a+b (1).txt", "a.b$.txt", "café.txt", r"back\slash.txt"]:
+        (tree.root / "odd" / name).parent.mkdir(exist_ok=True)
+        (tree.root / "odd" / name).write_text("")
+    assert run("glob", pattern="odd/a+b (1).txt") == "odd/a+b (1).txt"
+    assert run("glob", pattern="odd/a.b$.*") == "odd/a.b$.txt"
+    assert run("glob", pattern="odd/caf?.txt") == "odd/café.txt"
+    assert run("glob", pattern=r"odd/back\sl*") == r"odd/back\slash.txt"
+
+
+def test_glob_a_name_that_is_not_utf8(run: Run, tree: Tree) -> None:
+    raw = os.path.join(os.fsencode(tree.root), b"bad\xff.txt")
+    try:
+        os.close(os.open(raw, os.O_CREAT | os.O_WRONLY))
+    except OSError:
+        pytest.skip("this filesystem refuses names that are not UTF-8")
+    assert run("glob", pattern="bad?.txt") == "bad\udcff.txt"
+    assert "bad\udcff.txt" in run("glob", pattern="*.txt").split("\n")
+
+
+# grep: RE2 syntax ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "found"),
+    [
+        ("getcwd|helper", "src/alias.py:5:    return os.getcwd()\nsrc/app.py:5:    return os.getcwd()\n"
+                          "src/util/helpers.py:1:def helper():"),
+        ("^def", "src/alias.py:4:def main():\nsrc/app.py:4:def main():\nsrc/util/helpers.py:1:def helper():"),
+        (r"\(\)$", "src/alias.py:5:    return os.getcwd()\nsrc/app.py:5:    return os.getcwd()"),
+        (r"\bmain\b", "docs/guide.md:1:Run main() to start.\nsrc/alias.py:4:def main():\n"
+                      "src/app.py:4:def main():\nsrc/util/helpers.py:2:    return 'main'"),
+        (r"\bmai\b", "No matches for \\bmai\\b."),
+        ("(?i)DEMO", "README.md:1:# Demo"),
+        (r"[A-Z][a-z]+ \w+\(\) to", "docs/guide.md:1:Run main() to start."),
+        (r"'[^']*'", "src/util/helpers.py:2:    return 'main'"),
+        (r"(?P<kw>import) \w+", "src/alias.py:1:import os\nsrc/app.py:1:import os"),
+        (r"^\s*$", "src/alias.py:2:\nsrc/alias.py:3:\nsrc/app.py:2:\nsrc/app.py:3:"),
+        (r"\d", "No matches for \\d."),
+        (r"proj.ct\.$", "README.md:2:A small project."),
+    ],
+)
+def test_grep_ordinary_regexes(run: Run, pattern: str, found: str) -> None:
+    assert run("grep", pattern=pattern) == found
+
+
+def test_grep_matches_characters_not_bytes(run: Run, tree: Tree) -> None:
+    (tree.root / "menu.txt").write_text("naïve café\nplain cafe\n", encoding="utf-8")
+    assert run("grep", pattern="caf.$", path="menu.txt") == "menu.txt:1:naïve café\nmenu.txt:2:plain cafe"
+    assert run("grep", pattern="(?i)CAFÉ", path="menu.txt") == "menu.txt:1:naïve café"
+    assert run("grep", pattern="^.{10}$", path="menu.txt") == "menu.txt:1:naïve café\nmenu.txt:2:plain cafe"
+
+
+def test_grep_reads_crlf_lines_as_before(run: Run, tree: Tree) -> None:
+    (tree.root / "dos.txt").write_bytes(b"first line\r\nsecond\rthird\n")
+    assert run("grep", pattern="^(first line|second|third)$", path="dos.txt") == (
+        "dos.txt:1:first line\ndos.txt:2:second\ndos.txt:3:third"
+    )
+
+
+def test_grep_refuses_backreferences_and_says_what_to_do(run: Run) -> None:
+    assert run("grep", pattern=r"(a)\1") == (
+        r"Error: invalid regular expression '(a)\1': backreferences are not supported "
+        "(grep uses RE2 syntax, a linear-time engine); rewrite the pattern without them"
+    )
+
+
+@pytest.mark.parametrize(
+    ("pattern", "problem"),
+    [
+        (r"(?P<q>['\"]).*(?P=q)", "backreferences are not supported"),
+        ("main(?=\\()", "lookahead assertions are not supported"),
+        ("main(?!x)", "lookahead assertions are not supported"),
+        ("(?<=def )main", "lookbehind assertions are not supported"),
+        ("(?<!x)main", "lookbehind assertions are not supported"),
+        ("(?>main)", "atomic groups are not supported"),
+        ("(a)?(?(1)b|c)", "conditional groups are not supported"),
+        ("(?#why)main", "comments (?#...) are not supported"),
+        ("(?x) main", "of the inline flags only i, m, s and U are supported"),
+        ("ma*+in", "possessive quantifiers are not supported"),
+        (r"main\Z", r"\Z is not supported"),
+        (r"caf\u00e9", r"\u, \U and \N escapes are not supported"),
+        ("a{1001}", "repetition counts go from 0 to 1000"),
+        ("(unclosed", "missing ): (unclosed (grep uses RE2 syntax, a linear-time engine); fix the pattern"),
+        ("[a", "missing ]: [a (grep uses RE2 syntax, a linear-time engine); fix the pattern"),
+    ],
+)
+def test_grep_names_what_re2_lacks(run: Run, pattern: str, problem: str) -> None:
+    out = run("grep", pattern=pattern)
+    assert out.startswith(f"Error: invalid regular expression '{pattern}': {problem}")
+    assert "RE2 syntax" in out
+
+
+def test_grep_a_pattern_with_a_lone_surrogate(run: Run) -> None:
+    assert run("grep", pattern="main\udcff").startswith(
+        "Error: invalid regular expression 'main\udcff': it holds a lone surrogate character"
+    )
