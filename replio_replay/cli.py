@@ -261,7 +261,8 @@ def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune
     try:
         settings = resolve_settings(project, Flags(cassettes=cassettes, golden=golden))
         pm = plugin_manager()
-        inv = inventory(settings, discover(project, global_fixture_dir(), pm), pm)
+        catalog = discover(project, global_fixture_dir(), pm)
+        inv = inventory(settings, catalog, pm)
     except (UsageError, ConfigError) as exc:
         _fail(exc)
     if output == "json":
@@ -271,7 +272,11 @@ def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune
     else:
         write_inventory(inv, sys.stdout, rich=sys.stdout.isatty())
     if prune:
-        for path in prune_orphans(inv):
+        try:
+            removed = prune_orphans(inv, catalog)
+        except UsageError as exc:
+            _fail(exc)
+        for path in removed:
             click.echo(f"removed {path}", err=True)
 
 

@@ -63,6 +63,9 @@ class ProjectConfig(BaseModel):
     record_mode: str | None = None
     require_pass: list[str] = Field(default_factory=list)
     tools: str | None = Field(None, description="The default tool-set file, relative to the project.")
+    web_allow: list[str] = Field(
+        default_factory=list, description="Private hosts, addresses or networks tools may fetch from."
+    )
 
 
 def load_project_config(project: Path) -> ProjectConfig:

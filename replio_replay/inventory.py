@@ -9,6 +9,7 @@ recorded with; this compares that with the fixture and the tool set as they are 
 from __future__ import annotations
 
 import datetime
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,9 @@ from typing import Any
 import pluggy
 
 from .config import parse_spec
-from .errors import CassetteError, ReplioError
+from .errors import CassetteError, ReplioError, UsageError
 from .fixtures.discovery import Catalog, Found
+from .golden.model import Golden
 from .golden.store import GoldenStore
 from .recording.serializer import read_header
 from .settings import Settings
@@ -98,7 +100,8 @@ def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) ->
     for rec, kind in [*((r, "cassette") for r in scan(settings.cassettes, CASSETTE)),
                       *((r, "golden") for r in store.files())]:
         if rec.stem not in ids:
-            inv.orphans.append(rec.path)
+            if _ours(rec.path, kind):  # a file replio did not write is never an orphan to prune
+                inv.orphans.append(rec.path)
             continue
         files.setdefault(RunKey(rec.provider, rec.model, rec.tools), {}).setdefault(rec.stem, {})[kind] = rec.path
     if settings.config.provider:  # the default provider is listed even before anything is recorded
@@ -114,6 +117,21 @@ def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) ->
             inv.entries.append(Entry(key, fixture_id, cassette, kinds.get("golden"),
                                      _recorded(header), stale))
     return inv
+
+
+def _ours(path: Path, kind: str) -> bool:
+    """Whether replio wrote `path`: a cassette with its `replio` header, or a golden of the golden shape."""
+    if kind == "cassette":
+        try:
+            return bool(read_header(path))
+        except CassetteError:
+            return False
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        Golden.model_validate(data)
+    except (OSError, ValueError, RecursionError):  # pydantic's ValidationError is a ValueError
+        return False
+    return True
 
 
 def _toolsets(settings: Settings, pm: pluggy.PluginManager, names: list[str]) -> dict[str, ToolSet | str]:
@@ -148,8 +166,16 @@ def _recorded(header: dict[str, Any]) -> str | None:
     return str(value) if value is not None else None
 
 
-def prune_orphans(inv: Inventory) -> list[Path]:
-    """Delete the orphaned files; returns what was removed."""
+def prune_orphans(inv: Inventory, catalog: Catalog) -> list[Path]:
+    """Delete the orphaned files; returns what was removed.
+
+    Refused (UsageError) while any fixture file is broken: its fixture is missing from the
+    catalog only because it does not load, and its recordings are not orphans.
+    """
+    if catalog.problems:
+        broken = ", ".join(sorted({p.file for p in catalog.problems}))
+        raise UsageError(f"not pruning: fixture files are broken ({broken}); their recordings would look "
+                         "orphaned. Fix them (see `replio eval list`), then prune")
     removed = []
     for path in inv.orphans:
         path.unlink(missing_ok=True)

@@ -43,6 +43,7 @@ class RunOptions:
     timing: bool = False
     on_result: Callable[[FixtureResult], None] | None = None
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
+    web_allow: tuple[str, ...] = ()
 
 
 def run_fixture(
@@ -64,6 +65,7 @@ def run_fixture(
         "timeout": min(options.tool_timeout, fixture.tool_timeout or options.tool_timeout),
         "cancel": cancel,
         "network": permissions.allows("web_fetch", Category.WEB),
+        "web_allow": options.web_allow,
     }
     try:
         session = options.session(case, provider, cancel)

@@ -191,7 +191,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     settings = plan.settings
     options = RunOptions(
         limits=Limits(settings.max_turns, settings.max_calls), jobs=settings.jobs, timing=plan.request.timing,
-        tool_timeout=settings.config.tool_timeout,
+        tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
     )
     if settings.record_mode is not None:
         from .recording.session import CassetteSessions

@@ -10,6 +10,7 @@ speak HTTP: it owns the one pooled `httpx.HTTPTransport` each keeps for the whol
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import random
 import ssl
@@ -38,7 +39,8 @@ from .wire import preview
 
 __all__ = ["REPLAYED", "Endpoint", "HTTPProvider", "dumps", "post_json", "shared_ssl_context"]
 
-#: The response extension a cassette sets on what it replays (so retries do not wait again).
+#: The response extension a cassette sets on what it replays: the URL it was recorded from, which
+#: messages name (so a replay says what the recording said), and retries do not wait again.
 REPLAYED = "replio.replayed"
 
 #: Connecting never waits longer than this, even with a long read timeout.
@@ -184,6 +186,9 @@ def _attempt(
         raise _connect_error(ep, exc) from None
 
     status = response.status_code
+    recorded_from = response.extensions.get(REPLAYED)
+    if recorded_from:
+        ep = dataclasses.replace(ep, url=str(recorded_from))
     if 200 <= status < 300:
         try:
             return json.loads(raw)
@@ -198,8 +203,7 @@ def _attempt(
         raise _auth_error(ep, status, said)
     if status in RETRY_STATUSES:
         # A replayed answer is retried at once: the wait happened when it was recorded.
-        replayed = bool(response.extensions.get(REPLAYED))
-        wait = 0.0 if replayed else retry_after_seconds(response.headers.get("retry-after"))
+        wait = 0.0 if recorded_from else retry_after_seconds(response.headers.get("retry-after"))
         if wait is not None and wait > backoff.retry_after_max:
             raise ProviderHTTPError(
                 f"{ep.provider}: HTTP {status} from {ep.url}: {said}; the server asks to retry "

@@ -60,7 +60,8 @@ def _serialize_response(response: httpx.Response, content: bytes) -> dict[str, A
     }
 
 
-def _to_httpx(recorded: dict[str, Any], request: httpx.Request, *, replayed: bool) -> httpx.Response:
+def _to_httpx(recorded: dict[str, Any], request: httpx.Request, *, replayed: str | None) -> httpx.Response:
+    """The recorded response as httpx's; `replayed` is the URL it was recorded from (None: live now)."""
     body = recorded["body"].get("string", b"")
     if isinstance(body, str):
         body = body.encode("utf-8")
@@ -68,7 +69,7 @@ def _to_httpx(recorded: dict[str, Any], request: httpx.Request, *, replayed: boo
     headers = [(k.encode("utf-8"), v.encode("utf-8", "replace")) for k, values in recorded["headers"].items()
                for v in values]
     return httpx.Response(recorded["status"]["code"], headers=headers, content=body, request=request,
-                          extensions={REPLAYED: True} if replayed else {})
+                          extensions={REPLAYED: replayed} if replayed is not None else {})
 
 
 def _json(body: Any) -> Any:
@@ -115,7 +116,7 @@ class CassetteTransport(httpx.BaseTransport):
             stored, recorded = self.cassette.data[index]
             self.cassette.play_counts[index] += 1
             self._compare(stored, live)
-            return _to_httpx(recorded, request, replayed=True)
+            return _to_httpx(recorded, request, replayed=stored.uri)
         if self.protected or self.inner is None:
             raise CassetteError(
                 f"fixture {self.fixture_id!r}: request #{self.sent} ({request.method} {request.url.path}) "
@@ -133,7 +134,14 @@ class CassetteTransport(httpx.BaseTransport):
             raise
         self.cassette.append(live, _serialize_response(response, content))
         self.recorded += 1
-        return _to_httpx(_serialize_response(response, content), request, replayed=False)
+        return _to_httpx(_serialize_response(response, content), request, replayed=None)
+
+    def replays(self, request: httpx.Request) -> bool:
+        """Whether `request` would be answered from the cassette, never sent on."""
+        if self.protected or self.inner is None:
+            return True
+        live = VcrRequest(request.method, str(request.url), b"", dict(request.headers))
+        return self._next_recorded(live) is not None
 
     def _next_recorded(self, live: VcrRequest) -> int | None:
         """The first loaded interaction not yet played with the same method and path."""

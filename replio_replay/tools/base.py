@@ -48,7 +48,8 @@ class ToolContext:
 
     `timeout` bounds every call (the toolbox stops waiting after it; tools that start
     processes stop them by then); `cancel` is set when the run is interrupted; `network`
-    says whether programs a tool starts may use the network (the fixture allows `web`).
+    says whether programs a tool starts may use the network (the fixture allows `web`);
+    `web_allow` names the private hosts `http` may reach anyway (see `netguard`).
     """
 
     sandbox: Sandbox
@@ -57,6 +58,7 @@ class ToolContext:
     timeout: float = DEFAULT_TOOL_TIMEOUT
     cancel: threading.Event | None = None
     network: bool = True
+    web_allow: tuple[str, ...] = ()
     _client: httpx.Client | None = field(default=None, init=False, repr=False)
 
     @property
@@ -75,13 +77,33 @@ class ToolContext:
 
     @property
     def http(self) -> httpx.Client:
-        """An HTTP client sending through the fixture's transport, so what it fetches is recorded."""
+        """An HTTP client sending through the fixture's transport, so what it fetches is recorded.
+
+        Requests to this machine and to private addresses are refused (`ToolFailure`), after a
+        redirect too, unless `web_allow` names them; a request the cassette replays is not
+        checked again (it was when it was recorded).
+        """
         if self._client is None:
             import httpx
 
             transport = _lent(self.transport) if self.transport is not None else None
-            self._client = httpx.Client(transport=transport, timeout=30, follow_redirects=True)
+            self._client = httpx.Client(transport=transport, timeout=30, follow_redirects=True,
+                                        event_hooks={"request": [self._guard]})
         return self._client
+
+    def _guard(self, request: httpx.Request) -> None:
+        from .netguard import forbidden_reason
+
+        replays = getattr(self.transport, "replays", None)
+        if replays is not None and replays(request):
+            return
+        reason = forbidden_reason(request.url.host, self.web_allow)
+        if reason is not None:
+            raise ToolFailure(
+                f"refused to fetch {request.url}: {reason}; a model may not reach the machine's or the "
+                f"network's own services (allow it with \"web_allow\": [\"{request.url.host}\"] in "
+                ".replio/config.json)"
+            )
 
     def close(self) -> None:
         """Release the client made for this fixture (the transport itself belongs to the run)."""

@@ -34,6 +34,8 @@ def test_replay_opens_no_socket_and_replays_web_fetch(project: Path, llm_server:
         return agent(seen)
 
     llm_server.handler = handler
+    config = project / ".replio" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "web_allow": ["127.0.0.1"]}))
     recorded = CliRunner().invoke(main, run_args(project, "--base-url", f"{llm_server.url}/v1"))
     assert recorded.exit_code == 0, recorded.output
     assert [s.method for s in llm_server.requests].count("GET") == 1
@@ -47,6 +49,8 @@ def test_replay_opens_no_socket_and_replays_web_fetch(project: Path, llm_server:
         return real_refuse(sock, address, *args)
 
     monkeypatch.setattr(network, "_refuse", tripwire)
+    config.write_text(json.dumps({k: v for k, v in json.loads(config.read_text()).items() if k != "web_allow"}))
+    # A replayed fetch is answered by the cassette: the address check, done while recording, is not repeated.
     replay = CliRunner().invoke(main, run_args(project, "--record-mode", "none"))
     assert replay.exit_code == 0, replay.output
     assert attempts == []

@@ -17,5 +17,6 @@ def tree(tmp_path: Path) -> Tree:
 
 @pytest.fixture
 def run(tree: Tree) -> Run:
-    """Every tool allowed (edit and bash too), over `tree`."""
-    return make_runner(tree)
+    """Every tool allowed (edit and bash too), over `tree`; web_fetch may reach the loopback test
+    servers."""
+    return make_runner(tree, web_allow=("127.0.0.1",))
