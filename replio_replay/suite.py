@@ -34,7 +34,7 @@ from .redact import MIN_SECRET, Redactor, placeholder_names
 from .results import RunResult
 from .runner import GRACE, InterruptedRun, RunOptions, run_suite
 from .settings import Flags, Settings, resolve_settings
-from .storage import RunKey
+from .storage import CASSETTE, RunKey
 from .tools.resolve import for_fixture, name_problems
 from .tools.sources import load_toolsets
 from .tools.toolset import ToolSet
@@ -94,17 +94,24 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
     def header(self) -> str | None:
-        """One line saying what a run that may call providers will do, and how many at once."""
-        live = [r for r in self.runs if r.provider.speaks_http]
-        if not live or self.settings.record_mode is RecordMode.NONE:
+        """One line saying what this run will send to providers, and how many fixtures at once;
+        None when it sends nothing (a replay, or every cassette is already recorded)."""
+        live = sum(1 for r in self.runs if r.provider.speaks_http for c in r.cases if self._live(r, c))
+        if not live:
             return None
-        fixtures = len({c.id for r in self.runs for c in r.cases})
-        local = sorted({r.provider.settings.name for r in live if r.provider.local})
+        local = sorted({r.provider.settings.name for r in self.runs if r.provider.local})
         why = (f" ({', '.join(local)} runs on this machine; --jobs N to change)"
                if local and self.settings.jobs == 1 else "")
-        runs = f"{len(self.runs)} run{'s' if len(self.runs) != 1 else ''}"
-        return (f"{fixtures} fixture{'s' if fixtures != 1 else ''} x {runs}, "
-                f"{self.settings.jobs} at a time{why}")
+        verb = "running" if self.settings.record_mode is None else "recording"
+        return f"{verb} {live} fixture{'s' if live != 1 else ''}, {self.settings.jobs} at a time{why}"
+
+    def _live(self, run: PlannedRun, case: Case) -> bool:
+        mode = self.settings.record_mode
+        if mode is RecordMode.NONE:
+            return False
+        if mode is RecordMode.ONCE:
+            return not run.key.path(self.settings.cassettes, case.id, CASSETTE).is_file()
+        return True
 
     def close(self) -> None:
         """Release the providers' pooled connections."""

@@ -33,3 +33,14 @@ def test_a_replay_has_no_header(project: Path) -> None:
                    plugin_manager(entry_points=False))
     assert plan.header() is None
     plan.close()
+
+
+def test_the_header_counts_only_what_will_be_recorded(project: Path) -> None:
+    request = RunRequest(project, provider_specs=["openai:m"], record_mode="once", fixture_ids=["alpha", "beta"])
+    plan = prepare(request, plugin_manager(entry_points=False))
+    assert plan.header() == "recording 2 fixtures, 4 at a time"
+    cassette = project / "cassettes" / "openai" / "m" / "alpha.yaml"
+    cassette.parent.mkdir(parents=True)
+    cassette.write_text("replio: {}\n")
+    assert plan.header() == "recording 1 fixture, 4 at a time"
+    plan.close()
