@@ -35,7 +35,7 @@ from ..redact import without_credentials
 from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings
 from .bounded import BoundedTransport, ResponseTooLarge
 from .retry import RETRY_STATUSES, Backoff, Retryable, Sleep, retry_after_seconds, with_retries
-from .wire import preview
+from .wire import clean, clean_text, preview
 
 __all__ = ["REPLAYED", "Endpoint", "HTTPProvider", "dumps", "post_json", "shared_ssl_context"]
 
@@ -251,6 +251,14 @@ def post_json(
     return with_retries(attempt, backoff, sleep=sleep, rand=rand)
 
 
+def _cleaned(response: ChatResponse) -> ChatResponse:
+    """The response with text no UTF-8 output could hold (lone surrogates) made printable: it is
+    sent back in the next request and written to every report."""
+    calls = tuple(dataclasses.replace(c, name=clean_text(c.name), arguments=clean(c.arguments))
+                  for c in response.tool_calls)
+    return dataclasses.replace(response, text=clean_text(response.text), tool_calls=calls)
+
+
 def _basic_auth(url: str) -> dict[str, str]:
     parts = httpx.URL(url)
     if not parts.userinfo:
@@ -340,7 +348,7 @@ class HTTPProvider(Provider):
             backoff=Backoff.from_settings(self.settings, read_timeouts=not self.local),
             sleep=self.sleep,
         )
-        return self.decode(data, request)
+        return _cleaned(self.decode(data, request))
 
     def transport(self, cancel: threading.Event | None = None) -> BoundedTransport:
         """The pooled connection, bounded per request by `timeout` and `max_response_bytes`."""

@@ -10,6 +10,8 @@ This module holds the helpers they share.
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any
 
 from ...errors import ProviderResponseError
@@ -18,6 +20,8 @@ from ..base import Arguments, ChatRequest, ToolCall
 __all__ = [
     "PREVIEW_CHARS",
     "as_int",
+    "clean",
+    "clean_text",
     "assistant_turn",
     "parse_arguments",
     "preview",
@@ -67,10 +71,37 @@ def parse_arguments(raw: Any) -> Arguments:
     if not isinstance(raw, str):
         return json.dumps(raw, ensure_ascii=False)
     try:
-        parsed = json.loads(raw)
-    except ValueError:
+        parsed = json.loads(raw, parse_constant=_not_json)
+    except (ValueError, RecursionError):
         return raw
     return parsed if isinstance(parsed, dict) else raw
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def clean_text(text: str) -> str:
+    """`text` with lone surrogates (which no UTF-8 output can hold) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def clean(value: Any) -> Any:
+    """JSON-like `value` with every string `clean_text`-ed."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean(v) for v in value]
+    return value
 
 
 def unparsed_arguments(arguments: Arguments) -> str:
@@ -81,10 +112,14 @@ def unparsed_arguments(arguments: Arguments) -> str:
 
 
 def as_int(value: Any) -> int | None:
-    """An integer token count, or None when the field is missing or not a number."""
+    """An integer token count, or None when the field is missing, not a number, or not a sane one
+    (negative, NaN, infinite, or more than a 64-bit count: `total_tokens: 1e400` is no count)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return int(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    count = int(value)
+    return count if 0 <= count < 2**63 else None
 
 
 def assistant_turn(request: ChatRequest) -> int:

@@ -1,0 +1,43 @@
+"""Answers no provider should send, handled: absurd token counts, lone surrogates, NaN in arguments."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from replio_replay.cli import main
+from tests.support.llm_server import LLMServer, Reply, Seen
+from tests.support.project import run_args
+
+
+def _odd(seen: Seen) -> bytes:
+    body = seen.json()
+    done = any(m["role"] == "tool" for m in body["messages"])
+    if done:
+        message = '{"role": "assistant", "content": "half a pair: \\ud800 and the rest"}'
+    else:
+        args = json.dumps('{"path": NaN}')
+        message = ('{"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", '
+                   f'"function": {{"name": "file_read", "arguments": {args}}}}}]}}')
+    usage = '{"prompt_tokens": NaN, "completion_tokens": -5, "total_tokens": 1e400}'
+    return f'{{"choices": [{{"index": 0, "message": {message}}}], "usage": {usage}}}'.encode()
+
+
+@pytest.mark.parametrize("output", ["json", "table", "junit"])
+def test_odd_numbers_and_lone_surrogates_never_break_a_report(project: Path, llm_server: LLMServer,
+                                                               output: str) -> None:
+    llm_server.handler = lambda seen: Reply(body=_odd(seen), headers={"content-type": "application/json"})
+    result = CliRunner().invoke(main, [*run_args(project, "--base-url", f"{llm_server.url}/v1", "--no-cassettes"),
+                                       "--output", output, "--update-golden"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    if output == "json":
+        alpha = json.loads(result.stdout)["fixtures"][0]
+        assert alpha["status"] == "ok" and alpha["tokens"] == 0
+        assert alpha["answer"] == "half a pair: \ufffd and the rest"
+        assert alpha["trace"][0]["arguments"] == '{"path": NaN}'
+        assert alpha["trace"][0]["result"].startswith("Error: arguments for file_read are not valid JSON")
+    golden = json.loads((project / "golden" / "openai" / "test-model" / "alpha.json").read_text())
+    assert golden["metrics"]["tokens"] == 0
