@@ -3,11 +3,13 @@ it, a deadline or the run's cancel event, whichever comes first.
 
 Python cannot stop a thread, so a call that overruns is abandoned: its thread runs on in the
 background (as a daemon, it never holds the process's exit) and its result is dropped. What it
-holds (a socket, a child process) is for the caller to close through `on_abandon`.
+holds (a socket, a child process) is for the caller to close through `on_abandon`. Calls run
+on a pool of daemon workers that grows when all are busy, so a wait costs no thread start.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -42,7 +44,6 @@ def run_until(
     timeout: float,
     cancel: threading.Event | None = None,
     on_abandon: Callable[[], None] | None = None,
-    name: str = "replio-call",
 ) -> T:
     """`call()`'s result, or TimedOut after `timeout` seconds, or Interrupted once `cancel` is set.
 
@@ -58,8 +59,7 @@ def run_until(
         finally:
             outcome.done.set()
 
-    thread = threading.Thread(target=target, name=name, daemon=True)
-    thread.start()
+    _start(target)
     end = time.monotonic() + timeout
     while not outcome.done.wait(min(_POLL, max(0.0, end - time.monotonic()))):
         if cancel is not None and cancel.is_set():
@@ -71,6 +71,35 @@ def run_until(
     if outcome.error is not None:
         raise outcome.error
     return outcome.value  # type: ignore[return-value]
+
+
+class _Worker(threading.Thread):
+    """A daemon thread that runs calls one after another, and waits for more when idle.
+
+    Starting a thread per call costs more than a typical tool call; idle workers are reused.
+    A worker whose call was abandoned returns to the pool only once that call ends.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(name="replio-call", daemon=True)
+        self.inbox: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+
+    def run(self) -> None:
+        while True:
+            self.inbox.get()()
+            _idle.put(self)
+
+
+_idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
+
+
+def _start(call: Callable[[], None]) -> None:
+    try:
+        worker = _idle.get_nowait()
+    except queue.Empty:
+        worker = _Worker()
+        worker.start()
+    worker.inbox.put(call)
 
 
 def _abandon(on_abandon: Callable[[], None] | None) -> None:

@@ -59,8 +59,7 @@ class BoundedTransport(httpx.BaseTransport):
                 response.close()
 
         try:
-            return run_until(send, timeout=self.timeout, cancel=self.cancel, on_abandon=abandon,
-                             name="replio-request")
+            return run_until(send, timeout=self.timeout, cancel=self.cancel, on_abandon=abandon)
         except TimedOut:
             raise httpx.ReadTimeout(f"no complete response within {self.timeout:g} s", request=request) from None
 

@@ -57,8 +57,7 @@ class Toolbox:
     def _invoke(self, tool: Tool, arguments: dict[str, Any]) -> str:
         name, ctx = tool.name, self.ctx
         try:
-            return run_until(lambda: tool.invoke(arguments, ctx), timeout=ctx.timeout, cancel=ctx.cancel,
-                             name=f"replio-tool-{name}")
+            return run_until(lambda: tool.invoke(arguments, ctx), timeout=ctx.timeout, cancel=ctx.cancel)
         except TimedOut:
             return f"Error: {name} took longer than {ctx.timeout:g} s"
         except Interrupted:
