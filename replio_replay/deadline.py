@@ -9,6 +9,7 @@ on a pool of daemon workers that grows when all are busy, so a wait costs no thr
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -91,6 +92,15 @@ class _Worker(threading.Thread):
 
 
 _idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
+
+
+def _forget_workers() -> None:
+    """In a forked child the parent's workers do not exist: start from an empty pool."""
+    global _idle
+    _idle = queue.SimpleQueue()
+
+
+os.register_at_fork(after_in_child=_forget_workers)
 
 
 def _start(call: Callable[[], None]) -> None:
