@@ -99,6 +99,8 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         click.option("--tools", "tools", metavar="NAME[,NAME...]",
                      help="Tool set(s): a name under .replio/tools/, 'default', or a file; several run side by side."),
         click.option("--jobs", type=click.IntRange(min=1), help="Fixtures run at once (default 4)."),
+        click.option("--trials", type=click.IntRange(min=1, max=100),
+                     help="Run each fixture N times; reports pass^k and pass@k (config: trials)."),
         click.option(
             "--record-mode", type=MODES,
             help="none = replay only; once = replay, record what is missing (default; none when CI is "

@@ -58,6 +58,7 @@ class ProjectConfig(BaseModel):
     tool_timeout: float = Field(30.0, gt=0, le=3600, allow_inf_nan=False,
                                 description="Seconds one tool call may take; a fixture may lower it.")
     jobs: int | None = Field(None, ge=1, le=1024)
+    trials: int = Field(1, ge=1, le=100, description="Times each fixture runs (see pass^k).")
     cassettes: str | None = None
     golden: str | None = None
     record_mode: str | None = None

@@ -53,6 +53,8 @@ class Transcript:
     tokens: int = 0
     error: str | None = None
     messages: list[Message] = field(default_factory=list)
+    #: The files the verifier asks about, as the loop left them (None: no such file).
+    files: dict[str, str | None] = field(default_factory=dict)
 
 
 def run_loop(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ from .tools.toolset import DEFAULT_TOOLSET, ToolSet
 
 __all__ = ["Entry", "Inventory", "inventory", "prune_orphans", "stale_reasons"]
 
+_TRIAL_STEM = re.compile(r"(.+)\.t(\d+)")
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -41,6 +44,7 @@ class Entry:
     golden: Path | None
     recorded: str | None
     stale: tuple[str, ...] = ()
+    trial: int = 1
 
     def age_days(self, today: datetime.date) -> int | None:
         if self.recorded is None:
@@ -63,6 +67,7 @@ class Inventory:
         return {
             "entries": [
                 {"provider": e.key.provider, "model": e.key.model, "tools": e.key.tools, "fixture": e.fixture_id,
+                 "trial": e.trial,
                  "cassette": str(e.cassette) if e.cassette else None,
                  "golden": str(e.golden) if e.golden else None,
                  "recorded": e.recorded, "age_days": e.age_days(self.today),
@@ -96,27 +101,36 @@ def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) ->
     store = GoldenStore(settings.golden)
     ids = set(catalog.fixtures)
     inv = Inventory()
-    files: dict[RunKey, dict[str, dict[str, Path]]] = {}
+    files: dict[RunKey, dict[tuple[str, int], dict[str, Path]]] = {}
     for rec, kind in [*((r, "cassette") for r in scan(settings.cassettes, CASSETTE)),
                       *((r, "golden") for r in store.files())]:
-        if rec.stem not in ids:
+        fixture_id, trial = _fixture_and_trial(rec.stem)
+        if fixture_id not in ids:
             if _ours(rec.path, kind):  # a file replio did not write is never an orphan to prune
                 inv.orphans.append(rec.path)
             continue
-        files.setdefault(RunKey(rec.provider, rec.model, rec.tools), {}).setdefault(rec.stem, {})[kind] = rec.path
+        files.setdefault(RunKey(rec.provider, rec.model, rec.tools), {}).setdefault((fixture_id, trial), {})[kind] = \
+            rec.path
     if settings.config.provider:  # the default provider is listed even before anything is recorded
         name, model = parse_spec(settings.config.provider)
         if model:
             files.setdefault(RunKey(name, model), {})
     toolsets = _toolsets(settings, pm, sorted({k.tools for k in files}))
     for key in sorted(files, key=lambda k: (k.provider, k.model, k.tools != DEFAULT_TOOLSET, k.tools)):
-        for fixture_id in sorted(catalog.fixtures):
-            kinds = files[key].get(fixture_id, {})
+        slots = sorted({(i, 1) for i in catalog.fixtures} | set(files[key]))
+        for fixture_id, trial in slots:
+            kinds = files[key].get((fixture_id, trial), {})
             cassette = kinds.get("cassette")
             header, stale = _check(cassette, catalog.fixtures[fixture_id], toolsets.get(key.tools))
             inv.entries.append(Entry(key, fixture_id, cassette, kinds.get("golden"),
-                                     _recorded(header), stale))
+                                     _recorded(header), stale, trial))
     return inv
+
+
+def _fixture_and_trial(stem: str) -> tuple[str, int]:
+    """`x` -> ("x", 1); `x.t3` -> ("x", 3): a trial's files carry its number."""
+    match = _TRIAL_STEM.fullmatch(stem)
+    return (match.group(1), int(match.group(2))) if match else (stem, 1)
 
 
 def _ours(path: Path, kind: str) -> bool:

@@ -13,7 +13,7 @@ from .engine import Transcript
 from .fixtures.model import Fixture
 from .metrics import accuracy, redundant
 from .results import FixtureResult, Status, TraceCall
-from .verifier import verify
+from .verifier import Evidence, verify
 
 __all__ = ["RESULT_CAP", "cancelled_result", "judge_transcript"]
 
@@ -33,7 +33,7 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     """A transcript judged: trace, metrics and the verifier's verdict."""
     trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=_capped(r.result)) for r in t.records]
     names = [c.name for c in trace]
-    passed, reasons = verify(fixture, trace)
+    passed, reasons = verify(fixture, Evidence(trace, t.answer, t.files))
     if t.status in _UNFINISHED:
         passed, reasons = False, [f"the run ended in {t.status.value}"]
     extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
@@ -42,8 +42,8 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
         trace=trace,
         names=names,
         # A run that failed or was cut short did not do what was expected, whatever it called.
-        accuracy=accuracy(names, fixture.expected) if t.status not in _UNFINISHED or fixture.expected is None
-        else 0.0,
+        accuracy=accuracy(trace, fixture.expected, fixture.match)
+        if t.status not in _UNFINISHED or fixture.expected is None else 0.0,
         passed=passed,
         calls=len(trace),
         redundant=redundant([(c.name, c.arguments) for c in trace]),
@@ -58,9 +58,9 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     )
 
 
-def cancelled_result(fixture: Fixture) -> FixtureResult:
-    """The result of a fixture the run never started, or abandoned, because it was interrupted."""
+def cancelled_result(fixture: Fixture, trial: int = 1) -> FixtureResult:
+    """The result of a fixture (trial) the run never started, or abandoned, because it was interrupted."""
     return FixtureResult(
         id=fixture.id, status=Status.CANCELLED, error="not run: the run was interrupted",
-        reasons=["the run ended in cancelled"], accuracy=None if fixture.expected is None else 0.0,
+        reasons=["the run ended in cancelled"], accuracy=None if fixture.expected is None else 0.0, trial=trial,
     )

@@ -1,13 +1,17 @@
-"""Matchers, pure: the small language that says what an argument (or a stubbed call) must look like.
+"""Matchers, pure: the small language that says what a value (an argument, an answer, a file's
+content) must look like.
 
-A matcher is a literal (compared with ``==``) or an operator object: ``{"$regex": r}`` (``re.search``
-finds it), ``{"$contains": s}``, ``{"$min": n}`` and/or ``{"$max": n}``. The verifier's ``args``
-check and a stub tool's ``when`` clauses speak it. `parse_matcher` validates one when a fixture or
-tool set loads, so a typo such as ``$regx`` is an error, never a literal that silently fails.
+A matcher is a literal (equal as JSON values are: ``1`` equals ``1.0``, ``true`` is not ``1``) or
+an operator object: ``{"$regex": r}`` (``re.search`` finds it), ``{"$contains": s}``,
+``{"$icontains": s}`` (ignoring case), ``{"$min": n}`` and/or ``{"$max": n}``, ``{"$any": [m, ...]}``
+(one of them holds), ``{"$not": m}``. The verifier's checks and a stub tool's ``when`` clauses
+speak it. `parse_matcher` validates one when a fixture or tool set loads, so a typo such as
+``$regx`` is an error, never a literal that silently fails.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,36 +19,59 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer
 
-__all__ = ["OPERATORS", "ArgExpectation", "Matcher", "json_equal", "matches", "matches_all", "parse_matcher", "shown"]
+__all__ = [
+    "OPERATORS",
+    "ArgExpectation",
+    "Matcher",
+    "json_equal",
+    "matches",
+    "matches_all",
+    "parse_matcher",
+    "quoted",
+    "shown",
+    "written",
+]
 
-OPERATORS = ("$regex", "$contains", "$min", "$max")
+OPERATORS = ("$regex", "$contains", "$icontains", "$min", "$max", "$any", "$not")
+_TEXT = ("$regex", "$contains", "$icontains")
 
 
 @dataclass(frozen=True)
 class Matcher:
-    """A check looser than equality: a pattern, a substring, or numeric bounds."""
+    """A check looser than equality: `op` is one of OPERATORS (`$min`/`$max` share `$range`)."""
 
-    regex: str | None = None
-    contains: str | None = None
-    min: float | None = None
-    max: float | None = None
+    op: str
+    operand: Any
 
     def test(self, actual: Any) -> bool:
         """Whether `actual` satisfies this check."""
-        if self.min is not None or self.max is not None:
+        if self.op == "$range":
+            low, high = self.operand
             if isinstance(actual, bool) or not isinstance(actual, (int, float)):
                 return False
-            return (self.min is None or actual >= self.min) and (self.max is None or actual <= self.max)
+            return (low is None or actual >= low) and (high is None or actual <= high)
+        if self.op == "$any":
+            return any(matches(m, actual) for m in self.operand)
+        if self.op == "$not":
+            return not matches(self.operand, actual)
         if not isinstance(actual, str):
             return False
-        if self.regex is not None:
-            return re.search(self.regex, actual) is not None
-        return self.contains is not None and self.contains in actual
+        if self.op == "$regex":
+            return re.search(self.operand, actual) is not None
+        if self.op == "$icontains":
+            return self.operand.casefold() in actual.casefold()
+        return bool(self.operand in actual)
 
     def to_json(self) -> dict[str, Any]:
         """The operator object as it was written."""
-        pairs = (("$regex", self.regex), ("$contains", self.contains), ("$min", self.min), ("$max", self.max))
-        return {k: v for k, v in pairs if v is not None}
+        if self.op == "$range":
+            low, high = self.operand
+            return {k: v for k, v in (("$min", low), ("$max", high)) if v is not None}
+        if self.op == "$any":
+            return {"$any": [written(m) for m in self.operand]}
+        if self.op == "$not":
+            return {"$not": written(self.operand)}
+        return {self.op: self.operand}
 
 
 def parse_matcher(value: Any) -> Any:
@@ -58,34 +85,30 @@ def parse_matcher(value: Any) -> Any:
         raise ValueError(
             f"unknown check {', '.join(map(repr, unknown))}; use one of {', '.join(map(repr, OPERATORS))}"
         )
-    for key, operand in value.items():
-        wants_text = key in ("$regex", "$contains")
-        if wants_text and not isinstance(operand, str):
-            raise ValueError(f"{key} needs a string, not {type(operand).__name__}")
-        if not wants_text and (isinstance(operand, bool) or not isinstance(operand, (int, float))):
-            raise ValueError(f"{key} needs a number, not {type(operand).__name__}")
-    text = ("$regex" in value) + ("$contains" in value)
-    bounds = "$min" in value or "$max" in value
-    if text + bounds != 1:
-        raise ValueError("give one of '$regex', '$contains', or '$min' and/or '$max'")
-    regex = value.get("$regex")
-    if regex is not None:
-        try:
-            re.compile(regex)
-        except re.error as exc:
-            raise ValueError(f"invalid regular expression {regex!r}: {exc}") from None
-    return Matcher(regex, value.get("$contains"), value.get("$min"), value.get("$max"))
-
-
-def matches(expected: Any, actual: Any) -> bool:
-    """Whether `actual` satisfies `expected`: a `Matcher`, or a literal equal to it as JSON values are.
-
-    JSON equality, not Python's: ``true`` is not ``1`` and ``false`` is not ``0``; ``1`` and ``1.0``
-    are the same number.
-    """
-    if isinstance(expected, Matcher):
-        return expected.test(actual)
-    return json_equal(expected, actual)
+    keys = set(value)
+    if keys <= {"$min", "$max"}:
+        for key in keys:
+            if isinstance(value[key], bool) or not isinstance(value[key], (int, float)):
+                raise ValueError(f"{key} needs a number, not {type(value[key]).__name__}")
+        return Matcher("$range", (value.get("$min"), value.get("$max")))
+    if len(keys) != 1:
+        raise ValueError(f"give one check per object, not {', '.join(sorted(map(repr, keys)))} together "
+                         "(use $any to give alternatives)")
+    (op, operand), = value.items()
+    if op in _TEXT:
+        if not isinstance(operand, str):
+            raise ValueError(f"{op} needs a string, not {type(operand).__name__}")
+        if op == "$regex":
+            try:
+                re.compile(operand)
+            except re.error as exc:
+                raise ValueError(f"invalid regular expression {operand!r}: {exc}") from None
+        return Matcher(op, operand)
+    if op == "$any":
+        if not isinstance(operand, list) or not operand:
+            raise ValueError("$any needs a non-empty list of matchers")
+        return Matcher(op, tuple(parse_matcher(m) for m in operand))
+    return Matcher(op, parse_matcher(operand))  # $not
 
 
 def json_equal(a: Any, b: Any) -> bool:
@@ -99,6 +122,13 @@ def json_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def matches(expected: Any, actual: Any) -> bool:
+    """Whether `actual` satisfies `expected`: a `Matcher`, or a literal equal to it as JSON values are."""
+    if isinstance(expected, Matcher):
+        return expected.test(actual)
+    return json_equal(expected, actual)
+
+
 def matches_all(wanted: Mapping[str, Any], arguments: Any) -> bool:
     """Whether every named argument is present in `arguments` and matches (unnamed ones are free)."""
     if not isinstance(arguments, dict):
@@ -106,14 +136,20 @@ def matches_all(wanted: Mapping[str, Any], arguments: Any) -> bool:
     return all(k in arguments and matches(e, arguments[k]) for k, e in wanted.items())
 
 
-def shown(wanted: Mapping[str, Any]) -> dict[str, Any]:
-    """The expectations as the user wrote them, for messages."""
-    return {k: e.to_json() if isinstance(e, Matcher) else e for k, e in wanted.items()}
-
-
-def _written(value: Any) -> Any:
+def written(value: Any) -> Any:
+    """A matcher or literal as the user wrote it."""
     return value.to_json() if isinstance(value, Matcher) else value
 
 
+def shown(wanted: Mapping[str, Any]) -> dict[str, Any]:
+    """Argument expectations as the user wrote them, for messages."""
+    return {k: written(e) for k, e in wanted.items()}
+
+
+def quoted(text: str, limit: int = 80) -> str:
+    """The start of `text` as a JSON string, for a message."""
+    return json.dumps(text if len(text) <= limit else text[:limit] + "...", ensure_ascii=False)
+
+
 #: A pydantic field type: a literal, or an operator object validated into a `Matcher`.
-ArgExpectation = Annotated[Any, BeforeValidator(parse_matcher), PlainSerializer(_written)]
+ArgExpectation = Annotated[Any, BeforeValidator(parse_matcher), PlainSerializer(written)]

@@ -32,6 +32,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="NAME[:MODEL] to run (repeatable); default: every provider/model with cassettes.")
     group.addoption("--replio-tools", metavar="NAME", action="append", default=[],
                     help="Tool set to run (repeatable); default: every tool set with cassettes.")
+    group.addoption("--replio-trials", type=int, default=None, metavar="N",
+                    help="Run each fixture N times (default: the config's trials, else 1).")
     group.addoption("--replio-record-mode", default=None, choices=[m.value for m in RecordMode],
                     help="Cassette record mode (default: none, a pure replay).")
     group.addoption("--replio-update-golden", action="store_true", help="Approve: write the goldens.")
@@ -65,8 +67,9 @@ class ReplioSuite(pytest.Collector):
         for run in plan.runs:
             if wanted is not None and _folder(run.key) not in wanted:
                 continue
-            for case in sorted(run.cases, key=lambda c: c.id):
-                yield ReplioItem.from_parent(self, name=f"{case.id}[{run.key.label}]", run=run, case=case)
+            for case in sorted(run.cases, key=lambda c: (c.id, c.trial)):
+                trial = "" if case.trial == 1 else f" t{case.trial}"
+                yield ReplioItem.from_parent(self, name=f"{case.id}[{run.key.label}{trial}]", run=run, case=case)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ReplioFailure):
@@ -149,7 +152,7 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
         tools = opt("replio_tools") or sorted({t for _, _, t in recorded.values()}) or ["default"]
         request = RunRequest(
             project=project, provider_specs=specs or [None], tools=tools,
-            record_mode=opt("replio_record_mode"), fallback_mode=RecordMode.NONE,
+            record_mode=opt("replio_record_mode"), fallback_mode=RecordMode.NONE, trials=opt("replio_trials"),
             strict=opt("replio_strict"), update_golden=opt("replio_update_golden"),
         )
         stash["plan"] = prepare(request, plugin_manager())

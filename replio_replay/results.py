@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 if TYPE_CHECKING:
     from .storage import RunKey
 
-__all__ = ["FixtureResult", "RunResult", "Status", "Summary", "TraceCall"]
+__all__ = ["FixtureResult", "RunResult", "Status", "Summary", "TraceCall", "TrialResult"]
 
 
 class Status(str, Enum):
@@ -63,6 +63,27 @@ class FixtureResult(_Model):
         None, description="Changes from the approved golden: null when there is no golden yet."
     )
     timing: dict[str, float] | None = Field(None, description="Volatile wall-clock figures.")
+    #: Which trial this result is (1-based); the JSON shows it inside `trials`.
+    trial: int = Field(1, exclude=True)
+    trials: list[TrialResult] | None = Field(None, description="Each trial's outcome, when the run has several.")
+    passes: int | None = Field(None, description="Trials that passed (c), when the run has several.")
+    n: int | None = Field(None, description="Trials run (n), when the run has several.")
+
+
+class TrialResult(_Model):
+    """One trial of a fixture, in brief."""
+
+    trial: int
+    status: Status
+    passed: bool = Field(alias="pass")
+    accuracy: float | None = None
+    calls: int = 0
+    redundant: int = 0
+    errors: int = 0
+    tokens: int = 0
+    error: str | None = None
+    drift: list[dict[str, Any]] | None = None
+    request_drift: list[dict[str, Any]] | None = None
 
 
 class Summary(_Model):
@@ -77,6 +98,14 @@ class Summary(_Model):
     tokens: int = 0
     drifted: int = 0
     new: int = 0
+    trials: int | None = Field(None, description="Trials per fixture, when more than one.")
+    pass_hat_k: dict[str, float] | None = Field(
+        None, description="k -> mean over fixtures of C(c,k)/C(n,k): the chance all of k trials pass."
+    )
+    pass_at_k: dict[str, float] | None = Field(
+        None, description="k -> mean over fixtures of 1 - C(n-c,k)/C(n,k): the chance one of k trials passes."
+    )
+    flaky: list[str] | None = Field(None, description="Fixtures that passed some trials but not all.")
 
 
 class RunResult(_Model):
@@ -100,6 +129,10 @@ class RunResult(_Model):
         """The contract's dict: `pass` spelled as such, `timing` only where it was measured."""
         data = self.model_dump(mode="json", by_alias=True)
         for fx in data["fixtures"]:
-            if fx.get("timing") is None:
-                fx.pop("timing", None)
+            for key in ("timing", "trials", "passes", "n"):
+                if fx.get(key) is None:
+                    fx.pop(key, None)
+        for key in ("trials", "pass_hat_k", "pass_at_k", "flaky"):
+            if data["summary"].get(key) is None:
+                data["summary"].pop(key, None)
         return data

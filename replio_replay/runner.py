@@ -8,6 +8,7 @@ drift) afterwards. Judging the transcript is `judging`'s; this module owns the c
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import queue
 import threading
 import time
@@ -28,7 +29,7 @@ from .tools.permissions import Category, Permissions
 from .tools.sandbox import Sandbox
 from .tools.toolbox import Toolbox
 from .tools.toolset import ToolSet
-from .worktree import remove_active_worktrees, worktree
+from .worktree import remove_active_worktrees, snapshot, worktree
 
 __all__ = ["GRACE", "InterruptedRun", "RunOptions", "run_fixture", "run_suite"]
 
@@ -75,12 +76,16 @@ def run_fixture(
             exchange = Exchange(fixture.id, session.transport)
 
             def generate(request: ChatRequest) -> ChatResponse:
+                if case.trial != 1:
+                    request = dataclasses.replace(request, trial=case.trial)
                 return provider.generate(request, exchange)
 
             try:
                 transcript = run_loop(fixture.task, generate, toolbox, limits=limits, cancel=cancel)
             finally:
                 toolbox.close()
+            if fixture.verifier is not None and fixture.verifier.files:  # before the worktree goes
+                transcript.files = snapshot(ctx.sandbox, fixture.verifier.files)
         if cancel is not None and cancel.is_set():  # in flight when interrupted: nothing is written
             transcript.status, transcript.error = Status.CANCELLED, "the run was interrupted"
         try:
@@ -93,6 +98,8 @@ def run_fixture(
     except Exception as exc:  # a harness bug ends this fixture, never the suite
         error = f"internal error: {type(exc).__name__}: {exc}"
         result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=error))
+    if case.trial != 1:
+        result = result.model_copy(update={"trial": case.trial})
     if options.timing:
         result = result.model_copy(update={"timing": {"seconds": round(time.perf_counter() - started, 4)}})
     return result
@@ -150,7 +157,7 @@ def run_suite(
     if cancel.is_set():
         _grace(collect, lambda: len(results) < len(cases) and (any(w.is_alive() for w in workers) or not done.empty()))
         remove_active_worktrees()  # of fixtures abandoned after the grace
-    ordered = [results.get(i) or cancelled_result(case.fixture) for i, case in enumerate(cases)]
+    ordered = [results.get(i) or cancelled_result(case.fixture, case.trial) for i, case in enumerate(cases)]
     run = RunResult(provider=provider.settings.name, model=provider.model, tools=toolset.name,
                     tools_hash=toolset.digest, fixtures=ordered, summary=summarize(ordered))
     if interrupted:

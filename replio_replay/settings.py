@@ -28,6 +28,7 @@ class Flags:
     golden: Path | None = None
     jobs: int | None = None
     tools: Sequence[str] = ()
+    trials: int | None = None
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Settings:
     cassettes: Path
     golden: Path
     tools: tuple[str, ...]
+    trials: int = 1
 
     @property
     def max_turns(self) -> int:
@@ -76,6 +78,7 @@ def resolve_settings(
         cassettes=flags.cassettes if flags.cassettes is not None else project / (config.cassettes or "cassettes"),
         golden=flags.golden if flags.golden is not None else project / (config.golden or "golden"),
         tools=tuple(flags.tools) or (DEFAULT_TOOLSET,),
+        trials=flags.trials or config.trials,
     )
 
 

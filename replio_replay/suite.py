@@ -26,7 +26,7 @@ from .fixtures.sources import Problem
 from .golden.review import Approval, approve, attach_drift
 from .golden.store import GoldenStore
 from .judging import cancelled_result
-from .metrics import summarize
+from .metrics import combine_trials, summarize
 from .providers.base import Provider
 from .providers.registry import create_provider
 from .recording.modes import RecordMode
@@ -62,11 +62,12 @@ class RunRequest:
     golden: Path | None = None
     update_golden: bool = False
     tools: Sequence[str] = ()
+    trials: int | None = None
     fallback_mode: RecordMode | None = None
 
     def flags(self) -> Flags:
         return Flags(record_mode=self.record_mode, no_cassettes=self.no_cassettes, cassettes=self.cassettes,
-                     golden=self.golden, jobs=self.jobs, tools=tuple(self.tools))
+                     golden=self.golden, jobs=self.jobs, tools=tuple(self.tools), trials=self.trials)
 
 
 @dataclass
@@ -146,8 +147,9 @@ class Outcome:
         return 0 if all(v.ok for v in verdicts) else 1
 
 
-def _cases(found: Sequence[Found], toolset: ToolSet) -> tuple[list[Case], list[Problem]]:
-    cases, problems = [], []
+def _cases(found: Sequence[Found], toolset: ToolSet, trials: int) -> tuple[list[Case], list[Problem]]:
+    cases: list[Case] = []
+    problems: list[Problem] = []
     for f in found:
         try:
             offered = for_fixture(toolset, f.fixture, f.origin)
@@ -158,7 +160,7 @@ def _cases(found: Sequence[Found], toolset: ToolSet) -> tuple[list[Case], list[P
         if found_problems:
             problems.extend(Problem(f.origin, f"fixture {f.fixture.id!r}: {p}") for p in found_problems)
             continue
-        cases.append(Case(f.fixture, offered, toolset))
+        cases.extend(Case(f.fixture, offered, toolset, trial) for trial in range(1, trials + 1))
     return cases, problems
 
 
@@ -172,7 +174,7 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
     problems = [*catalog.problems, *problems]
     per_set = {}
     for toolset in toolsets:
-        cases, found_problems = _cases(found, toolset)
+        cases, found_problems = _cases(found, toolset, settings.trials)
         per_set[toolset.name] = cases
         problems.extend(p for p in found_problems if p not in problems)
     providers = [
@@ -223,6 +225,8 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     outcome.runs = [attach_drift(run, store) for run in outcome.runs]
     if plan.request.update_golden and not outcome.interrupted:
         outcome.approvals = approve(outcome.runs, store, plan.request.fixture_ids)
+    if settings.trials > 1:  # each fixture's trials as one result, with pass^k in the summary
+        outcome.runs = [_combined(run) for run in outcome.runs]
     return outcome
 
 
@@ -265,7 +269,12 @@ def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome) -> N
                         for r, plan_run in zip(results, runs))
 
 
+def _combined(run: RunResult) -> RunResult:
+    fixtures = combine_trials(run.fixtures)
+    return run.model_copy(update={"fixtures": fixtures, "summary": summarize(fixtures)})
+
+
 def _cancelled_run(run: PlannedRun) -> RunResult:
-    fixtures = [cancelled_result(c.fixture) for c in run.cases]
+    fixtures = [cancelled_result(c.fixture, c.trial) for c in run.cases]
     return RunResult(provider=run.provider.settings.name, model=run.provider.model, tools=run.toolset.name,
                      tools_hash=run.toolset.digest, fixtures=fixtures, summary=summarize(fixtures))

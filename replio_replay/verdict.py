@@ -35,20 +35,24 @@ def _changes(title: str, items: list[dict]) -> str:
 
 
 def judge(result: FixtureResult, *, strict: bool = False, require_pass: bool = False, tools: str = "default") -> Verdict:
-    """The CI verdict for one result (of a run of the tool set `tools`)."""
-    if result.status is Status.ERROR:
-        return Verdict("error", f"{result.id}: error: {result.error}")
-    if result.status is Status.CANCELLED:
-        return Verdict("error", f"{result.id}: cancelled: {result.error or 'the run was interrupted'}")
+    """The CI verdict for one result (of a run of the tool set `tools`); with repeated trials,
+    every trial is held to it (and a required fixture must pass every trial)."""
+    units = [(f"{result.id} (trial {t.trial})", t) for t in result.trials] if result.trials else [(result.id, result)]
+    for name, unit in units:
+        if unit.status is Status.ERROR:
+            return Verdict("error", f"{name}: error: {unit.error}")
+        if unit.status is Status.CANCELLED:
+            return Verdict("error", f"{name}: cancelled: {unit.error or 'the run was interrupted'}")
     problems = []
-    if result.drift:
-        problems.append(_changes(f"{result.id}: drift from golden ({len(result.drift)} changes)", result.drift))
-    if strict and result.request_drift:
-        problems.append(_changes(
-            f"{result.id}: request drift ({len(result.request_drift)} changes); re-record with "
-            f"{record_flags(RecordMode.ALL, result.id, tools)}", result.request_drift))
-    if strict and result.drift is None:
-        problems.append(f"{result.id}: no golden yet; approve one with --update-golden")
-    if require_pass and not result.passed:
-        problems.append(f"{result.id}: the verifier failed: {'; '.join(result.reasons)}")
+    for name, unit in units:
+        if unit.drift:
+            problems.append(_changes(f"{name}: drift from golden ({len(unit.drift)} changes)", unit.drift))
+        if strict and unit.request_drift:
+            problems.append(_changes(
+                f"{name}: request drift ({len(unit.request_drift)} changes); re-record with "
+                f"{record_flags(RecordMode.ALL, result.id, tools)}", unit.request_drift))
+        if strict and unit.drift is None:
+            problems.append(f"{name}: no golden yet; approve one with --update-golden")
+    if require_pass and (not result.passed or (result.trials and result.passes != result.n)):
+        problems.append(f"{result.id}: the verifier failed: {'; '.join(result.reasons) or 'in some trials'}")
     return Verdict("failed", "\n".join(problems)) if problems else Verdict("passed")

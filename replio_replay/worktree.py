@@ -13,14 +13,15 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .fixtures.model import Fixture
+from .tools.sandbox import Sandbox, SandboxError
 
-__all__ = ["TEMP_PREFIX", "reap_stale_worktrees", "remove_active_worktrees", "worktree"]
+__all__ = ["TEMP_PREFIX", "reap_stale_worktrees", "remove_active_worktrees", "snapshot", "worktree"]
 
 TEMP_PREFIX = "replio-wt-"
 _OWNED = re.compile(rf"^{re.escape(TEMP_PREFIX)}(\d+)-")
@@ -51,6 +52,27 @@ def worktree(fixture: Fixture, settings: Mapping[str, Any]) -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
         with _active_lock:
             _active.discard(root)
+
+
+#: Characters of a file the verifier reads back.
+SNAPSHOT_CAP = 1_000_000
+
+
+def snapshot(sandbox: Sandbox, paths: Iterable[str]) -> dict[str, str | None]:
+    """The content of each worktree-relative path as the run left it (None: no such file).
+
+    Read through the sandbox, so a link the model made to somewhere outside reads as missing;
+    capped, and decoded leniently, so a huge or binary file cannot stall the verdict.
+    """
+    found: dict[str, str | None] = {}
+    for path in paths:
+        try:
+            real = sandbox.resolve(path)
+            with real.open("rb") as fh:
+                found[path] = fh.read(SNAPSHOT_CAP).decode("utf-8", "replace")
+        except (SandboxError, OSError):
+            found[path] = None
+    return found
 
 
 def remove_active_worktrees() -> None:

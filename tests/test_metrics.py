@@ -10,25 +10,29 @@ from replio_replay.engine import CallRecord, Transcript
 from replio_replay.judging import judge_transcript
 from replio_replay.metrics import accuracy, canonical, redundant, summarize
 from replio_replay.providers.base import ToolCall, Usage
-from replio_replay.results import FixtureResult, Status
+from replio_replay.results import FixtureResult, Status, TraceCall
 from replio_replay.runner import RunOptions, run_fixture
 from tests.helpers import call, make_case, make_fixture, mock_provider, turn
 
 # accuracy ------------------------------------------------------------------------------------------
 
 
+def _calls(*names: str) -> list[TraceCall]:
+    return [TraceCall(name=n, arguments={}) for n in names]
+
+
 def test_accuracy_is_one_only_for_the_exact_sequence() -> None:
-    assert accuracy(["glob", "file_read"], ["glob", "file_read"]) == 1.0
-    assert accuracy(["file_read", "glob"], ["glob", "file_read"]) == 0.0
-    assert accuracy(["glob"], ["glob", "file_read"]) == 0.0
-    assert accuracy(["glob", "file_read", "file_read"], ["glob", "file_read"]) == 0.0
+    assert accuracy(_calls("glob", "file_read"), ["glob", "file_read"]) == 1.0
+    assert accuracy(_calls("file_read", "glob"), ["glob", "file_read"]) == 0.0
+    assert accuracy(_calls("glob"), ["glob", "file_read"]) == 0.0
+    assert accuracy(_calls("glob", "file_read", "file_read"), ["glob", "file_read"]) == 0.0
 
 
 def test_accuracy_is_null_without_expected_and_zero_calls_match_an_explicit_empty_list() -> None:
     assert accuracy([], None) is None
-    assert accuracy(["grep"], None) is None
+    assert accuracy(_calls("grep"), None) is None
     assert accuracy([], []) == 1.0
-    assert accuracy(["grep"], []) == 0.0
+    assert accuracy(_calls("grep"), []) == 0.0
 
 
 def test_accuracy_through_a_run_null_vs_explicit_empty() -> None:

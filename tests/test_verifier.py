@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from replio_replay.results import TraceCall
-from replio_replay.verifier import verify
+from replio_replay.verifier import Evidence, verify
 from tests.helpers import make_fixture
 
 
@@ -16,15 +16,15 @@ def trace(*calls: tuple[str, Any]) -> list[TraceCall]:
 
 
 def check(verifier: dict[str, Any], calls: list[TraceCall], **fixture: Any) -> tuple[bool, list[str]]:
-    return verify(make_fixture(verifier=verifier, **fixture), calls)
+    return verify(make_fixture(verifier=verifier, **fixture), Evidence(calls))
 
 
 GLOB_READ = trace(("glob", {"pattern": "**/*.py"}), ("file_read", {"path": "src/app.py", "limit": 50}))
 
 
 def test_no_verifier_passes_whatever_happened() -> None:
-    assert verify(make_fixture(), []) == (True, [])
-    assert verify(make_fixture(expected=["grep"]), GLOB_READ) == (True, [])
+    assert verify(make_fixture(), Evidence()) == (True, [])
+    assert verify(make_fixture(expected=["grep"]), Evidence(GLOB_READ)) == (True, [])
 
 
 def test_an_empty_verifier_passes() -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..atomic import atomic_write_all
+from ..cases import trial_stem
 from ..errors import GoldenError
 from ..metrics import summarize
 from ..results import RunResult, Status
@@ -23,7 +24,7 @@ def attach_drift(run: RunResult, store: GoldenStore) -> RunResult:
     fixtures = []
     for result in run.fixtures:
         try:
-            golden = store.load(run.key, result.id)
+            golden = store.load(run.key, trial_stem(result.id, result.trial))
         except GoldenError as exc:
             fixtures.append(result.model_copy(update={"status": Status.ERROR, "error": str(exc)}))
             continue
@@ -63,7 +64,8 @@ def approve(runs: Sequence[RunResult], store: GoldenStore, only: Collection[str]
                                      f"it ended in {result.status.value}: {result.error}"))
                 continue
             try:
-                path, text, action = store.render(run.key, result.id, canonical_result(result))
+                path, text, action = store.render(run.key, trial_stem(result.id, result.trial),
+                                                  canonical_result(result))
             except GoldenError as exc:
                 done.append(Approval(run.key, result.id, "refused", str(exc)))
                 continue

@@ -68,10 +68,15 @@ class Usage:
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One turn's conversation and tool specs; sampling settings are the provider's own."""
+    """One turn's conversation and tool specs; sampling settings are the provider's own.
+
+    `trial` is which of a run's repeated trials (1-based) this turn belongs to: a provider that
+    takes a seed sends its seed + trial - 1, so trials differ only by their seed.
+    """
 
     messages: tuple[Message, ...]
     tools: tuple[dict[str, Any], ...]
+    trial: int = 1
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ class CassetteSessions:
         if not provider.speaks_http:  # the mock has nothing to record
             return FixtureSession(provider.transport(cancel))
         key = RunKey(provider.settings.name, provider.model, case.toolset.name)
-        return CassetteSession(self, case, provider, key.path(self.directory, case.id, CASSETTE), cancel)
+        return CassetteSession(self, case, provider, key.path(self.directory, case.stem, CASSETTE), cancel)
 
 
 class CassetteSession(FixtureSession):
@@ -102,6 +102,7 @@ class CassetteSession(FixtureSession):
             "toolset_hash": self.case.toolset.digest,
             "tool_schema_hash": self.case.offered.schema_hash,
             "system_prompt_hash": self.case.offered.prompt_hash,
+            **({"trial": self.case.trial} if self.case.trial != 1 else {}),
             "replio_version": _version(),
             "recorded": datetime.date.today().isoformat(),
         }

@@ -12,7 +12,7 @@ from .table import render_table
 if TYPE_CHECKING:
     from ..golden.review import Approval
     from ..inventory import Inventory
-    from ..results import FixtureResult, RunResult, Summary
+    from ..results import FixtureResult, RunResult, Summary, TrialResult
 
 __all__ = ["fmt_ratio", "write_fixture_list", "write_problems", "write_run"]
 
@@ -34,21 +34,42 @@ def write_problems(problems: Sequence[tuple[str, str]], out: TextIO) -> None:
 
 
 def _pass(r: FixtureResult) -> str:
+    """`pass` or `FAIL`; with repeated trials, the trials that passed of those run (`2/3`)."""
+    if r.trials:
+        return f"{r.passes}/{r.n}"
     return "pass" if r.passed else "FAIL"
 
 
+def _units(r: FixtureResult) -> list[TrialResult | FixtureResult]:
+    return list(r.trials) if r.trials else [r]
+
+
 def drift_cell(r: FixtureResult) -> str:
-    """`-` no drift, `new` no golden yet, else the number of changes."""
-    if r.drift is None:
+    """`-` no drift, `new` no golden yet (for some trial), else the number of changes (all trials)."""
+    drifts = [u.drift for u in _units(r)]
+    if any(d is None for d in drifts):
         return "new"
-    return str(len(r.drift)) if r.drift else "-"
+    count = sum(len(d or []) for d in drifts)
+    return str(count) if count else "-"
 
 
 def request_drift_cell(r: FixtureResult) -> str:
     """Blank when nothing was replayed, `-` when the requests matched, else the number of changes."""
-    if r.request_drift is None:
+    drifts = [u.request_drift for u in _units(r)]
+    if all(d is None for d in drifts):
         return ""
-    return str(len(r.request_drift)) if r.request_drift else "-"
+    count = sum(len(d or []) for d in drifts)
+    return str(count) if count else "-"
+
+
+def _numbers(r: FixtureResult) -> tuple[str, str, str, str, str, str]:
+    """status, accuracy, calls, redundant, errors, tokens: over every trial when there are several."""
+    units = _units(r)
+    statuses = "/".join(dict.fromkeys(u.status.value for u in units))
+    accuracies = [u.accuracy for u in units if u.accuracy is not None]
+    accuracy = sum(accuracies) / len(accuracies) if accuracies else None
+    return (statuses, fmt_ratio(accuracy), str(sum(u.calls for u in units)), str(sum(u.redundant for u in units)),
+            str(sum(u.errors for u in units)), str(sum(u.tokens for u in units)))
 
 
 def write_run(run: RunResult, out: TextIO, *, rich: bool) -> None:
@@ -57,19 +78,29 @@ def write_run(run: RunResult, out: TextIO, *, rich: bool) -> None:
         ("calls", "right"), ("redundant", "right"), ("errors", "right"), ("tokens", "right"),
         ("drift", "right"), ("req drift", "right"), ("names", "left"),
     ]
-    rows = [
-        (r.id, r.status.value, _pass(r), fmt_ratio(r.accuracy), str(r.calls), str(r.redundant),
-         str(r.errors), str(r.tokens), drift_cell(r), request_drift_cell(r), " > ".join(r.names) or "-")
-        for r in run.fixtures
-    ]
+    rows = []
+    for r in run.fixtures:
+        status, accuracy, calls, redundant, errors, tokens = _numbers(r)
+        rows.append((r.id, status, _pass(r), accuracy, calls, redundant, errors, tokens, drift_cell(r),
+                     request_drift_cell(r), " > ".join(r.names) or "-"))
     render_table(run.key.label, columns, rows, out, rich=rich)
     out.write(summary_line(run.summary) + "\n")
+    if run.summary.trials:
+        out.write(trials_line(run.summary) + "\n")
     for r in run.fixtures:
         if r.error:
             out.write(f"  {r.id}: {r.status.value}: {r.error}\n")
         elif r.reasons:
             out.write(f"  {r.id}: {'; '.join(r.reasons)}\n")
     write_drift_report(run, out, rich=rich)
+
+
+def trials_line(s: Summary) -> str:
+    """pass^k and pass@k for k = 1..n, and the flaky fixtures."""
+    hats = "  ".join(f"pass^{k} {fmt_ratio(v)}" for k, v in (s.pass_hat_k or {}).items())
+    ats = "  ".join(f"pass@{k} {fmt_ratio(v)}" for k, v in (s.pass_at_k or {}).items())
+    flaky = f"  flaky: {', '.join(s.flaky)}" if s.flaky else ""
+    return f"{s.trials} trials  {hats}  {ats}{flaky}"
 
 
 def summary_line(s: Summary) -> str:
@@ -97,15 +128,18 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
     """
     lines: list[tuple[str, str]] = []
     for r in run.fixtures:
-        if r.drift:
-            lines.append(("", f"  {r.id}: drift from golden ({len(r.drift)} changes)"))
-            lines.extend(_change_line(c) for c in r.drift)
-        elif full:
-            lines.append(("", f"  {r.id}: {'no golden yet' if r.drift is None else 'no drift'}"))
-        if r.request_drift:
-            how = record_flags(RecordMode.ALL, r.id, run.tools)
-            lines.append(("", f"  {r.id}: request drift ({len(r.request_drift)} changes; re-record with {how})"))
-            lines.extend(_change_line(c) for c in r.request_drift)
+        for unit in _units(r):
+            name = r.id if not r.trials else f"{r.id} (trial {getattr(unit, 'trial', 1)})"
+            if unit.drift:
+                lines.append(("", f"  {name}: drift from golden ({len(unit.drift)} changes)"))
+                lines.extend(_change_line(c) for c in unit.drift)
+            elif full:
+                lines.append(("", f"  {name}: {'no golden yet' if unit.drift is None else 'no drift'}"))
+            if unit.request_drift:
+                how = record_flags(RecordMode.ALL, r.id, run.tools)
+                lines.append(("", f"  {name}: request drift ({len(unit.request_drift)} changes; re-record with "
+                                  f"{how})"))
+                lines.extend(_change_line(c) for c in unit.request_drift)
     if not lines:
         return
     if full:
@@ -140,17 +174,21 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
         ("tokens", lambda s: str(s.tokens)),
     ]
     rows = [(label, *(fn(r.summary) for r in runs)) for label, fn in metrics]
+    most = max((r.summary.trials or 1 for r in runs), default=1)
+    for k in range(1, most + 1) if most > 1 else ():
+        rows.append((f"pass^{k}", *(fmt_ratio((r.summary.pass_hat_k or {}).get(str(k))) for r in runs)))
     render_table("summary", columns, rows, out, rich=rich)
     by_id = [{f.id: f for f in r.fixtures} for r in runs]
     ids = [f.id for f in runs[0].fixtures] if runs else []
-    differ = [i for i in ids if len({(m[i].passed if i in m else None) for m in by_id}) > 1]
+    differ = [i for i in ids if len({(_pass(m[i]) if i in m else None) for m in by_id}) > 1]
     same = [i for i in ids if i not in differ]
 
     def cell(m: dict[str, FixtureResult], i: str) -> str:
         r = m.get(i)
         if r is None:
             return "-"
-        return f"{_pass(r)} {r.status.value} {fmt_ratio(r.accuracy)} {r.calls}c"
+        status, accuracy, calls, *_ = _numbers(r)
+        return f"{_pass(r)} {status} {accuracy} {calls}c"
 
     fx_columns = [("fixture", "left"), *((r.key.label, "left") for r in runs)]
     fx_rows = [(("* " if i in differ else "  ") + i, *(cell(m, i) for m in by_id)) for i in differ + same]
@@ -166,7 +204,8 @@ def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
     for e in inv.entries:
         age = e.age_days(inv.today)
         stale = ("; ".join(e.stale) or "-") if e.cassette else ""
-        rows.append((e.key.label, e.fixture_id, "yes" if e.cassette else "missing",
+        rows.append((e.key.label, e.fixture_id if e.trial == 1 else f"{e.fixture_id} (trial {e.trial})",
+                     "yes" if e.cassette else "missing",
                      "yes" if e.golden else "missing", e.recorded or "-", "-" if age is None else f"{age}d",
                      stale))
     if rows:

@@ -133,7 +133,7 @@ def name_problems(fixture: Fixture, toolset: ToolSet) -> list[str]:
     must = "so the check can never pass"
     moot = "so it has no effect; check the spelling"
     verifier = fixture.verifier
-    fields: list[tuple[str, Sequence[str], set[str], str]] = [("expected", fixture.expected or [], offered, must)]
+    fields: list[tuple[str, Sequence[str], set[str], str]] = [("expected", fixture.expected_names or [], offered, must)]
     if verifier is not None:
         exact = verifier.exact if isinstance(verifier.exact, list) else []
         fields += [
@@ -141,6 +141,7 @@ def name_problems(fixture: Fixture, toolset: ToolSet) -> list[str]:
             ("verifier.must_include", verifier.must_include, offered, must),
             ("verifier.args", list(verifier.args), offered, must),
             ("verifier.avoid", verifier.avoid, known, moot),
+            ("verifier.in_order", [e if isinstance(e, str) else e.name for e in verifier.in_order], offered, must),
         ]
     fields.append(("tools_deny", fixture.tools_deny, known, moot))
     problems = []

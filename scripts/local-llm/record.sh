@@ -2,9 +2,11 @@
 # Record the bundled catalog against the local models and approve the goldens.
 # usage: scripts/local-llm/record.sh [1.5b|0.5b|all] [-- extra `replio eval run` flags, e.g. --fixture ID]
 # Needs the servers from serve.sh: the 1.5B on port 8080, the 0.5B on port 8081.
+# REPLIO_PROJECT=DIR records another project (default: this repository), e.g. examples/trials.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 REPO="$(cd "$SCRIPT_DIR/../.." && pwd)"
+PROJECT="${REPLIO_PROJECT:-$REPO}"
 
 which="${1:-all}"
 shift || true
@@ -18,7 +20,7 @@ record() {  # record MODEL PORT [replio flags...]
     || die "no server on port $port; start it: scripts/local-llm/serve.sh -d $model $port"
   log "recording the catalog against qwen2.5-coder-$model-instruct at $url"
   # One fixture at a time: each gets the server's whole context window.
-  replio eval --path "$REPO" run --provider "llamacpp:qwen2.5-coder-$model-instruct" --base-url "$url" \
+  replio eval --path "$PROJECT" run --provider "llamacpp:qwen2.5-coder-$model-instruct" --base-url "$url" \
     --record-mode all --update-golden --jobs 1 "$@" || true
 }
 

@@ -228,7 +228,7 @@ def test_when_matchers_are_parsed_into_matchers() -> None:
     assert decl.results is not None
     case = decl.results[0]
     assert isinstance(case, StubCase)
-    assert case.when == {"id": Matcher(regex="^A"), "n": 3}
+    assert case.when == {"id": Matcher("$regex", "^A"), "n": 3}
     dumped = decl.model_dump(mode="json", include={"results"})
     assert dumped == {"results": [{"when": {"id": {"$regex": "^A"}, "n": 3}, "result": "r"}]}
     json.dumps(dumped)

@@ -56,7 +56,7 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     body["stream"] = False
     options: dict[str, Any] = {"temperature": settings.temperature}
     if settings.seed is not None:
-        options["seed"] = settings.seed
+        options["seed"] = settings.seed + request.trial - 1
     options["num_predict"] = settings.max_tokens
     body["options"] = options
     return body

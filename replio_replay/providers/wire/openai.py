@@ -67,7 +67,7 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
         body["tools"] = [encode_tool(t) for t in request.tools]
     body["temperature"] = settings.temperature
     if settings.seed is not None:
-        body["seed"] = settings.seed
+        body["seed"] = settings.seed + request.trial - 1
     body["max_tokens"] = settings.max_tokens
     body["stream"] = False
     return body
