@@ -269,3 +269,20 @@ def test_ctrl_c_cancels_fixtures_in_flight_and_removes_their_worktrees(
     assert events[0].is_set()
     assert run.fixtures[1].names in ([], ["list_dir"])  # started or not, the late file_read never ran
     assert not any(root.exists() for root in roots)
+
+
+def test_the_files_a_run_leaves_are_judged_before_the_worktree_goes(roots: list[Path]) -> None:
+    fx = make_fixture(
+        files={"app.toml": "port = 8080\n", "old.txt": "x"},
+        tool_permission={"edit": "allow", "bash": "allow"},
+        verifier={"files": {"app.toml": {"$contains": "port = 9090"}, "old.txt": {"$unchanged": True},
+                            "link.txt": {"$exists": False}}},
+    )
+    provider = mock_provider({"fx": [
+        turn(call("file_edit", path="app.toml", old_string="8080", new_string="9090"),
+             call("run_command", command="ln -s /etc/hostname link.txt")),
+        turn(text="done"),
+    ]})
+    result = run_fixture(make_case(fx), provider, RunOptions())
+    assert result.passed, result.reasons  # a link leading out of the worktree reads as no file at all
+    assert not roots[-1].exists()

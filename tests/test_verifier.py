@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import pytest
@@ -208,3 +210,104 @@ def test_combined_one_failing_check_fails_the_whole() -> None:
     ok, reasons = check({**COMBINED, "exact": False}, [*GLOB_READ, *extra], expected=["glob", "file_read"])
     assert not ok
     assert reasons == ["max_calls: 4 calls, at most 3 allowed"]
+
+
+# outcome: the answer and the files ------------------------------------------------------------
+
+
+def outcome(verifier: dict[str, Any], answer: str = "", files: dict[str, str | None] | None = None,
+            **fixture: Any) -> tuple[bool, list[str]]:
+    return verify(make_fixture(verifier=verifier, **fixture), Evidence((), answer, files or {}))
+
+
+@pytest.mark.parametrize(("expectation", "answer", "ok"), [
+    ("8743", "  8743\n", True),
+    ("8743", "The port is 8743.", False),
+    ({"$contains": "8743"}, "The port is 8743.", True),
+    ({"$contains": "port"}, "The Port is 8743.", False),
+    ({"$icontains": "PORT"}, "The Port is 8743.", True),
+    ({"$regex": r"\b8743\b"}, "port=8743", True),
+    ({"$regex": r"^8743$"}, "port 8743", False),
+    ({"$any": [{"$contains": "8743"}, "eight"]}, "eight", True),
+    ({"$any": [{"$contains": "8743"}, "eight"]}, "nine", False),
+    ({"$not": {"$contains": "<tool_response>"}}, "It is 8743.", True),
+    ({"$not": {"$contains": "<tool_response>"}}, "<tool_response>\n3 port\n</tool_response>", False),
+])
+def test_answer_matchers(expectation: Any, answer: str, ok: bool) -> None:
+    passed, reasons = outcome({"answer": expectation}, answer)
+    assert passed is ok
+    if not ok:
+        assert reasons[0].startswith("answer: expected ") and json.dumps(answer[:20])[1:-1] in reasons[0]
+
+
+def test_the_answer_reason_quotes_only_the_start_of_a_long_answer() -> None:
+    _, (reason,) = outcome({"answer": {"$contains": "x"}}, "y" * 500)
+    assert reason.endswith('the answer is "' + "y" * 80 + '..."')
+
+
+@pytest.mark.parametrize(("check", "content", "ok", "words"), [
+    ("port = 9090\n", "port = 9090\n", True, ""),
+    ("port = 9090\n", "port = 9090\nhost = x\n", False, "expected"),
+    ({"$contains": "port = 9090"}, "[server]\nport = 9090\n", True, ""),
+    ({"$contains": "port = 9090"}, None, False, "there is no such file"),
+    ({"$exists": True}, "", True, ""),
+    ({"$exists": True}, None, False, "there is no such file"),
+    ({"$exists": False}, None, True, ""),
+    ({"$exists": False}, "still here", False, "should have been removed"),
+    ({"$unchanged": True}, "port = 8080\n", True, ""),
+    ({"$unchanged": True}, "port = 9090\n", False, "it changed"),
+    ({"$not": {"$contains": "8080"}}, "port = 9090\n", True, ""),
+])
+def test_file_checks(check: Any, content: str | None, ok: bool, words: str) -> None:
+    fixture = make_fixture(files={"app.toml": "port = 8080\n"}, verifier={"files": {"app.toml": check}})
+    passed, reasons = verify(fixture, Evidence((), "", {"app.toml": content}))
+    assert passed is ok
+    assert all(r.startswith("files.app.toml: ") and words in r for r in reasons)
+
+
+def test_unchanged_on_a_file_the_fixture_did_not_provision_says_so() -> None:
+    _, (reason,) = outcome({"files": {"new.txt": {"$unchanged": True}}}, files={"new.txt": "x"})
+    assert "did not provision it" in reason
+
+
+@pytest.mark.parametrize(("check", "words"), [
+    ({"$exists": "yes"}, "$exists needs true or false"),
+    ({"$unchanged": False}, "$unchanged needs true"),
+    ({"$exists": True, "$contains": "x"}, "stand alone"),
+    (3, "text (its whole content) or a matcher"),
+    ({"$regx": "a"}, "unknown check"),
+])
+def test_broken_file_checks_are_errors_when_the_fixture_loads(check: Any, words: str) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=re.escape(words)):
+        make_fixture(verifier={"files": {"a.txt": check}})
+
+
+def test_every_failed_check_is_named_and_pass_is_all_of_them() -> None:
+    passed, reasons = outcome({"must_include": ["grep"], "answer": "yes", "files": {"a": {"$exists": True}}},
+                              "no", {"a": None})
+    assert not passed
+    assert [r.split(":")[0] for r in reasons] == ["must_include", "answer", "files.a"]
+
+
+def test_in_order_needs_the_calls_as_a_subsequence() -> None:
+    made = trace(("glob", {}), ("grep", {}), ("file_read", {"path": "a"}))
+    assert check({"in_order": ["glob", {"name": "file_read", "arguments": {"path": "a"}}]}, made) == (True, [])
+    passed, (reason,) = check({"in_order": ["file_read", "glob"]}, made)
+    assert not passed and reason.startswith("in_order: ['file_read', 'glob'] were not called in this order")
+
+
+def test_expected_may_hold_call_objects_and_accuracy_follows_the_match_mode() -> None:
+    from replio_replay.judging import judge_transcript
+
+    made = TraceCall(name="file_read", arguments={"path": "config/app.toml", "limit": 5})
+    fixture = make_fixture(expected=[{"name": "file_read", "arguments": {"path": {"$regex": "app.toml$"}}}])
+    assert fixture.expected_names == ["file_read"]
+    from replio_replay.engine import CallRecord, Transcript
+    from replio_replay.providers.base import ToolCall
+
+    t = Transcript(records=[CallRecord(0, ToolCall("c", made.name, made.arguments), "ok")])
+    assert judge_transcript(fixture, t).accuracy == 1.0
+    wrong = make_fixture(expected=[{"name": "file_read", "arguments": {"path": "other.toml"}}])
+    assert judge_transcript(wrong, t).accuracy == 0.0
