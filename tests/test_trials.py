@@ -104,3 +104,14 @@ def test_one_trial_keeps_todays_output(project: Path, llm_server: LLMServer) -> 
 def test_a_trial_count_out_of_range_is_a_usage_error(project: Path, trials: str) -> None:
     result = CliRunner().invoke(main, [*run_args(project), "--trials", trials])
     assert result.exit_code == 2
+
+
+def test_status_lists_trial_recordings_and_prune_keeps_them(project: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = _seeded
+    assert _run(*run_args(project, "--base-url", f"{llm_server.url}/v1", "--trials", "2"))[0] == 0
+    status = CliRunner().invoke(main, ["eval", "--path", str(project), "status", "--prune", "--output", "json"])
+    report = json.loads(status.stdout)
+    assert report["orphans"] == []
+    trials = sorted((e["fixture"], e["trial"]) for e in report["entries"] if e["fixture"] in ("alpha", "beta"))
+    assert trials == [("alpha", 1), ("alpha", 2), ("beta", 1), ("beta", 2)]
+    assert (project / "cassettes" / "openai" / "test-model" / "alpha.t2.yaml").exists()
