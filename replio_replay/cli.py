@@ -113,6 +113,9 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
                      help="Golden folder (default: <path>/golden)."),
         click.option("--strict", is_flag=True,
                      help="Request drift and fixtures without a golden fail too (exit 1)."),
+        click.option("--mcp", "mcp", type=click.Choice(["cassette", "live"]), default=None,
+                     help="How a replay serves MCP servers: from the cassette (default), or live, started and "
+                     "compared with the recording (request drift)."),
     ]
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -135,6 +138,7 @@ def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = Fals
         project=project,
         provider_specs=_specs(flags.pop("provider_spec"), compare),
         tools=_names(flags.pop("tools"), "--tools"),
+        mcp_live=flags.pop("mcp") == "live",
         update_golden=update_golden,
         **flags,
     )

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .env import Env, global_fixture_dir
 from .errors import ConfigError
+from .mcp.config import McpServers
 
 __all__ = [
     "CONFIG_FILE",
@@ -67,6 +68,7 @@ class ProjectConfig(BaseModel):
     web_allow: list[str] = Field(
         default_factory=list, description="Private hosts, addresses or networks tools may fetch from."
     )
+    mcp_servers: McpServers = Field(default_factory=dict, description="MCP servers whose tools every tool set offers.")
 
 
 def load_project_config(project: Path) -> ProjectConfig:

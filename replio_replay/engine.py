@@ -93,7 +93,11 @@ def run_loop(
             if len(out.records) >= limits.max_calls:
                 out.status = Status.TRUNCATED
                 return out
-            result = toolbox.call(call.name, call.arguments)
+            try:
+                result = toolbox.call(call.name, call.arguments)
+            except ReplioError as exc:  # the harness could not run it (a replayed MCP call not recorded)
+                out.status, out.error = Status.ERROR, str(exc)
+                return out
             out.records.append(CallRecord(turn, call, result))
             out.messages.append(Message("tool", result, tool_call_id=call.id, name=call.name))
     out.status = Status.TRUNCATED

@@ -12,6 +12,7 @@
     │   ├── ProviderHTTPError    an HTTP status that retries did not cure
     │   ├── ProviderConnectError connection refused, timeouts, dropped connections
     │   └── ProviderResponseError a body that is not JSON, or JSON of the wrong shape
+    ├── McpError                 an MCP server did not start, answer in time, or stay up: the fixture errs
     ├── CassetteError            a cassette is missing, broken, exhausted or would leak a secret
     └── GoldenError              a golden file is broken or may not be written
 
@@ -26,6 +27,7 @@ __all__ = [
     "ConfigError",
     "FixtureError",
     "GoldenError",
+    "McpError",
     "ProviderAuthError",
     "ProviderConnectError",
     "ProviderError",
@@ -90,6 +92,10 @@ class ProviderConnectError(ProviderError):
 
 class ProviderResponseError(ProviderError):
     """The provider's body is not JSON, or not the shape its wire format promises."""
+
+
+class McpError(ReplioError):
+    """An MCP server could not be started, did not answer in time, or went away (named, with its stderr)."""
 
 
 class CassetteError(ReplioError):

@@ -153,7 +153,8 @@ def _toolsets(settings: Settings, pm: pluggy.PluginManager, names: list[str]) ->
     out: dict[str, ToolSet | str] = {}
     for name in names:
         try:
-            (toolset,), _ = load_toolsets(settings.project, [name], settings.config.tools, pm)
+            (toolset,), _ = load_toolsets(settings.project, [name], settings.config.tools, pm,
+                                          settings.config.mcp_servers)
         except ReplioError as exc:
             out[name] = str(exc)
             continue

@@ -36,6 +36,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Run each fixture N times (default: the config's trials, else 1).")
     group.addoption("--replio-record-mode", default=None, choices=[m.value for m in RecordMode],
                     help="Cassette record mode (default: none, a pure replay).")
+    group.addoption("--replio-mcp", default=None, choices=["cassette", "live"],
+                    help="MCP servers from the cassette (default) or live, compared with it.")
     group.addoption("--replio-update-golden", action="store_true", help="Approve: write the goldens.")
     group.addoption("--replio-strict", action="store_true",
                     help="Request drift and fixtures without a golden fail too.")
@@ -154,6 +156,7 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
             project=project, provider_specs=specs or [None], tools=tools,
             record_mode=opt("replio_record_mode"), fallback_mode=RecordMode.NONE, trials=opt("replio_trials"),
             strict=opt("replio_strict"), update_golden=opt("replio_update_golden"),
+            mcp_live=opt("replio_mcp") == "live",
         )
         stash["plan"] = prepare(request, plugin_manager())
         named = opt("replio_provider") or opt("replio_tools")

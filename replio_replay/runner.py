@@ -9,23 +9,26 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from .cases import Case
 from .engine import Limits, Transcript, run_loop
-from .errors import ReplioError
+from .errors import ReplioError, ToolSetError
 from .judging import cancelled_result, judge_transcript
 from .metrics import summarize
 from .providers.base import ChatRequest, ChatResponse, Exchange, Provider
 from .recording.base import SessionFactory, live_session
 from .redact import without_credentials
 from .results import FixtureResult, RunResult, Status
-from .tools.base import DEFAULT_TOOL_TIMEOUT, ToolContext
+from .tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
 from .tools.permissions import Category, Permissions
+from .tools.resolve import name_problems, with_mcp_tools
 from .tools.sandbox import Sandbox
 from .tools.toolbox import Toolbox
 from .tools.toolset import ToolSet
@@ -45,6 +48,8 @@ class RunOptions:
     on_result: Callable[[FixtureResult], None] | None = None
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     web_allow: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))  # what MCP servers' `from_env` read
+    project: Path | None = None  # what `{project}` stands for in an MCP server's command
 
 
 def run_fixture(
@@ -72,18 +77,26 @@ def run_fixture(
         session = options.session(case, provider, cancel)
         with worktree(fixture, settings) as root:
             ctx = ToolContext(Sandbox(root), session.transport, **ctx_limits)  # type: ignore[arg-type]
-            toolbox = Toolbox(ctx, permissions, case.offered)
-            exchange = Exchange(fixture.id, session.transport)
-
-            def generate(request: ChatRequest) -> ChatResponse:
-                if case.trial != 1:
-                    request = dataclasses.replace(request, trial=case.trial)
-                return provider.generate(request, exchange)
-
+            mcp = session.mcp_tools(case.offered.mcp_servers, root=root, env=options.env,
+                                    project=options.project) if case.offered.mcp_servers else None
             try:
-                transcript = run_loop(fixture.task, generate, toolbox, limits=limits, cancel=cancel)
+                offered = case.offered if mcp is None else _with_mcp(case, mcp.open())
+                session.offered = offered
+                toolbox = Toolbox(ctx, permissions, offered)
+                exchange = Exchange(fixture.id, session.transport)
+
+                def generate(request: ChatRequest) -> ChatResponse:
+                    if case.trial != 1:
+                        request = dataclasses.replace(request, trial=case.trial)
+                    return provider.generate(request, exchange)
+
+                try:
+                    transcript = run_loop(fixture.task, generate, toolbox, limits=limits, cancel=cancel)
+                finally:
+                    toolbox.close()
             finally:
-                toolbox.close()
+                if mcp is not None:  # its servers end with the fixture, whatever happened
+                    mcp.close(interrupted=cancel is not None and cancel.is_set())
             if fixture.verifier is not None and fixture.verifier.files:  # before the worktree goes
                 transcript.files = snapshot(ctx.sandbox, fixture.verifier.files)
         if cancel is not None and cancel.is_set():  # in flight when interrupted: nothing is written
@@ -103,6 +116,15 @@ def run_fixture(
     if options.timing:
         result = result.model_copy(update={"timing": {"seconds": round(time.perf_counter() - started, 4)}})
     return result
+
+
+def _with_mcp(case: Case, tools: list[Tool]) -> ToolSet:
+    """The fixture's offered tools with its MCP servers' (ToolSetError when a name clashes or is missing)."""
+    offered = with_mcp_tools(case.offered, tools)
+    problems = name_problems(case.fixture, offered)
+    if problems:
+        raise ToolSetError(f"fixture {case.id!r}: {'; '.join(problems)}")
+    return offered
 
 
 def run_suite(

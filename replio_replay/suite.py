@@ -26,6 +26,7 @@ from .fixtures.sources import Problem
 from .golden.review import Approval, approve, attach_drift
 from .golden.store import GoldenStore
 from .judging import cancelled_result
+from .mcp.config import HttpServer, secret_names
 from .metrics import combine_trials, summarize
 from .providers.base import Provider
 from .providers.registry import create_provider
@@ -64,6 +65,7 @@ class RunRequest:
     tools: Sequence[str] = ()
     trials: int | None = None
     fallback_mode: RecordMode | None = None
+    mcp_live: bool = False  # a replay starts every MCP server and compares it with its recording
 
     def flags(self) -> Flags:
         return Flags(record_mode=self.record_mode, no_cassettes=self.no_cassettes, cassettes=self.cassettes,
@@ -170,7 +172,8 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
     reap_stale_worktrees()  # those a killed run left behind
     catalog = catalog or discover(request.project, global_fixture_dir(), pm)
     found = select(catalog, list(request.fixture_ids))
-    toolsets, problems = load_toolsets(settings.project, settings.tools, settings.config.tools, pm)
+    toolsets, problems = load_toolsets(settings.project, settings.tools, settings.config.tools, pm,
+                                       settings.config.mcp_servers)
     problems = [*catalog.problems, *problems]
     per_set = {}
     for toolset in toolsets:
@@ -188,6 +191,8 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
         settings = dataclasses.replace(settings, jobs=1)
     runs = [PlannedRun(p, t, per_set[t.name]) for p in providers for t in toolsets]
     key_names = [p.settings.api_key_env for p in providers if p.settings.api_key_env]
+    key_names += sorted({n for cases in per_set.values() for c in cases
+                         for server in c.offered.mcp_servers.values() for n in secret_names(server)})
     redactor = Redactor.from_environment(settings.env.values, names=key_names,
                                          urls=[p.settings.base_url for p in providers])
     notes = [f"{name} holds fewer than {MIN_SECRET} characters: a placeholder, not treated as a secret"
@@ -201,11 +206,13 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     options = RunOptions(
         limits=Limits(settings.max_turns, settings.max_calls), jobs=settings.jobs, timing=plan.request.timing,
         tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
+        env=settings.env.values, project=settings.project.resolve(),
     )
     if settings.record_mode is not None:
         from .recording.session import CassetteSessions
 
-        options.session = CassetteSessions(settings.cassettes, settings.record_mode, plan.redactor.secrets)
+        options.session = CassetteSessions(settings.cassettes, settings.record_mode, plan.redactor.secrets,
+                                           mcp_live=plan.request.mcp_live)
     outcome = Outcome(
         problems=[(p.file, p.message) for p in plan.problems],
         strict=plan.request.strict,
@@ -215,7 +222,8 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
             for r in plan.runs]
     from .recording.network import network_blocked
 
-    with network_blocked() if settings.record_mode is RecordMode.NONE else nullcontext():
+    with network_blocked(_live_mcp_urls(runs, plan.request.mcp_live)) if settings.record_mode is RecordMode.NONE \
+            else nullcontext():
         _run_all(runs, options, outcome)
     # The one redaction step: everything reported or approved from here on is free of secrets.
     outcome.runs = [plan.redactor.model(run) for run in outcome.runs]
@@ -228,6 +236,12 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     if settings.trials > 1:  # each fixture's trials as one result, with pass^k in the summary
         outcome.runs = [_combined(run) for run in outcome.runs]
     return outcome
+
+
+def _live_mcp_urls(runs: Sequence[PlannedRun], everything: bool) -> list[str]:
+    """The URLs of the HTTP MCP servers a replay starts (`"replay": "live"`, or all with `--mcp live`)."""
+    return sorted({server.url for r in runs for c in r.cases for server in c.offered.mcp_servers.values()
+                   if isinstance(server, HttpServer) and (everything or server.replay == "live")})
 
 
 def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome) -> None:

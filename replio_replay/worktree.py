@@ -32,7 +32,8 @@ _active_lock = threading.Lock()
 
 @contextmanager
 def worktree(fixture: Fixture, settings: Mapping[str, Any]) -> Iterator[Path]:
-    """A fresh folder holding the fixture's files and `.replio/config.json` with `settings`.
+    """A fresh folder holding the fixture's files and `.replio/config.json` with `settings`, made a git
+    repository when the fixture asks (`git`).
 
     The folder is removed on exit, also on error and on KeyboardInterrupt.
     """
@@ -47,6 +48,10 @@ def worktree(fixture: Fixture, settings: Mapping[str, Any]) -> Iterator[Path]:
         config = root / ".replio" / "config.json"
         config.parent.mkdir(exist_ok=True)
         config.write_text(json.dumps(dict(settings), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        if fixture.git is not None:
+            from .gitrepo import make_repository
+
+            make_repository(root, fixture.git, fixture_id=fixture.id)
         yield root
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -1,36 +1,58 @@
-"""A fixture's HTTP session as the runner sees it: the transport to send through, and extras after.
+"""A fixture's session as the runner sees it: the transport to send through, its MCP servers, extras after.
 
-The plain session sends straight through the provider's shared, pooled transport; recording
-subclasses it (`recording.session`). This module imports no vcrpy, so the runner can hold
-the interface without loading recording.
+The plain session sends straight through the provider's shared, pooled transport and starts
+MCP servers live; recording subclasses it (`recording.session`) to record or replay both.
+This module imports no vcrpy and no MCP SDK, so the runner can hold the interface cheaply.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import McpError
 from ..results import Status
 
 if TYPE_CHECKING:
     import httpx
 
     from ..cases import Case
+    from ..mcp.config import McpServer
+    from ..mcp.session import McpTools
     from ..providers.base import Provider
+    from ..tools.toolset import ToolSet
 
 __all__ = ["FixtureSession", "SessionFactory", "live_session"]
 
 
 class FixtureSession:
-    """One fixture's HTTP: the transport to send through, and result keys it adds when done."""
+    """One fixture's HTTP and MCP: the transport to send through, the MCP servers' tools, and the
+    result keys it adds when done. The runner sets `offered` to the tools the model was offered."""
 
     def __init__(self, transport: httpx.BaseTransport | None) -> None:
         self.transport = transport
         self.extras: dict[str, Any] = {}
+        self.mcp: McpTools | None = None
+        self.offered: ToolSet | None = None
+
+    def mcp_tools(self, servers: Mapping[str, McpServer], *, root: Path, env: Mapping[str, str],
+                  project: Path | None = None) -> McpTools:
+        """The fixture's MCP servers, to `open` and `close`: here all started live, nothing recorded."""
+        from ..mcp.session import McpTools
+
+        self.mcp = McpTools(servers, dict.fromkeys(servers, "live"), root=root, env=env, project=project)
+        return self.mcp
 
     def finish(self, status: Status) -> None:
         """Called once the loop ended; may raise ReplioError to turn the fixture into an error."""
+        self.mcp_failed()
+
+    def mcp_failed(self) -> None:
+        """Raise McpError when an MCP server failed during the fixture (its calls got `Error:` results)."""
+        if self.mcp is not None and self.mcp.failures:
+            raise McpError("; ".join(self.mcp.failures))
 
 
 #: (case, provider, the run's cancel event) -> the fixture's session.

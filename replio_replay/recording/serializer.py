@@ -7,6 +7,9 @@ conversation resends every earlier message and the whole tool list with each req
 of those is written once and referred to afterwards with a YAML alias (``*id001``), so a
 cassette grows with the conversation, not with its square, and reads as what is new.
 
+A fixture that used MCP servers has an ``mcp`` block too (see `mcp.recording`): what each
+server said, readable, beside the HTTP interactions.
+
 The tool list is written first, as the top-level ``tools`` block under the header, and each
 request body aliases it. It is most of a cassette's text and the same in every cassette of
 a run, so a replay parses it once per process (`_shared_tools`), not once per fixture; a
@@ -25,10 +28,11 @@ from urllib.parse import urlsplit
 from ..errors import CassetteError
 from .yamlcodec import MAX_DEPTH, dump_yaml, load_yaml
 
-__all__ = ["HEADER_KEY", "TOOLS_KEY", "ReadableSerializer", "canonical_json", "load_cassette_yaml", "read_header"]
+__all__ = ["HEADER_KEY", "MCP_KEY", "TOOLS_KEY", "ReadableSerializer", "canonical_json", "load_cassette_yaml", "read_header"]
 
 HEADER_KEY = "replio"
 TOOLS_KEY = "tools"
+MCP_KEY = "mcp"
 
 #: The top-level tools block as `dump_yaml` writes it: `tools: &id001` at column 0, then its
 #: indentless sequence (comments and blank lines too), up to the next top-level key.
@@ -98,6 +102,9 @@ class ReadableSerializer:
         self.source = source
         #: The header of the last cassette deserialised (provenance of what is being replayed).
         self.loaded_header: dict[str, Any] = {}
+        #: The MCP section to write (None: none), and the one the last cassette deserialised held.
+        self.mcp: dict[str, Any] | None = None
+        self.loaded_mcp: Any = None
 
     def serialize(self, cassette_dict: dict[str, Any]) -> str:
         interactions = []
@@ -115,6 +122,8 @@ class ReadableSerializer:
         data: dict[str, Any] = {HEADER_KEY: _sorted(self.header)}
         if tools is not None:
             data[TOOLS_KEY] = tools
+        if self.mcp:
+            data[MCP_KEY] = self.mcp
         data.update(version=cassette_dict.get("version", 1), interactions=interactions)
         return dump_yaml(data)
 
@@ -122,6 +131,8 @@ class ReadableSerializer:
         data = load_cassette_yaml(cassette_string, self.source)
         if isinstance(data, dict) and isinstance(data.get(HEADER_KEY), dict):
             self.loaded_header = data[HEADER_KEY]
+        if isinstance(data, dict):
+            self.loaded_mcp = data.get(MCP_KEY)
         return to_vcr(data, self.source)
 
 

@@ -1,9 +1,15 @@
-"""The per-fixture glue between a run and its cassette: open, bind a transport, finish, write.
+"""The per-fixture glue between a run and its cassette: open, bind a transport and MCP servers, finish, write.
 
 `CassetteSessions` is the runner's session factory when cassettes are on. A cassette is
 written once, at the end of its fixture, atomically, when something new was recorded and
 every request got an answer (a provider's final error response included): an interrupted
-recording, or one whose last request got no answer, leaves the old cassette (or none).
+recording, or one whose last request got no answer or whose MCP server failed, leaves the
+old cassette (or none).
+
+MCP servers follow the HTTP: where the cassette replays (record mode `none`, or `once` with a
+cassette), they are served from its ``mcp:`` section and none is started, unless the server
+says ``"replay": "live"`` (or the run `mcp_live`): then it runs and is compared with it.
+Where the cassette records, they run live and what they said is written beside the HTTP.
 """
 
 from __future__ import annotations
@@ -11,9 +17,10 @@ from __future__ import annotations
 import datetime
 import functools
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from vcr.cassette import Cassette
@@ -29,6 +36,10 @@ from .modes import RecordMode, record_flags
 from .serializer import ReadableSerializer
 from .store import AtomicPersister
 from .transport import MATCH_ON, CassetteTransport, scrub_request, scrub_response
+
+if TYPE_CHECKING:
+    from ..mcp.config import McpServer
+    from ..mcp.session import McpTools
 
 __all__ = ["CassetteSession", "CassetteSessions"]
 
@@ -50,6 +61,7 @@ class CassetteSessions:
     directory: Path
     mode: RecordMode
     secrets: tuple[str, ...] = ()
+    mcp_live: bool = False  # replays start every MCP server and compare it with its recording
 
     def __call__(self, case: Case, provider: Provider, cancel: threading.Event | None = None) -> FixtureSession:
         if not provider.speaks_http:  # the mock has nothing to record
@@ -83,12 +95,31 @@ class CassetteSession(FixtureSession):
             before_record_request=scrub_request, before_record_response=scrub_response,
         )
         load = exists and self.mode is not RecordMode.ALL
+        self.loaded = load
+        self.mcp_live = owner.mcp_live
         cassette = Cassette.load(**kwargs) if load else Cassette(**kwargs)
         inner = None if self.mode is RecordMode.NONE else provider.transport(cancel)
         self.cassette_transport = CassetteTransport(
             cassette, self.mode, inner, fixture_id=fixture.id, loaded=load, tools=case.toolset.name
         )
         super().__init__(self.cassette_transport)
+
+    def mcp_tools(self, servers: Mapping[str, McpServer], *, root: Path, env: Mapping[str, str],
+                  project: Path | None = None) -> McpTools:
+        """Replay the servers from the cassette where it replays (comparing the `live` ones), else record them."""
+        from ..mcp.recording import parse_records
+        from ..mcp.session import McpTools, Mode
+
+        replaying = self.cassette_transport.protected
+        modes: dict[str, Mode] = {
+            name: ("compare" if self.mcp_live or server.replay == "live" else "replay") if replaying else "live"
+            for name, server in servers.items()
+        }
+        recorded = parse_records(self.serializer.loaded_mcp, str(self.path)) if replaying else {}
+        again = record_flags(RecordMode.ALL, self.case.fixture.id, self.case.toolset.name)
+        self.mcp = McpTools(servers, modes, root=root, env=env, recorded=recorded, cassette=str(self.path),
+                            again=again, project=project)
+        return self.mcp
 
     def _provenance(self) -> dict[str, Any]:
         """The cassette's header: what was recorded, against what, by which version, when."""
@@ -100,8 +131,8 @@ class CassetteSession(FixtureSession):
             "fixture_hash": self.case.fixture.inputs_hash(),
             "tools": self.case.toolset.name,
             "toolset_hash": self.case.toolset.digest,
-            "tool_schema_hash": self.case.offered.schema_hash,
-            "system_prompt_hash": self.case.offered.prompt_hash,
+            "tool_schema_hash": (self.offered or self.case.offered).schema_hash,
+            "system_prompt_hash": (self.offered or self.case.offered).prompt_hash,
             **({"trial": self.case.trial} if self.case.trial != 1 else {}),
             "replio_version": _version(),
             "recorded": datetime.date.today().isoformat(),
@@ -116,12 +147,23 @@ class CassetteSession(FixtureSession):
         answer at all (refused, timed out): a replay could not reproduce that.
         """
         t = self.cassette_transport
-        if t.loaded_count:
-            self.extras["request_drift"] = [c.to_json() for c in t.request_drift]
-        if not t.recorded or status is Status.CANCELLED or t.unanswered:
+        mcp = self.mcp
+        drift = list(t.request_drift)
+        if mcp is not None:
+            mcp.finish()
+            drift += mcp.drift
+        if t.loaded_count or drift:
+            self.extras["request_drift"] = [c.to_json() for c in drift]
+        self.mcp_failed()  # a server that failed mid-run: nothing a replay could reproduce is written
+        recorded_mcp = mcp is not None and mcp.recording and bool(mcp.records)
+        if not (t.recorded or recorded_mcp) or status is Status.CANCELLED or t.unanswered:
             return
         cassette = t.cassette
         self.serializer.header = self._provenance()
+        if mcp is not None and mcp.recording:
+            from ..mcp.recording import records_json
+
+            self.serializer.mcp = records_json(mcp.records)
         cassette._persister.save_cassette(  # noqa: SLF001 - vcrpy exposes no public save hook
             cassette.path,
             {"requests": cassette.requests, "responses": cassette.responses},

@@ -17,9 +17,8 @@ __all__ = ["AtomicPersister"]
 class AtomicPersister:
     """A vcrpy persister: loads with errors naming the file, saves atomically, refuses secrets."""
 
-    def __init__(self, secrets: Iterable[str] = (), what: str = "API key") -> None:
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
         self.secrets = [s for s in secrets if s]
-        self.what = what
 
     def load_cassette(self, cassette_path: str | Path, serializer: Any) -> tuple[list, list]:
         from vcr.serialize import deserialize
@@ -50,7 +49,8 @@ class AtomicPersister:
         if leaked:
             where = find_secret(load_yaml(text, str(path)), leaked) or "its text"
             raise CassetteError(
-                f"cassette {path} was not written: it would contain the live {self.what} in {where}; "
-                "remove the key from that header or field (or add it to the scrubbed ones) and record again"
+                f"cassette {path} was not written: it would contain the live value of a secret (an API key, or "
+                f"a variable an MCP server reads) in {where}; keep it out of that field (a server should not "
+                "hand its credentials to the model) and record again"
             )
         atomic_write(path, text)

@@ -34,7 +34,9 @@ __all__ = [
     "base_env",
     "confinement_available",
     "confinement_problem",
+    "end_group",
     "run_bounded",
+    "track_group",
 ]
 
 _CHUNK = 65536
@@ -106,8 +108,7 @@ def run_bounded(
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         start_new_session=True,  # its own group, so stopping it stops what it spawned too
     )
-    with _LIVE_LOCK:
-        _LIVE.add(proc.pid)
+    track_group(proc.pid)
     over = threading.Event()
     outputs: dict[str, bytes] = {}
     readers = [
@@ -318,6 +319,19 @@ def _kill_group(pid: int) -> None:
 #: on until its own limit) may still hold one when replio exits.
 _LIVE: set[int] = set()
 _LIVE_LOCK = threading.Lock()
+
+
+def track_group(pid: int) -> None:
+    """Have the process group `pid` leads killed when replio exits, if `end_group` has not been called."""
+    with _LIVE_LOCK:
+        _LIVE.add(pid)
+
+
+def end_group(pid: int) -> None:
+    """Kill what is left of the process group `pid` led (its leader may be gone, its children not)."""
+    _kill_group(pid)
+    with _LIVE_LOCK:
+        _LIVE.discard(pid)
 
 
 @atexit.register

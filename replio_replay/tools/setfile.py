@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from ..errors import ToolSetError, UsageError
+from ..mcp.config import McpServer, ServerName
 from .declared import ToolDecls
 from .toolset import DEFAULT_TOOLSET
 
@@ -46,6 +47,9 @@ class ToolSetFile(_Strict):
     disable: list[StrictStr] = Field(default_factory=list, description="Tools not offered at all.")
     override: dict[str, Override] = Field(default_factory=dict)
     tools: ToolDecls = Field(default_factory=dict, description="New stub or command tools.")
+    mcp_servers: dict[ServerName, McpServer | None] = Field(
+        default_factory=dict, description="MCP servers added to (or, null, removed from) the base's."
+    )
 
 
 @dataclass(frozen=True)

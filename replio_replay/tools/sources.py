@@ -9,13 +9,14 @@ plugin tools, to the pure resolution in `resolve`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pluggy
 
 from ..errors import ToolSetError
 from ..fixtures.sources import Problem
+from ..mcp.config import McpServer
 from .base import Tool
 from .builtin import builtin_tools
 from .resolve import resolve_toolset
@@ -27,19 +28,20 @@ __all__ = ["load_toolsets", "plugin_tools"]
 
 
 def load_toolsets(
-    project: Path, names: Sequence[str], configured: str | None, pm: pluggy.PluginManager
+    project: Path, names: Sequence[str], configured: str | None, pm: pluggy.PluginManager,
+    servers: Mapping[str, McpServer] | None = None,
 ) -> tuple[list[ToolSet], list[Problem]]:
     """The tool sets `names` names (`default`, a variant, a file), and the plugins that failed.
 
-    `configured` is the config's `tools` (the default set's file). Raises ToolSetError (or
-    UsageError for a name that is not a tool set) before anything runs.
+    `configured` is the config's `tools` (the default set's file), `servers` its `mcp_servers`.
+    Raises ToolSetError (or UsageError for a name that is not a tool set) before anything runs.
     """
     extra, problems = plugin_tools(pm)
     sources = [*builtin_tools(), *extra]
     toolsets = []
     for wanted in names:
         name, path = locate(project, wanted, configured)
-        toolsets.append(resolve_toolset(name, load_chain(path) if path else [], sources))
+        toolsets.append(resolve_toolset(name, load_chain(path) if path else [], sources, servers))
     seen = [t.name for t in toolsets]
     twice = sorted({n for n in seen if seen.count(n) > 1})
     if twice:

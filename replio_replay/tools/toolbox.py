@@ -3,7 +3,8 @@
 Every outcome is a string for the model. An unknown tool, a denied call, arguments that are
 not a JSON object or do not fit the tool's schema, a tool's own failure, a call over the
 fixture's time limit and an interrupted run all come back as results starting ``Error:``; every
-result is capped. Only a bug in a built-in tool raises (the fixture then ends in `error`).
+result is capped. Only a bug in a built-in tool, and the harness's own errors (a replayed MCP
+call the cassette does not hold), raise: the fixture then ends in `error`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..deadline import Interrupted, TimedOut, run_until
+from ..errors import ReplioError
 from .base import BUILTIN, InvalidArguments, Tool, ToolContext, ToolFailure
 from .permissions import Permissions
 from .sandbox import SandboxError
@@ -68,6 +70,8 @@ class Toolbox:
             return f"Error: {exc}"
         except OSError as exc:
             return f"Error: {name} failed: {exc.strerror or type(exc).__name__}"
+        except ReplioError:
+            raise  # the harness failed, not the tool: the fixture ends in `error`
         except Exception as exc:
             if tool.source == BUILTIN:
                 raise  # our own bug: the fixture ends in `error`, loudly

@@ -1,9 +1,10 @@
 """The tool set of a run, as data: the offered tools with their specs, the system prompt, a digest.
 
 A `ToolSet` is immutable and resolved once per run (see `resolve`), then once more per
-fixture that adds or restricts tools; it is handed to the engine and the toolbox like the
-provider. Its `digest` changes whenever what the model is offered, or what a declared tool
-answers, changes: cassettes record it, and `status` compares it.
+fixture that adds or restricts tools, and once more when its MCP servers have said which
+tools they have; it is handed to the engine and the toolbox like the provider. Its `digest`
+changes whenever what the model is offered, or what a declared tool answers, changes:
+cassettes record it, and `status` compares it.
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..mcp.config import McpServer
 from .base import Tool
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "DEFAULT_TOOLSET", "ToolSet", "short_hash"]
+if TYPE_CHECKING:
+    from .setfile import Override
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "DEFAULT_TOOLSET", "Pending", "ToolSet", "short_hash"]
 
 #: The name of the project's default tool set (whose recordings keep the paths without `tools=`).
 DEFAULT_TOOLSET = "default"
@@ -36,17 +41,38 @@ def short_hash(data: Any) -> str:
 
 
 @dataclass(frozen=True)
+class Pending:
+    """A `disable` (no `override`) or an `override` naming a tool no source had yet: one of the
+    set's MCP servers may have it. `where` names the file and field for the message if none does;
+    `optional` when the fixture uses only some servers (the tool may be another's)."""
+
+    where: str
+    name: str
+    override: Override | None = None
+    optional: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "override": self.override.model_dump(mode="json") if self.override else None}
+
+
+@dataclass(frozen=True)
 class ToolSet:
     """The tools offered in a run (in offer order) and the system prompt that goes with them.
 
     `known` holds every tool name the set's sources define, the disabled ones too, so a
     fixture that avoids or denies a disabled tool is not mistaken for a typo.
+    `mcp_servers` are the servers whose tools are added per fixture, once they are listed;
+    until then `pending` holds the disables and overrides that may name them, and `only`
+    the fixture's `tools_offered` (None: all).
     """
 
     name: str
     tools: tuple[Tool, ...]
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     known: frozenset[str] = field(default_factory=frozenset)
+    mcp_servers: Mapping[str, McpServer] = field(default_factory=dict)
+    pending: tuple[Pending, ...] = ()
+    only: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "known", frozenset(self.known) | frozenset(self.names))
@@ -80,14 +106,25 @@ class ToolSet:
     @functools.cached_property
     def digest(self) -> str:
         """A hash of everything the set decides: specs, categories, declared behaviour, the prompt."""
-        return short_hash({
+        data: dict[str, Any] = {
             "system_prompt": self.system_prompt,
             "tools": [{**t.spec(), "category": t.category.value, "behaviour": t.fingerprint}
                       for t in self.tools],
-        })
+        }
+        if self.mcp_servers:  # what a server's tools are is in its recordings; how it is started is here
+            data["mcp_servers"] = {n: s.model_dump(mode="json") for n, s in self.mcp_servers.items()}
+            data["pending"] = [p.to_json() for p in self.pending]
+        return short_hash(data)
 
-    def replace(self, *, tools: Iterable[Tool] | None = None, system_prompt: str | None = None) -> ToolSet:
-        """A copy with other tools or another system prompt (the name and known names kept)."""
+    def replace(self, *, tools: Iterable[Tool] | None = None, system_prompt: str | None = None,
+                mcp_servers: Mapping[str, McpServer] | None = None, pending: tuple[Pending, ...] | None = None,
+                only: tuple[str, ...] | None = None) -> ToolSet:
+        """A copy with other tools, prompt, servers, pending changes or `only` (the name and known names kept)."""
         new_tools = tuple(self.tools if tools is None else tools)
-        return ToolSet(self.name, new_tools, self.system_prompt if system_prompt is None else system_prompt,
-                       self.known | {t.name for t in new_tools})
+        return ToolSet(
+            self.name, new_tools, self.system_prompt if system_prompt is None else system_prompt,
+            self.known | {t.name for t in new_tools},
+            self.mcp_servers if mcp_servers is None else mcp_servers,
+            self.pending if pending is None else pending,
+            self.only if only is None else only,
+        )

@@ -512,3 +512,89 @@ def test_a_fixtures_own_tool_satisfies_its_checks() -> None:
     assert name_problems(fixture, for_fixture(builtin_toolset(), fixture, "x.json")) == []
     problems = name_problems(fixture, builtin_toolset())
     assert problems[0].startswith("expected: no tool named 'lookup' in tool set 'default'")
+
+
+# MCP servers: their tools arrive per fixture ------------------------------------------------------
+
+def _mcp_tool(name: str, description: str = "From the server.") -> Any:
+    from replio_replay.tools.base import Tool
+
+    return Tool(name, description, Category.MCP, {"type": "object", "properties": {"repo_path": {"type": "string"}}},
+                lambda args, ctx: "ok", source="MCP server 'git'")
+
+
+GIT = {"command": "{python}", "args": ["-m", "mcp_server_git"]}
+
+
+def _with_servers(*chain: SetFile, servers: Any = None) -> ToolSet:
+    from pydantic import TypeAdapter
+
+    from replio_replay.mcp.config import McpServers
+
+    parsed = TypeAdapter(McpServers).validate_python(servers if servers is not None else {"git": GIT})
+    return resolve_toolset("t", list(chain), builtin_tools(), parsed)
+
+
+def test_tool_set_files_add_and_remove_servers_over_the_configs() -> None:
+    toolset = _with_servers(link("a.json", mcp_servers={"docs": {"url": "http://127.0.0.1:1/mcp"}}),
+                            link("b.json", mcp_servers={"git": None}))
+    assert list(toolset.mcp_servers) == ["docs"]
+    assert toolset.digest != _with_servers().digest != resolve().digest
+    assert resolve().digest == resolve_toolset("t", [], builtin_tools(), {}).digest  # no servers: as before
+
+
+def test_changes_to_tools_only_a_server_can_have_wait_for_it() -> None:
+    from replio_replay.tools.resolve import with_mcp_tools
+
+    toolset = _with_servers(link("v.json", override={"git_log": {"description": "The history."}},
+                                 disable=["git_commit"]))
+    assert [p.name for p in toolset.pending] == ["git_commit", "git_log"]
+    final = with_mcp_tools(toolset, [_mcp_tool("git_log"), _mcp_tool("git_commit"), _mcp_tool("git_status")])
+    assert tool_of(final, "git_log").description == "The history."
+    assert final.get("git_commit") is None and "git_commit" in final.known
+    assert final.names[-2:] == ("git_log", "git_status")
+    assert "no tool named 'git_lg'" in refused(link("v.json", override={"git_lg": {"description": "x"}}))
+
+
+def test_a_change_no_server_satisfies_is_named_with_its_file() -> None:
+    from replio_replay.tools.resolve import with_mcp_tools
+
+    toolset = _with_servers(link("v.json", override={"git_lg": {"description": "x"}}))
+    with pytest.raises(ToolSetError, match=r"v.json: override.git_lg: no tool named 'git_lg'; did you mean 'git_log'"):
+        with_mcp_tools(toolset, [_mcp_tool("git_log")])
+
+
+def test_a_fixture_with_some_servers_ignores_changes_for_the_others() -> None:
+    from replio_replay.tools.resolve import with_mcp_tools
+
+    toolset = _with_servers(link("v.json", override={"docs_search": {"description": "x"}}),
+                            servers={"git": GIT, "docs": {"url": "http://127.0.0.1:1/mcp"}})
+    offered = for_fixture(toolset, make_fixture(mcp_servers=["git"]), "f.json")
+    assert list(offered.mcp_servers) == ["git"]
+    assert with_mcp_tools(offered, [_mcp_tool("git_log")]).names[-1] == "git_log"
+
+
+def test_a_server_tool_may_not_take_a_name_already_taken() -> None:
+    from replio_replay.tools.resolve import with_mcp_tools
+
+    with pytest.raises(ToolSetError, match=r"tool 'file_read' is defined twice: by built-in and by MCP server 'git'"):
+        with_mcp_tools(_with_servers(), [_mcp_tool("file_read")])
+    with pytest.raises(ToolSetError, match=r"tool 'git_log' is defined twice: by MCP server 'git' and by MCP server"):
+        with_mcp_tools(_with_servers(), [_mcp_tool("git_log"), _mcp_tool("git_log")])
+
+
+def test_tools_offered_and_names_wait_for_the_servers_too() -> None:
+    from replio_replay.tools.resolve import with_mcp_tools
+
+    fixture = make_fixture(tools_offered=["git_log", "file_read"], expected=["git_log"],
+                           verifier={"must_include": ["git_log"], "avoid": ["git_reset"]})
+    offered = for_fixture(_with_servers(), fixture, "f.json")
+    assert offered.names == ("file_read",) and name_problems(fixture, offered) == []
+    final = with_mcp_tools(offered, [_mcp_tool("git_log"), _mcp_tool("git_reset")])
+    assert final.names == ("file_read", "git_log") and name_problems(fixture, final) == []
+    typo = make_fixture(expected=["git_lgo"])
+    assert name_problems(typo, with_mcp_tools(_with_servers(), [_mcp_tool("git_log")])) == [
+        "expected: no tool named 'git_lgo' in tool set 't', so the check can never pass; did you mean 'git_log'?"]
+    with pytest.raises(ToolSetError, match="tools_offered: no tool named 'git_lgo'"):
+        with_mcp_tools(for_fixture(_with_servers(), make_fixture(tools_offered=["git_lgo"]), "f.json"),
+                       [_mcp_tool("git_log")])

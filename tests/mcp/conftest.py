@@ -1,0 +1,68 @@
+"""Shared by the MCP tests: the SDK-written test server as a stdio or HTTP server config, and process checks."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+SERVER = Path(__file__).with_name("server.py")
+
+
+def stdio_config(*flags: str, **more: Any) -> dict[str, Any]:
+    """The test server as a `mcp_servers` entry run with the Python that runs the tests."""
+    return {"command": "{python}", "args": [str(SERVER), "stdio", *flags], **more}
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie waiting for its parent to reap it does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def pids(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+def wait_until_dead(found: list[int], seconds: float = 5.0) -> list[int]:
+    """The pids still alive after up to `seconds`."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and any(alive(p) for p in found):
+        time.sleep(0.05)
+    return [p for p in found if alive(p)]
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[str]:
+    """The test server over streamable HTTP on a free loopback port, expecting TOKEN as a bearer token."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {"PATH": "/usr/bin:/bin", "TOKEN": "http-secret-token-4242"}
+    proc = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        end = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(url, timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > end or proc.poll() is not None:
+                    raise RuntimeError("the HTTP test server did not start") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.kill()
+        proc.wait()
