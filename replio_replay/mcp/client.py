@@ -95,7 +95,7 @@ class McpConnection:
 
     def _track(self, thread_name: str) -> None:
         """Note the server's process (a child of the loop's thread) so it is killed at exit at the latest."""
-        from ..tools.process import track_group
+        from ..groups import track_group
 
         if not isinstance(self.server, StdioServer):
             return
@@ -111,7 +111,7 @@ class McpConnection:
             track_group(pid)
 
     def _end_groups(self) -> None:
-        from ..tools.process import end_group
+        from ..groups import end_group
 
         for pid in self.pids:
             end_group(pid)

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
     from ..cases import Case
     from ..mcp.config import McpServer
-    from ..mcp.session import McpTools
     from ..providers.base import Provider
+    from ..tools.mcp import McpTools
     from ..tools.toolset import ToolSet
 
 __all__ = ["FixtureSession", "SessionFactory", "live_session"]
@@ -40,7 +40,7 @@ class FixtureSession:
     def mcp_tools(self, servers: Mapping[str, McpServer], *, root: Path, env: Mapping[str, str],
                   project: Path | None = None) -> McpTools:
         """The fixture's MCP servers, to `open` and `close`: here all started live, nothing recorded."""
-        from ..mcp.session import McpTools
+        from ..tools.mcp import McpTools
 
         self.mcp = McpTools(servers, dict.fromkeys(servers, "live"), root=root, env=env, project=project)
         return self.mcp

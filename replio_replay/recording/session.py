@@ -39,7 +39,7 @@ from .transport import MATCH_ON, CassetteTransport, scrub_request, scrub_respons
 
 if TYPE_CHECKING:
     from ..mcp.config import McpServer
-    from ..mcp.session import McpTools
+    from ..tools.mcp import McpTools
 
 __all__ = ["CassetteSession", "CassetteSessions"]
 
@@ -108,7 +108,7 @@ class CassetteSession(FixtureSession):
                   project: Path | None = None) -> McpTools:
         """Replay the servers from the cassette where it replays (comparing the `live` ones), else record them."""
         from ..mcp.recording import parse_records
-        from ..mcp.session import McpTools, Mode
+        from ..tools.mcp import McpTools, Mode
 
         replaying = self.cassette_transport.protected
         modes: dict[str, Mode] = {

@@ -13,13 +13,11 @@ works is probed once (`confinement_problem`); without it programs run unconfined
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import errno
 import functools
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -29,14 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ..groups import forget_group, kill_group, track_group
+
 __all__ = [
     "Finished",
     "base_env",
     "confinement_available",
     "confinement_problem",
-    "end_group",
     "run_bounded",
-    "track_group",
 ]
 
 _CHUNK = 65536
@@ -126,10 +124,9 @@ def run_bounded(
         # However the call ends (exit, timeout, cap, cancel, an exception here), nothing it
         # started survives it: the group is killed, and under bubblewrap with it the PID
         # namespace, which takes along what left the group (setsid, daemons).
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
         proc.wait()
-        with _LIVE_LOCK:
-            _LIVE.discard(proc.pid)
+        forget_group(proc.pid)
         for thread in (*readers, writer):
             thread.join(timeout=2)
     cut = over.is_set()  # also when the reader hit the cap after the program had exited
@@ -308,36 +305,3 @@ def _read(stream: IO[bytes] | None, cap: int, over: threading.Event, out: dict[s
                 over.set()
                 break
     out[key] = bytes(kept)
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
-        os.killpg(pid, signal.SIGKILL)
-
-
-#: Process groups started and not yet ended; a call abandoned by the toolbox (its thread runs
-#: on until its own limit) may still hold one when replio exits.
-_LIVE: set[int] = set()
-_LIVE_LOCK = threading.Lock()
-
-
-def track_group(pid: int) -> None:
-    """Have the process group `pid` leads killed when replio exits, if `end_group` has not been called."""
-    with _LIVE_LOCK:
-        _LIVE.add(pid)
-
-
-def end_group(pid: int) -> None:
-    """Kill what is left of the process group `pid` led (its leader may be gone, its children not)."""
-    _kill_group(pid)
-    with _LIVE_LOCK:
-        _LIVE.discard(pid)
-
-
-@atexit.register
-def _kill_live() -> None:
-    """At exit, end what calls still run: daemon threads are frozen, their `finally` never runs."""
-    with _LIVE_LOCK:
-        groups = list(_LIVE)
-    for pid in groups:
-        _kill_group(pid)

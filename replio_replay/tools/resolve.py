@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING
 from ..errors import ToolSetError
 from .base import Tool
 from .declared import declared_tool
+from .override import Override
 from .schema import merge_patch, schema_problem
-from .setfile import Override, SetFile
+from .setfile import SetFile
 from .toolset import DEFAULT_SYSTEM_PROMPT, Pending, ToolSet
 
 if TYPE_CHECKING:

@@ -11,16 +11,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from ..errors import ToolSetError, UsageError
 from ..mcp.config import McpServer, ServerName
 from .declared import ToolDecls
+from .override import Override
 from .toolset import DEFAULT_TOOLSET
 
-__all__ = ["DEFAULT_FILE", "VARIANT_DIR", "Override", "SetFile", "ToolSetFile", "load_chain", "locate", "variants"]
+__all__ = ["DEFAULT_FILE", "VARIANT_DIR", "SetFile", "ToolSetFile", "load_chain", "locate", "variants"]
 
 DEFAULT_FILE = Path(".replio") / "tools.json"
 VARIANT_DIR = Path(".replio") / "tools"
@@ -28,15 +28,6 @@ VARIANT_DIR = Path(".replio") / "tools"
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Override(_Strict):
-    """Changes to one tool, whatever its source."""
-
-    description: StrictStr | None = Field(None, min_length=1, description="The new description.")
-    parameters: dict[str, Any] | None = Field(
-        None, description="Merged into the tool's JSON Schema (RFC 7396: null removes a key)."
-    )
 
 
 class ToolSetFile(_Strict):

@@ -20,7 +20,7 @@ from ..mcp.config import McpServer
 from .base import Tool
 
 if TYPE_CHECKING:
-    from .setfile import Override
+    from .override import Override
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "DEFAULT_TOOLSET", "Pending", "ToolSet", "short_hash"]
 

@@ -13,8 +13,8 @@ from pydantic import TypeAdapter
 
 from replio_replay.errors import McpError
 from replio_replay.mcp.config import McpServer
-from replio_replay.mcp.session import McpTools
 from replio_replay.tools.base import ToolContext, ToolFailure
+from replio_replay.tools.mcp import McpTools
 from replio_replay.tools.permissions import Category
 from replio_replay.tools.sandbox import Sandbox
 from tests.mcp.conftest import alive, pids, stdio_config, wait_until_dead
@@ -145,7 +145,7 @@ def test_a_server_left_running_is_killed_when_replio_exits(tmp_path: Path) -> No
         "from pathlib import Path\n"
         "from pydantic import TypeAdapter\n"
         "from replio_replay.mcp.config import McpServer\n"
-        "from replio_replay.mcp.session import McpTools\n"
+        "from replio_replay.tools.mcp import McpTools\n"
         f"config = TypeAdapter(McpServer).validate_python({stdio_config(env={'PIDFILE': str(pidfile)})!r})\n"
         f"mcp = McpTools({{'t': config}}, {{'t': 'live'}}, root=Path({str(tmp_path)!r}), env={{}})\n"
         "mcp.open()\n"

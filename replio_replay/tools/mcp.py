@@ -21,13 +21,13 @@ from typing import Any, Literal
 
 from ..diffing import Change
 from ..errors import CassetteError, McpError, ToolSetError
-from ..tools.base import Tool, ToolContext, ToolFailure
-from ..tools.permissions import Category
-from ..tools.schema import name_problem
-from .client import McpConnection
-from .config import McpServer
-from .convert import result_text
-from .recording import CallRecord, ServerRecord, call_drift, tools_drift
+from ..mcp.client import McpConnection
+from ..mcp.config import McpServer
+from ..mcp.convert import result_text
+from ..mcp.recording import CallRecord, ServerRecord, call_drift, tools_drift
+from .base import Tool, ToolContext, ToolFailure
+from .permissions import Category
+from .schema import name_problem
 
 __all__ = ["McpTools", "Mode"]
 
