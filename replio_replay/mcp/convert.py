@@ -2,8 +2,8 @@
 
 Text blocks are joined; structured content is written as canonical JSON; images, audio and
 resources are summarised (`[image image/png, 2,341 bytes]`), never pasted in; an `isError`
-result is an ``Error:`` result. The input is the result as the cassette records it (the
-protocol's JSON), so a replay converts exactly what the server said.
+result is an ``Error:`` result. The input is the protocol's JSON, as the server sent it or as a
+cassette keeps it (media as its size, see `recording.recordable`): both read the same.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import binascii
 import json
 from typing import Any
 
-__all__ = ["result_text"]
+__all__ = ["decoded_size", "result_text"]
 
 
 def result_text(result: Any) -> str:
@@ -35,13 +35,16 @@ def _block(block: dict[str, Any]) -> str:
     if kind == "text":
         return str(block.get("text", ""))
     if kind in ("image", "audio"):
-        return f"[{kind} {block.get('mimeType', 'unknown type')}, {_size(block.get('data')):,} bytes]"
+        size = block["dataBytes"] if isinstance(block.get("dataBytes"), int) else decoded_size(block.get("data"))
+        return f"[{kind} {block.get('mimeType', 'unknown type')}, {size:,} bytes]"
     if kind == "resource":
         resource = block.get("resource") or {}
         if isinstance(resource, dict) and isinstance(resource.get("text"), str):
             size = len(resource["text"].encode("utf-8"))
+        elif isinstance(resource, dict) and isinstance(resource.get("blobBytes"), int):
+            size = resource["blobBytes"]
         else:
-            size = _size(resource.get("blob") if isinstance(resource, dict) else None)
+            size = decoded_size(resource.get("blob") if isinstance(resource, dict) else None)
         uri = resource.get("uri", "?") if isinstance(resource, dict) else "?"
         mime = resource.get("mimeType") if isinstance(resource, dict) else None
         return f"[resource {uri}{f' {mime}' if mime else ''}, {size:,} bytes]"
@@ -51,7 +54,7 @@ def _block(block: dict[str, Any]) -> str:
     return f"[{kind or 'unknown'} content]"
 
 
-def _size(data: Any) -> int:
+def decoded_size(data: Any) -> int:
     """The size of base64 data once decoded."""
     if not isinstance(data, str):
         return 0

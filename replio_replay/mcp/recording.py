@@ -5,6 +5,11 @@ version from initialisation), ``tools`` (its `tools/list`, as the protocol's JSO
 ``calls`` (each `tools/call` in the order made: ``tool``, ``arguments``, ``result``). A replay
 answers a call with the first unused recorded call of the same tool and arguments.
 
+A result is recorded as `recordable` makes it: media a model never sees (an image's or audio's
+data, a resource's blob) is kept as its size (``dataBytes``, ``blobBytes``), and a text longer
+than any model is shown is cut, so a cassette stays readable and its size bounded; a live
+result is compared in the same form.
+
 Drift names what a reviewer needs: ``mcp git: tools[git_log].description changed``,
 ``mcp git: call 2 git_log result changed``.
 """
@@ -19,7 +24,11 @@ from typing import Any
 from ..diffing import Change, changes
 from ..errors import CassetteError
 
-__all__ = ["CallRecord", "ServerRecord", "call_drift", "parse_records", "records_json", "tools_drift"]
+__all__ = ["TEXT_CAP", "CallRecord", "ServerRecord", "call_drift", "parse_records", "recordable", "records_json",
+           "tools_drift"]
+
+#: Characters of one text block a recording keeps: more than any tool result a model is shown.
+TEXT_CAP = 200_000
 
 
 @dataclass
@@ -54,6 +63,30 @@ class ServerRecord:
                 call.used = True
                 return call
         return None
+
+
+def recordable(result: dict[str, Any]) -> dict[str, Any]:
+    """`result` as a cassette keeps it: media as its size, long texts cut (see the module's docstring)."""
+    from .convert import decoded_size
+
+    def block(item: Any) -> Any:
+        if not isinstance(item, dict):
+            return item
+        item = dict(item)
+        if item.get("type") in ("image", "audio") and isinstance(item.get("data"), str):
+            item["dataBytes"] = decoded_size(item.pop("data"))
+        if isinstance(item.get("text"), str) and len(item["text"]) > TEXT_CAP:
+            item["text"] = item["text"][:TEXT_CAP]
+        if isinstance(item.get("resource"), dict):
+            item["resource"] = block(item["resource"])
+            if isinstance(item["resource"].get("blob"), str):
+                item["resource"]["blobBytes"] = decoded_size(item["resource"].pop("blob"))
+        return item
+
+    content = result.get("content")
+    if not isinstance(content, list):
+        return result
+    return {**result, "content": [block(b) for b in content]}
 
 
 def records_json(records: dict[str, ServerRecord]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from ..errors import CassetteError, McpError, ToolSetError
 from ..mcp.client import McpConnection
 from ..mcp.config import McpServer
 from ..mcp.convert import result_text
-from ..mcp.recording import CallRecord, ServerRecord, call_drift, tools_drift
+from ..mcp.recording import CallRecord, ServerRecord, call_drift, recordable, tools_drift
 from .base import Tool, ToolContext, ToolFailure
 from .permissions import Category
 from .schema import name_problem
@@ -143,7 +143,7 @@ class McpTools:
                 if str(exc) not in self.failures:
                     self.failures.append(str(exc))
             raise ToolFailure(str(exc)) from None
-        live = CallRecord(tool, arguments, result)
+        live = CallRecord(tool, arguments, recordable(result))
         with self._lock:
             calls = self.records[server_name].calls
             calls.append(live)

@@ -89,3 +89,24 @@ def test_call_drift_names_the_call_number_and_tool() -> None:
     assert (extra.path, extra.kind) == ("mcp git: call 3 git_log", "added")
     (args,) = call_drift("git", 2, recorded, CallRecord("git_log", {"repo_path": "x"}, recorded.result))
     assert args.path == "mcp git: call 2 git_log arguments"
+
+
+def test_a_recording_keeps_media_as_its_size_and_reads_the_same() -> None:
+    import base64
+
+    from replio_replay.mcp.convert import result_text
+    from replio_replay.mcp.recording import TEXT_CAP, recordable
+
+    picture = base64.b64encode(b"\x89PNG" * 1000).decode()
+    result = {"content": [
+        {"type": "image", "data": picture, "mimeType": "image/png"},
+        {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": base64.b64encode(b"12345").decode()}},
+        {"type": "text", "text": "x" * (TEXT_CAP + 10)},
+    ]}
+    kept = recordable(result)
+    assert kept["content"][0] == {"type": "image", "dataBytes": 4000, "mimeType": "image/png"}
+    assert kept["content"][1]["resource"] == {"uri": "file:///b.bin", "blobBytes": 5}
+    assert len(kept["content"][2]["text"]) == TEXT_CAP
+    assert result_text(kept) == result_text(result)[: len(result_text(kept))]
+    assert result_text(kept).splitlines()[:2] == ["[image image/png, 4,000 bytes]", "[resource file:///b.bin, 5 bytes]"]
+    assert recordable({"content": "odd"}) == {"content": "odd"}
