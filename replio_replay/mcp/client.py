@@ -70,15 +70,14 @@ class McpConnection:
             transport = self._transport(root, env)
         except ValueError as exc:  # a variable the config names is not set
             raise McpError(str(exc)) from None
-        thread_name = f"replio-mcp-{self.name}-{id(self):x}"
-        self._portal = _start_portal(thread_name)
-        self._stack.callback(_stop_portal, self._portal, thread_name)
+        self._portal, thread = _start_portal(f"replio-mcp-{self.name}")
+        self._stack.callback(_stop_portal, self._portal, thread)
         try:
             # Entered from this thread, run on the portal's loop, left when the connection closes.
             streams = self._portal.wrap_async_context_manager(transport)
             self._stack.callback(self._end_groups)  # after the SDK stopped the server: what is left of it
             read, write, *_ = self._stack.enter_context(streams)
-            self._track(thread_name)
+            self._track(thread)
             self._session = self._stack.enter_context(
                 self._portal.wrap_async_context_manager(ClientSession(read, write)))
             result = self._portal.call(self._bounded, self._session.initialize())
@@ -93,14 +92,11 @@ class McpConnection:
         info = result.server_info
         self.info = {"name": info.name, "version": info.version}
 
-    def _track(self, thread_name: str) -> None:
+    def _track(self, thread: threading.Thread) -> None:
         """Note the server's process (a child of the loop's thread) so it is killed at exit at the latest."""
         from ..groups import track_group
 
-        if not isinstance(self.server, StdioServer):
-            return
-        thread = next((t for t in threading.enumerate() if t.name == thread_name), None)
-        if thread is None or thread.native_id is None:
+        if not isinstance(self.server, StdioServer) or thread.native_id is None:
             return
         try:
             with open(f"/proc/self/task/{thread.native_id}/children", encoding="ascii") as fh:
@@ -216,7 +212,7 @@ class McpConnection:
         self._errlog.close()
 
 
-def _start_portal(name: str) -> Any:
+def _start_portal(name: str) -> tuple[Any, threading.Thread]:
     """An event loop in a daemon thread, and the portal to call into it from this one.
 
     Not anyio's `start_blocking_portal`: a connection abandoned by an interrupted run would leave
@@ -240,21 +236,20 @@ def _start_portal(name: str) -> Any:
         except BaseException as exc:  # noqa: BLE001 - handed to the thread that waits for the portal
             ready.put(exc)
 
-    threading.Thread(target=run, name=name, daemon=True).start()
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
     portal = ready.get()
     if isinstance(portal, BaseException):
         raise portal
-    return portal
+    return portal, thread
 
 
-def _stop_portal(portal: Any, name: str) -> None:
+def _stop_portal(portal: Any, thread: threading.Thread) -> None:
     try:
         portal.call(portal.stop, True)
     except RuntimeError:  # the loop has already ended
         pass
-    thread = next((t for t in threading.enumerate() if t.name == name), None)
-    if thread is not None:
-        thread.join(timeout=5)
+    thread.join(timeout=5)
 
 
 def _reason(exc: BaseException) -> str:
