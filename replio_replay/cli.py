@@ -113,6 +113,8 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
                      help="Golden folder (default: <path>/golden)."),
         click.option("--strict", is_flag=True,
                      help="Request drift and fixtures without a golden fail too (exit 1)."),
+        click.option("-v", "--verbose", is_flag=True,
+                     help="Where no live progress shows (CI, a pipe): a line per finished fixture on stderr."),
         click.option("--mcp", "mcp", type=click.Choice(["cassette", "live"]), default=None,
                      help="How a replay serves MCP servers: from the cassette (default), or live, started and "
                      "compared with the recording (request drift)."),
@@ -126,14 +128,16 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return decorate
 
 
-def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = False) -> Any:
+def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = False, output: str = "table") -> Any:
     from .plugins import plugin_manager
+    from .report.progress import choose
     from .suite import RunRequest, execute, prepare
 
     compare = flags.pop("compare")
     if compare is not None and flags.get("model"):
         raise click.UsageError("--model does not go with --compare; name each model in its spec: "
                                "--compare openai:gpt-4o,openai:gpt-4o-mini")
+    verbose = flags.pop("verbose")
     request = RunRequest(
         project=project,
         provider_specs=_specs(flags.pop("provider_spec"), compare),
@@ -148,9 +152,14 @@ def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = Fals
         header = plan.header()
         if header:
             click.echo(f"replio: {header}", err=True)
+        progress = choose([(r.key.label, len(r.cases)) for r in plan.runs], output=output, verbose=verbose,
+                          env=os.environ, stdout=sys.stdout, stderr=sys.stderr)
         try:
             with _interrupt_ends("while finishing the run; no golden was changed"):
-                return execute(plan)
+                if progress is None:
+                    return execute(plan)
+                with progress:
+                    return execute(plan, observer=progress)
         finally:
             plan.close()
     except (UsageError, ConfigError, GoldenError) as exc:
@@ -205,7 +214,7 @@ def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path |
     """Run fixtures against a provider and report trace, metrics, verdicts and drift."""
     compared = flags["compare"] is not None or len(_names(flags["tools"], "--tools")) > 1
     with _terminate_as_interrupt():
-        outcome = _execute(project, flags, update_golden=update_golden)
+        outcome = _execute(project, flags, update_golden=update_golden, output=output)
         with _interrupt_ends("while writing the report"):
             _emit(outcome, output, compared)
             if output_file is not None:

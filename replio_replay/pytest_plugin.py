@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from .plural import plural
 from .recording.modes import RecordMode
 
 __all__ = ["ReplioItem", "ReplioProblem", "ReplioSuite"]
@@ -95,7 +96,7 @@ class ReplioItem(pytest.Item):
         plan, _ = _plan(self.config)
         outcome = execute(plan, only=lambda run, case: run is self.run and case is self.case)
         result = next(f for r in outcome.runs for f in r.fixtures)
-        written = sum(a.action in ("created", "changed") for a in outcome.approvals)
+        written = sum(a.action in ("created", "updated") for a in outcome.approvals)
         self.user_properties.append(("replio", json.dumps({
             "drifted": bool(result.drift), "error": result.status.value == "error", "written": written,
         })))
@@ -220,6 +221,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                 counts["errors"] += data["error"]
                 counts["written"] += data["written"]
     terminalreporter.write_line(
-        f"replio: {counts['replayed']} fixtures replayed, {counts['drifted']} drifted, "
-        f"{counts['errors']} errors, {counts['written']} goldens written"
+        f"replio: {plural(counts['replayed'], 'fixture')} replayed, {counts['drifted']} drifted, "
+        f"{plural(counts['errors'], 'error')}, {plural(counts['written'], 'golden')} written"
     )

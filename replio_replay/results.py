@@ -63,6 +63,8 @@ class FixtureResult(_Model):
         None, description="Changes from the approved golden: null when there is no golden yet."
     )
     timing: dict[str, float] | None = Field(None, description="Volatile wall-clock figures.")
+    #: Wall-clock seconds the fixture took (all its trials, once combined); JUnit's `time`.
+    seconds: float = Field(0.0, exclude=True)
     #: Which trial this result is (1-based); the JSON shows it inside `trials`.
     trial: int = Field(1, exclude=True)
     trials: list[TrialResult] | None = Field(None, description="Each trial's outcome, when the run has several.")

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from .cases import Case
 from .engine import Limits, Transcript, run_loop
@@ -34,7 +35,17 @@ from .tools.toolbox import Toolbox
 from .tools.toolset import ToolSet
 from .worktree import remove_active_worktrees, snapshot, worktree
 
-__all__ = ["GRACE", "InterruptedRun", "RunOptions", "run_fixture", "run_suite"]
+__all__ = ["GRACE", "InterruptedRun", "Observer", "RunOptions", "run_fixture", "run_suite"]
+
+
+class Observer(Protocol):
+    """Follows runs as they go (a progress display): told when each fixture starts and ends."""
+
+    def started(self, label: str) -> None:
+        """A fixture of the run `label` began."""
+
+    def finished(self, label: str, result: FixtureResult) -> None:
+        """A fixture of the run `label` ended with `result`."""
 
 
 @dataclass
@@ -45,11 +56,19 @@ class RunOptions:
     jobs: int = 1
     session: SessionFactory = live_session
     timing: bool = False
-    on_result: Callable[[FixtureResult], None] | None = None
+    on_start: Callable[[Case], None] | None = None  # a fixture begins (in its worker thread)
+    on_result: Callable[[FixtureResult], None] | None = None  # a fixture ended (in the run's thread)
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     web_allow: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))  # what MCP servers' `from_env` read
     project: Path | None = None  # what `{project}` stands for in an MCP server's command
+
+    def observed(self, observer: Observer | None, label: str) -> RunOptions:
+        """These options, reporting each fixture's start and end to `observer` as the run `label`."""
+        if observer is None:
+            return self
+        return dataclasses.replace(self, on_start=lambda case: observer.started(label),
+                                   on_result=lambda result: observer.finished(label, result))
 
 
 def run_fixture(
@@ -113,8 +132,10 @@ def run_fixture(
         result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=error))
     if case.trial != 1:
         result = result.model_copy(update={"trial": case.trial})
+    seconds = round(time.perf_counter() - started, 4)
+    result = result.model_copy(update={"seconds": seconds})
     if options.timing:
-        result = result.model_copy(update={"timing": {"seconds": round(time.perf_counter() - started, 4)}})
+        result = result.model_copy(update={"timing": {"seconds": seconds}})
     return result
 
 
@@ -155,6 +176,8 @@ def run_suite(
                 i = todo.get_nowait()
             except queue.Empty:
                 return
+            if options.on_start is not None:
+                options.on_start(cases[i])
             done.put((i, run_fixture(cases[i], provider, options, cancel)))
 
     workers = [threading.Thread(target=work, name="replio-worker", daemon=True)

@@ -28,12 +28,13 @@ from .golden.store import GoldenStore
 from .judging import cancelled_result
 from .mcp.config import HttpServer, secret_names
 from .metrics import combine_trials, summarize
+from .plural import plural
 from .providers.base import Provider
 from .providers.registry import create_provider
 from .recording.modes import RecordMode
 from .redact import MIN_SECRET, Redactor, placeholder_names
 from .results import RunResult
-from .runner import GRACE, InterruptedRun, RunOptions, run_suite
+from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite
 from .settings import Flags, Settings, resolve_settings
 from .storage import CASSETTE, RunKey
 from .tools.resolve import for_fixture, name_problems
@@ -106,7 +107,7 @@ class Plan:
         why = (f" ({', '.join(local)} runs on this machine; --jobs N to change)"
                if local and self.settings.jobs == 1 else "")
         verb = "running" if self.settings.record_mode is None else "recording"
-        return f"{verb} {live} fixture{'s' if live != 1 else ''}, {self.settings.jobs} at a time{why}"
+        return f"{verb} {plural(live, 'fixture')}, {self.settings.jobs} at a time{why}"
 
     def _live(self, run: PlannedRun, case: Case) -> bool:
         mode = self.settings.record_mode
@@ -200,8 +201,10 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
     return Plan(request, settings, runs, problems, redactor, notes)
 
 
-def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = None) -> Outcome:
-    """Run the plan (the cases `only` keeps, if given): every run at once, reported in plan order."""
+def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = None,
+            observer: Observer | None = None) -> Outcome:
+    """Run the plan (the cases `only` keeps, if given): every run at once, reported in plan order
+    and, as fixtures start and end, to `observer`."""
     settings = plan.settings
     options = RunOptions(
         limits=Limits(settings.max_turns, settings.max_calls), jobs=settings.jobs, timing=plan.request.timing,
@@ -224,7 +227,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
 
     with network_blocked(_live_mcp_urls(runs, plan.request.mcp_live)) if settings.record_mode is RecordMode.NONE \
             else nullcontext():
-        _run_all(runs, options, outcome)
+        _run_all(runs, options, outcome, observer)
     # The one redaction step: everything reported or approved from here on is free of secrets.
     outcome.runs = [plan.redactor.model(run) for run in outcome.runs]
     outcome.problems = [(f, plan.redactor.text(m)) for f, m in outcome.problems]
@@ -233,6 +236,8 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     outcome.runs = [attach_drift(run, store) for run in outcome.runs]
     if plan.request.update_golden and not outcome.interrupted:
         outcome.approvals = approve(outcome.runs, store, plan.request.fixture_ids)
+        # Judge the approved state: what was just approved no longer counts as drift.
+        outcome.runs = [attach_drift(run, store) for run in outcome.runs]
     if settings.trials > 1:  # each fixture's trials as one result, with pass^k in the summary
         outcome.runs = [_combined(run) for run in outcome.runs]
     return outcome
@@ -244,13 +249,14 @@ def _live_mcp_urls(runs: Sequence[PlannedRun], everything: bool) -> list[str]:
                    if isinstance(server, HttpServer) and (everything or server.replay == "live")})
 
 
-def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome) -> None:
+def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome, observer: Observer | None) -> None:
     """One suite run per planned run; several (--compare, --tools A,B) run at once, each in a
     daemon thread, so an interrupt ends them all within the grace whatever they are doing."""
     if len(runs) == 1:
         run = runs[0]
         try:
-            outcome.runs.append(run_suite(run.cases, run.provider, run.toolset, options))
+            outcome.runs.append(run_suite(run.cases, run.provider, run.toolset,
+                                          options.observed(observer, run.key.label)))
         except InterruptedRun as stop:
             outcome.runs.append(stop.run)
             outcome.interrupted = True
@@ -259,7 +265,9 @@ def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome) -> N
     results: list[RunResult | None] = [None] * len(runs)
 
     def one(i: int) -> None:
-        results[i] = run_suite(runs[i].cases, runs[i].provider, runs[i].toolset, options, cancel)
+        run = runs[i]
+        results[i] = run_suite(run.cases, run.provider, run.toolset, options.observed(observer, run.key.label),
+                               cancel)
 
     threads = [threading.Thread(target=one, args=(i,), name=f"replio-{r.key.label}", daemon=True)
                for i, r in enumerate(runs)]

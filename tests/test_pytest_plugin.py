@@ -60,7 +60,7 @@ def test_drift_fails_with_the_report_as_text(pytester: pytest.Pytester, recorded
     golden.write_text(json.dumps(data))
     result = pytester.runpytest(*_ids(recorded))
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*alpha: drift from golden (1 changes)", '*answer answer_changed: "something else"*'])
+    result.stdout.fnmatch_lines(["*alpha: drift from golden (1 change)", '*answer answer_changed: "something else"*'])
     assert "Traceback" not in result.stdout.str()
 
 
@@ -76,8 +76,8 @@ def test_verifier_failure_is_a_measurement_unless_required(pytester: pytest.Pyte
     data = json.loads(fixture.read_text())
     data["verifier"] = {"must_include": ["grep"]}
     fixture.write_text(json.dumps(data))
-    # the fixture changed, so its golden's pass drifts: approve that first
-    pytester.runpytest(*_ids(recorded), "--replio-update-golden").assert_outcomes(passed=1, failed=1)
+    # the fixture changed, so its golden's pass drifts: approving it passes (the approved state is judged)
+    pytester.runpytest(*_ids(recorded), "--replio-update-golden").assert_outcomes(passed=2)
     pytester.runpytest(*_ids(recorded)).assert_outcomes(passed=2)
     required = pytester.runpytest(*_ids(recorded), "--replio-require-pass")
     required.assert_outcomes(passed=1, failed=1)
@@ -131,7 +131,7 @@ def test_every_recorded_tool_set_is_collected_and_replayed(pytester: pytest.Pyte
     variant.write_text(json.dumps({"override": {"glob": {"description": "Changed again."}}}))
     drifted = pytester.runpytest(*_ids(project), "--replio-tools", "terse", "--replio-strict")
     drifted.assert_outcomes(failed=2)
-    drifted.stdout.fnmatch_lines(["*beta: request drift (1 changes); re-record with --record-mode all "
+    drifted.stdout.fnmatch_lines(["*beta: request drift (1 change); re-record with --record-mode all "
                                   "--fixture beta --tools terse", "*tools[[]glob[]].description changed*"])
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from ..diffing import Change
+from ..plural import plural
 from ..recording.modes import RecordMode, record_flags
 from .table import render_table
 
@@ -87,12 +88,22 @@ def write_run(run: RunResult, out: TextIO, *, rich: bool) -> None:
     out.write(summary_line(run.summary) + "\n")
     if run.summary.trials:
         out.write(trials_line(run.summary) + "\n")
+    write_findings(run, out, rich=rich)
+
+
+def write_findings(run: RunResult, out: TextIO, *, rich: bool) -> None:
+    """Why fixtures failed or errored, then their drift: the lines under a run's table."""
     for r in run.fixtures:
         if r.error:
             out.write(f"  {r.id}: {r.status.value}: {r.error}\n")
         elif r.reasons:
             out.write(f"  {r.id}: {'; '.join(r.reasons)}\n")
     write_drift_report(run, out, rich=rich)
+
+
+def has_findings(run: RunResult) -> bool:
+    """Whether `write_findings` has anything to say about `run`."""
+    return any(r.error or r.reasons or any(u.drift or u.request_drift for u in _units(r)) for r in run.fixtures)
 
 
 def trials_line(s: Summary) -> str:
@@ -105,7 +116,7 @@ def trials_line(s: Summary) -> str:
 
 def summary_line(s: Summary) -> str:
     return (
-        f"{s.fixtures} fixtures  accuracy {fmt_ratio(s.accuracy)}  pass rate {fmt_ratio(s.pass_rate)}  "
+        f"{plural(s.fixtures, 'fixture')}  accuracy {fmt_ratio(s.accuracy)}  pass rate {fmt_ratio(s.pass_rate)}  "
         f"calls {s.calls}  redundant {s.redundant}  errors {s.errors}  tokens {s.tokens}  "
         f"drifted {s.drifted}  new {s.new}"
     )
@@ -131,13 +142,13 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
         for unit in _units(r):
             name = r.id if not r.trials else f"{r.id} (trial {getattr(unit, 'trial', 1)})"
             if unit.drift:
-                lines.append(("", f"  {name}: drift from golden ({len(unit.drift)} changes)"))
+                lines.append(("", f"  {name}: drift from golden ({plural(len(unit.drift), 'change')})"))
                 lines.extend(_change_line(c) for c in unit.drift)
             elif full:
                 lines.append(("", f"  {name}: {'no golden yet' if unit.drift is None else 'no drift'}"))
             if unit.request_drift:
                 how = record_flags(RecordMode.ALL, r.id, run.tools)
-                lines.append(("", f"  {name}: request drift ({len(unit.request_drift)} changes; re-record with "
+                lines.append(("", f"  {name}: request drift ({plural(len(unit.request_drift), 'change')}; re-record with "
                                   f"{how})"))
                 lines.extend(_change_line(c) for c in unit.request_drift)
     if not lines:
@@ -156,10 +167,19 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
 
 
 def write_approvals(approvals: Sequence[Approval], out: TextIO) -> None:
-    """What --update-golden created, changed, left as it was, or refused."""
+    """What --update-golden created, changed or refused, one line each, then the counts per run
+    (unchanged goldens are only counted)."""
     for a in approvals:
-        why = f" ({a.reason})" if a.reason else ""
-        out.write(f"golden {a.action}: {a.key.label} {a.fixture_id}{why}\n")
+        if a.action != "unchanged":
+            why = f" ({a.reason})" if a.reason else ""
+            out.write(f"golden {a.action}: {a.key.label} {a.fixture_id}{why}\n")
+    by_run: dict[str, dict[str, int]] = {}
+    for a in approvals:
+        counts = by_run.setdefault(a.key.label, dict.fromkeys(("created", "updated", "unchanged", "refused"), 0))
+        counts[a.action] = counts.get(a.action, 0) + 1
+    for label, counts in by_run.items():
+        shown = ", ".join(f"{n} {action}" for action, n in counts.items() if n or action != "refused")
+        out.write(f"goldens approved for {label}: {shown}\n")
 
 
 def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None:
@@ -194,6 +214,16 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
     fx_rows = [(("* " if i in differ else "  ") + i, *(cell(m, i) for m in by_id)) for i in differ + same]
     out.write("\n")
     render_table("fixtures (* verdicts differ)", fx_columns, fx_rows, out, rich=rich)
+    out.write(COMPARE_LEGEND + "\n")
+    for run in runs:
+        if has_findings(run):
+            out.write(f"\n{run.key.label}\n")
+            write_findings(run, out, rich=rich)
+
+
+#: What a cell of the compare table holds.
+COMPARE_LEGEND = ("each cell: verdict (pass/FAIL, or trials passed/run), status, accuracy, calls (c); "
+                  "- the fixture was not in that run")
 
 
 def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
@@ -214,7 +244,7 @@ def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
         out.write("no cassettes or goldens yet\n")
     stale_count = sum(1 for e in inv.entries if e.stale)
     if stale_count:
-        out.write(f"{stale_count} stale cassette{'s' if stale_count != 1 else ''}: re-record with "
+        out.write(f"{plural(stale_count, 'stale cassette')}: re-record with "
                   "--record-mode all --fixture ID (and --tools NAME for a tool set)\n")
     if inv.orphans:
         out.write(f"orphans ({len(inv.orphans)}): files for fixtures that no longer exist\n")

@@ -45,7 +45,7 @@ def test_junit_output_has_the_required_elements(project: Path, agent: LLMServer)
         assert case.get("time") is not None
     failure = cases["alpha"].find("failure")
     assert failure is not None and "answer_changed" in failure.text
-    assert failure.get("message") == "alpha: drift from golden (1 changes)"
+    assert failure.get("message") == "alpha: drift from golden (1 change)"
     error = cases["beta"].find("error")
     assert error is not None and "does not parse" in error.get("message")
     props = {p.get("name"): p.get("value") for p in cases["alpha"].find("properties")}
