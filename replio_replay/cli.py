@@ -204,7 +204,7 @@ def _terminate_as_interrupt() -> Iterator[None]:
 @click.option("--update-golden", is_flag=True, help="Approve this run: write its goldens.")
 @click.option("--output", type=RUN_OUTPUTS, default="table", show_default=True)
 @click.option("--output-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the JSON result to this file (e.g. a CI artifact).")
+              help="Also write the result to this file, in the --output format (JSON for the table).")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write JUnit XML to this file.")
 @click.option("--timing", is_flag=True, help="Add wall-clock seconds under a volatile `timing` key.")
@@ -221,7 +221,7 @@ def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path |
                 from .atomic import atomic_write
                 from .report.jsonout import dumps
 
-                atomic_write(output_file, dumps(_json(outcome, compared)))
+                atomic_write(output_file, _junit(outcome) if output == "junit" else dumps(_json(outcome, compared)))
             if junit_xml is not None:
                 from .atomic import atomic_write
 
