@@ -328,13 +328,14 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
     elif output == "junit":
         click.echo(_junit(outcome), nl=False)
     else:
+        from .report.table import output_width
         from .report.text import write_compare, write_run
 
         rich = sys.stdout.isatty()
         if compared:
             write_compare(outcome.runs, sys.stdout, rich=rich)
         else:
-            write_run(outcome.runs[0], sys.stdout, rich=rich)
+            write_run(outcome.runs[0], sys.stdout, rich=rich, width=output_width(rich, os.environ))
     write_approvals(outcome.approvals, sys.stdout if output == "table" else sys.stderr)
     if outcome.interrupted:
         click.echo("interrupted: fixtures in flight were cancelled; the report above is partial.", err=True)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from ..diffing import Change
 from ..plural import plural
 from ..recording.modes import RecordMode, record_flags
-from .table import render_table
+from .table import plain_lines, render_table, table_width
 
 if TYPE_CHECKING:
     from ..golden.review import Approval
@@ -73,22 +74,46 @@ def _numbers(r: FixtureResult) -> tuple[str, str, str, str, str, str]:
             str(sum(u.errors for u in units)), str(sum(u.tokens for u in units)))
 
 
-def write_run(run: RunResult, out: TextIO, *, rich: bool) -> None:
-    columns = [
-        ("fixture", "left"), ("status", "left"), ("pass", "left"), ("accuracy", "right"),
-        ("calls", "right"), ("redundant", "right"), ("errors", "right"), ("tokens", "right"),
-        ("drift", "right"), ("req drift", "right"), ("names", "left"),
-    ]
+RUN_COLUMNS = [
+    ("fixture", "left"), ("status", "left"), ("pass", "left"), ("accuracy", "right"),
+    ("calls", "right"), ("redundant", "right"), ("errors", "right"), ("tokens", "right"),
+    ("drift", "right"), ("req drift", "right"), ("names", "left"),
+]
+#: The headers of a narrow table (one that would not fit the width otherwise), and their key.
+NARROW_HEADERS = {"accuracy": "acc", "redundant": "red", "errors": "err", "req drift": "req"}
+NARROW_KEY = "key: acc accuracy, red redundant, err errors, req request drift"
+
+
+def write_run(run: RunResult, out: TextIO, *, rich: bool, width: int | None = None) -> None:
+    """The run's table, summary and findings. When the table is wider than `width`, the names
+    move under their row, wrapped whole, and long headers shorten: ids and statuses are never cut."""
     rows = []
     for r in run.fixtures:
         status, accuracy, calls, redundant, errors, tokens = _numbers(r)
         rows.append((r.id, status, _pass(r), accuracy, calls, redundant, errors, tokens, drift_cell(r),
                      request_drift_cell(r), " > ".join(r.names) or "-"))
-    render_table(run.key.label, columns, rows, out, rich=rich)
-    out.write(summary_line(run.summary) + "\n")
+    chrome = 3 * len(RUN_COLUMNS) + 1 if rich else 0  # a rich table's borders and padding
+    if width is not None and table_width(RUN_COLUMNS, rows) + chrome > width:
+        _write_narrow(run.key.label, rows, out, width)
+    else:
+        render_table(run.key.label, RUN_COLUMNS, rows, out, rich=rich)
+    summary = summary_line(run.summary)
+    out.write((textwrap.fill(summary, width, break_long_words=False) if width else summary) + "\n")
     if run.summary.trials:
         out.write(trials_line(run.summary) + "\n")
     write_findings(run, out, rich=rich)
+
+
+def _write_narrow(title: str, rows: Sequence[Sequence[str]], out: TextIO, width: int) -> None:
+    columns = [(NARROW_HEADERS.get(h, h), align) for h, align in RUN_COLUMNS[:-1]]
+    lines = plain_lines(title, columns, [row[:-1] for row in rows], gap=" ")
+    out.write("".join(line + "\n" for line in lines[:3]))
+    for line, row in zip(lines[3:], rows):
+        out.write(line + "\n")
+        if row[-1] != "-":
+            out.write(textwrap.fill(row[-1], width, initial_indent="    ", subsequent_indent="    ",
+                                    break_long_words=False, break_on_hyphens=False) + "\n")
+    out.write(NARROW_KEY + "\n")
 
 
 def write_findings(run: RunResult, out: TextIO, *, rich: bool) -> None:
