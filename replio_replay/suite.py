@@ -20,7 +20,7 @@ import pluggy
 from .cases import Case
 from .engine import Limits
 from .env import global_fixture_dir
-from .errors import ToolSetError
+from .errors import ToolSetError, UnknownProviderError, UsageError
 from .fixtures.discovery import Catalog, Found, discover, select
 from .fixtures.sources import Problem
 from .golden.review import Approval, approve, attach_drift
@@ -36,7 +36,7 @@ from .redact import MIN_SECRET, Redactor, placeholder_names
 from .results import RunResult
 from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite
 from .settings import Flags, Settings, resolve_settings
-from .storage import CASSETTE, RunKey
+from .storage import CASSETTE, RunKey, recorded_providers
 from .tools.resolve import for_fixture, name_problems
 from .tools.sources import load_toolsets
 from .tools.toolset import ToolSet
@@ -181,10 +181,13 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
         cases, found_problems = _cases(found, toolset, settings.trials)
         per_set[toolset.name] = cases
         problems.extend(p for p in found_problems if p not in problems)
+    specs = list(request.provider_specs)
+    if specs == [None] and not settings.config.provider and settings.record_mode is RecordMode.NONE:
+        specs = [_recorded_provider(settings)]  # a replay of what was recorded, with no provider named
     providers = [
         create_provider(spec, config=settings.config, env=settings.env, model=request.model,
                         base_url=request.base_url)
-        for spec in request.provider_specs
+        for spec in specs
     ]
     if request.jobs is None and settings.config.jobs is None and settings.record_mode is not RecordMode.NONE \
             and any(p.local for p in providers):
@@ -199,6 +202,18 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
     notes = [f"{name} holds fewer than {MIN_SECRET} characters: a placeholder, not treated as a secret"
              for name in placeholder_names(settings.env.values, key_names)]
     return Plan(request, settings, runs, problems, redactor, notes)
+
+
+def _recorded_provider(settings: Settings) -> str:
+    """The one provider the cassettes were recorded with; else an error listing what there is."""
+    found = recorded_providers(settings.cassettes)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise UnknownProviderError(f"no provider named, and no cassettes under {settings.cassettes}/ to replay; "
+                                   'name one with --provider NAME[:MODEL] or set "provider" in .replio/config.json')
+    raise UsageError(f"no provider named, and the cassettes under {settings.cassettes}/ hold several: "
+                     f"{', '.join(found)}; choose one with --provider (or --compare {','.join(found)})")
 
 
 def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = None,
