@@ -160,7 +160,9 @@ def build_report(runs: Sequence[RunResult], *, problems: Sequence[tuple[str, str
     """The view model of the report (pure)."""
     columns = [Column(label, run, run.summary.trials or max((f.n or 1 for f in run.fixtures), default=1))
                for label, run in zip(_labels(runs, origins), runs)]
-    rows = [_row(fid, columns) for fid in dict.fromkeys(f.id for run in runs for f in run.fixtures)]
+    by_id = [{f.id: f for f in run.fixtures} for run in runs]
+    rows = [_row(fid, columns, [results.get(fid) for results in by_id])
+            for fid in dict.fromkeys(f.id for run in runs for f in run.fixtures)]
     rows.sort(key=lambda r: GROUPS.index(r.group))
     series = [(label, _PALETTE[i % len(_PALETTE)]) for i, (label, _) in enumerate(_points(columns))]
     counts = {flag: sum(getattr(r, flag) for r in rows) for flag in ("differ", "drifted", "failed")}
@@ -191,8 +193,8 @@ def _cells(result: FixtureResult | None, trials: int) -> list[Cell]:
     return cells + [Cell("")] * (trials - len(cells))
 
 
-def _row(fid: str, columns: Sequence[Column]) -> Row:
-    results = [next((f for f in c.run.fixtures if f.id == fid), None) for c in columns]
+def _row(fid: str, columns: Sequence[Column], results: Sequence[FixtureResult | None]) -> Row:
+    """The fixture `fid` across the runs (`results`, None where a run lacks it)."""
     cells = [_cells(r, c.trials) for r, c in zip(results, columns)]
     verdicts = {cell.verdict for per_run in cells for cell in per_run}
     drifted = any(u.drift or u.request_drift for r in results if r for u in units(r))
@@ -212,15 +214,19 @@ def _side(fid: str, column: Column, result: FixtureResult | None, cells: list[Ce
     for unit in units(result):
         trial = f" (trial {unit.trial})" if result.trials else ""
         if unit.drift:
-            changes.append(Changes("golden", f"drift from golden{trial}: {len(unit.drift)} changes",
+            changes.append(Changes("golden", f"drift from golden{trial}: {_changes(unit.drift)}",
                                    [describe_change(c) for c in unit.drift]))
         if unit.request_drift:
             how = record_flags(RecordMode.ALL, fid, column.run.tools)
-            changes.append(Changes("request", f"request drift{trial}: {len(unit.request_drift)} changes; "
+            changes.append(Changes("request", f"request drift{trial}: {_changes(unit.request_drift)}; "
                                               f"re-record with {how}",
                                    [describe_change(c) for c in unit.request_drift]))
     calls = [Call(c.name, _arguments(c.arguments), c.result) for c in result.trace]
     return Side(column.label, result, cells, changes, calls, task)
+
+
+def _changes(items: Sequence[object]) -> str:
+    return f"{len(items)} change{'' if len(items) == 1 else 's'}"
 
 
 def _arguments(arguments: dict[str, object] | str) -> str:
@@ -260,7 +266,7 @@ _METRICS = (("pass rate", True), ("accuracy", True), ("calls", False), ("tokens"
 
 def _points(columns: Sequence[Column]) -> list[tuple[str, tuple[float | None, ...]]]:
     """One chart series per run, or per run and trial: its label and its value of each metric."""
-    points = []
+    points: list[tuple[str, tuple[float | None, ...]]] = []
     for c in columns:
         if c.trials == 1:
             s = c.run.summary
