@@ -207,10 +207,12 @@ def _terminate_as_interrupt() -> Iterator[None]:
               help="Also write the result to this file, in the --output format (JSON for the table).")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write JUnit XML to this file.")
+@click.option("--html", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the HTML report of this run to this file.")
 @click.option("--timing", is_flag=True, help="Add wall-clock seconds under a volatile `timing` key.")
 @click.pass_obj
 def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path | None,
-            junit_xml: Path | None, **flags: Any) -> None:
+            junit_xml: Path | None, html: Path | None, **flags: Any) -> None:
     """Run fixtures against a provider and report trace, metrics, verdicts and drift."""
     compared = flags["compare"] is not None or len(_names(flags["tools"], "--tools")) > 1
     with _terminate_as_interrupt():
@@ -226,6 +228,11 @@ def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path |
                 from .atomic import atomic_write
 
                 atomic_write(junit_xml, _junit(outcome))
+            if html is not None:
+                from .atomic import atomic_write
+                from .report.html import render_html
+
+                atomic_write(html, render_html(outcome.runs, problems=outcome.problems))
     sys.exit(outcome.exit_code)
 
 
@@ -339,3 +346,39 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
     write_approvals(outcome.approvals, sys.stdout if output == "table" else sys.stderr)
     if outcome.interrupted:
         click.echo("interrupted: fixtures in flight were cancelled; the report above is partial.", err=True)
+
+
+@eval_group.command("report")
+@click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output-file", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The HTML file to write.")
+def report_cmd(results: tuple[Path, ...], output_file: Path) -> None:
+    """Build one HTML report from saved results (run --output json or --output-file), all their runs."""
+    from .atomic import atomic_write
+    from .report.html import render_html
+
+    saved = [(path, _saved(path)) for path in results]
+    runs = [(path, run) for path, s in saved for run in s.runs]
+    problems = [(p.file, p.message) for _, s in saved for p in s.problems]
+    atomic_write(output_file, render_html([run for _, run in runs], problems=problems,
+                                          origins=[path.name for path, _ in runs]))
+
+
+def _saved(path: Path) -> Any:
+    """A result file read back; exit 2 with a message naming it when it is not one."""
+    import json
+
+    from pydantic import ValidationError
+
+    from .fixtures.model import validation_message
+    from .results import saved_runs
+
+    hint = "give a file that replio eval run --output json or --output-file wrote"
+    try:
+        return saved_runs(json.loads(path.read_text(encoding="utf-8")))
+    except OSError as exc:
+        _fail(UsageError(f"{path}: cannot be read ({exc.strerror or exc}); {hint}"))
+    except ValidationError as exc:
+        _fail(UsageError(f"{path}: not a replio result: {validation_message(exc, 'the result format')}; {hint}"))
+    except (ValueError, RecursionError) as exc:
+        _fail(UsageError(f"{path}: not valid JSON ({exc}); {hint}"))

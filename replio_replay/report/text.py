@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from ..inventory import Inventory
     from ..results import FixtureResult, RunResult, Summary, TrialResult
 
-__all__ = ["fmt_ratio", "write_fixture_list", "write_problems", "write_run"]
+__all__ = ["describe_change", "drift_text", "fmt_ratio", "request_drift_text", "units", "write_fixture_list",
+           "write_problems", "write_run"]
 
 
 def fmt_ratio(value: float | None) -> str:
@@ -42,13 +43,18 @@ def _pass(r: FixtureResult) -> str:
     return "pass" if r.passed else "FAIL"
 
 
-def _units(r: FixtureResult) -> list[TrialResult | FixtureResult]:
+def units(r: FixtureResult) -> list[TrialResult | FixtureResult]:
+    """The trials of `r` in brief, or `r` itself when it ran once."""
     return list(r.trials) if r.trials else [r]
 
 
 def drift_cell(r: FixtureResult) -> str:
     """`-` no drift, `new` no golden yet (for some trial), else the number of changes (all trials)."""
-    drifts = [u.drift for u in _units(r)]
+    return drift_text([u.drift for u in units(r)])
+
+
+def drift_text(drifts: Sequence[list[dict[str, object]] | None]) -> str:
+    """`drift_cell` of these trials' drifts."""
     if any(d is None for d in drifts):
         return "new"
     count = sum(len(d or []) for d in drifts)
@@ -57,7 +63,11 @@ def drift_cell(r: FixtureResult) -> str:
 
 def request_drift_cell(r: FixtureResult) -> str:
     """Blank when nothing was replayed, `-` when the requests matched, else the number of changes."""
-    drifts = [u.request_drift for u in _units(r)]
+    return request_drift_text([u.request_drift for u in units(r)])
+
+
+def request_drift_text(drifts: Sequence[list[dict[str, object]] | None]) -> str:
+    """`request_drift_cell` of these trials' request drifts."""
     if all(d is None for d in drifts):
         return ""
     count = sum(len(d or []) for d in drifts)
@@ -66,12 +76,12 @@ def request_drift_cell(r: FixtureResult) -> str:
 
 def _numbers(r: FixtureResult) -> tuple[str, str, str, str, str, str]:
     """status, accuracy, calls, redundant, errors, tokens: over every trial when there are several."""
-    units = _units(r)
-    statuses = "/".join(dict.fromkeys(u.status.value for u in units))
-    accuracies = [u.accuracy for u in units if u.accuracy is not None]
+    each = units(r)
+    statuses = "/".join(dict.fromkeys(u.status.value for u in each))
+    accuracies = [u.accuracy for u in each if u.accuracy is not None]
     accuracy = sum(accuracies) / len(accuracies) if accuracies else None
-    return (statuses, fmt_ratio(accuracy), str(sum(u.calls for u in units)), str(sum(u.redundant for u in units)),
-            str(sum(u.errors for u in units)), str(sum(u.tokens for u in units)))
+    return (statuses, fmt_ratio(accuracy), str(sum(u.calls for u in each)), str(sum(u.redundant for u in each)),
+            str(sum(u.errors for u in each)), str(sum(u.tokens for u in each)))
 
 
 RUN_COLUMNS = [
@@ -151,10 +161,15 @@ _SIGN = {"added": "+", "removed": "-"}
 _COLOUR = {"+": "green", "-": "red", "~": "yellow"}
 
 
-def _change_line(change: dict[str, object]) -> tuple[str, str]:
+def describe_change(change: dict[str, object]) -> tuple[str, str]:
+    """A drift item (golden or request) as its sign (`+`, `-`, `~`) and one line saying what changed."""
     c = Change(str(change["path"]), str(change["kind"]), change.get("old"), change.get("new"))
-    sign = next((v for k, v in _SIGN.items() if c.kind.endswith(k)), "~")
-    return sign, f"    {sign} {c.describe()}"
+    return next((v for k, v in _SIGN.items() if c.kind.endswith(k)), "~"), c.describe()
+
+
+def _change_line(change: dict[str, object]) -> tuple[str, str]:
+    sign, text = describe_change(change)
+    return sign, f"    {sign} {text}"
 
 
 def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full: bool = False) -> None:
@@ -164,7 +179,7 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
     """
     lines: list[tuple[str, str]] = []
     for r in run.fixtures:
-        for unit in _units(r):
+        for unit in units(r):
             name = r.id if not r.trials else f"{r.id} (trial {getattr(unit, 'trial', 1)})"
             if unit.drift:
                 lines.append(("", f"  {name}: drift from golden ({plural(len(unit.drift), 'change')})"))
