@@ -69,7 +69,7 @@ def narrow(ids: Sequence[str], failed: set[str] | None) -> tuple[list[str], str]
         why = "no fixture failed in the previous run"
     else:
         why = f"the {_count(sorted(failed))} that did not pass last time {'is' if len(failed) == 1 else 'are'} not selected"
-    return list(ids), f"--last-failed: {why}; running all {_count(ids)} selected"
+    return list(ids), f"--last-failed: {why}; running the {_count(ids)} selected"
 
 
 def _count(ids: Sequence[str]) -> str:

@@ -184,7 +184,7 @@ def test_a_project_without_fixtures_of_its_own_is_not_told(tmp_path: Path, agent
 def test_last_failed_reruns_what_did_not_pass(mock_project: Path) -> None:
     first = replio(mock_project, "run", "--output", "json", "--last-failed", "--no-bundled")
     assert ran(first) == LOCAL
-    assert "replio: --last-failed: no previous run of this project is recorded; running all 3 fixtures selected\n" \
+    assert "replio: --last-failed: no previous run of this project is recorded; running the 3 fixtures selected\n" \
         in first.stderr
     again = replio(mock_project, "run", "--output", "json", "--last-failed", "--no-bundled")
     assert ran(again) == ["grep-local"]
@@ -195,7 +195,7 @@ def test_last_failed_reruns_what_did_not_pass(mock_project: Path) -> None:
     assert ran(replio(mock_project, "run", "--output", "json", "--last-failed", "--no-bundled")) == ["grep-local"]
     fixed = replio(mock_project, "run", "--output", "json", "--last-failed", "--no-bundled")
     assert ran(fixed) == LOCAL
-    assert "no fixture failed in the previous run; running all 3 fixtures selected" in fixed.stderr
+    assert "no fixture failed in the previous run; running the 3 fixtures selected" in fixed.stderr
 
 
 def test_last_failed_in_diff_and_with_a_selection(mock_project: Path) -> None:
@@ -205,7 +205,7 @@ def test_last_failed_in_diff_and_with_a_selection(mock_project: Path) -> None:
     assert "grep-local" in done.stdout and "find-local" not in done.stdout
     done = replio(mock_project, "run", "--output", "json", "--last-failed", "--tag", "find")
     assert ran(done) == ["find-local"]
-    assert "the 1 fixture that did not pass last time is not selected; running all 1 fixture selected" in done.stderr
+    assert "the 1 fixture that did not pass last time is not selected; running the 1 fixture selected" in done.stderr
 
 
 # nearest names -----------------------------------------------------------------------------------------

@@ -45,12 +45,12 @@ def test_narrowing_keeps_the_selected_failures() -> None:
 
 def test_with_nothing_to_narrow_to_everything_runs_and_it_says_why() -> None:
     assert narrow(["a", "b"], None) == (
-        ["a", "b"], "--last-failed: no previous run of this project is recorded; running all 2 fixtures selected")
+        ["a", "b"], "--last-failed: no previous run of this project is recorded; running the 2 fixtures selected")
     assert narrow(["a"], set()) == (
-        ["a"], "--last-failed: no fixture failed in the previous run; running all 1 fixture selected")
+        ["a"], "--last-failed: no fixture failed in the previous run; running the 1 fixture selected")
     assert narrow(["a", "b"], {"z"}) == (
         ["a", "b"], "--last-failed: the 1 fixture that did not pass last time is not selected; "
-                    "running all 2 fixtures selected")
+                    "running the 2 fixtures selected")
 
 
 def test_the_record_is_one_file_per_project(tmp_path: Path) -> None:
