@@ -121,6 +121,8 @@ def test_no_bundled_leaves_the_catalog_out_of_list_run_status_and_goldens(mock_p
     status = json.loads(replio(mock_project, "status", "--output", "json", "--no-bundled").stdout)
     assert sorted({e["fixture"] for e in status["entries"]}) == LOCAL
     assert status["orphans"] == []  # the bundled fixture's golden is left out, not orphaned
+    status = json.loads(replio(mock_project, "status", "--output", "json", "--fixture", "find-*").stdout)
+    assert "grep-symbol" not in {e["fixture"] for e in status["entries"]} and status["orphans"] == []
     status = json.loads(replio(mock_project, "status", "--output", "json").stdout)
     assert "grep-symbol" in {e["fixture"] for e in status["entries"]}
     assert replio(mock_project, "status", "--no-bundled", "--prune").stderr == ""
