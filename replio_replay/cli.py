@@ -67,16 +67,43 @@ def eval_group(ctx: click.Context, project: Path) -> None:
     ctx.obj = project
 
 
+def selection_options() -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:
+    """The options every command shares that choose fixtures: ids or globs, tags, the bundled catalog."""
+    return [
+        click.option("--fixture", "fixture_ids", multiple=True, metavar="ID|GLOB",
+                     help="Only fixtures whose id is this or matches this glob, e.g. 'find-*' (repeatable)."),
+        click.option("--tag", "tags", multiple=True, metavar="TAG",
+                     help="Only fixtures with this tag (repeatable); with --fixture, both must hold."),
+        click.option("--no-bundled", is_flag=True,
+                     help="Leave the bundled catalog out (config: \"bundled\": false)."),
+    ]
+
+
+def _options(options: list[Callable[[Callable[..., Any]], Callable[..., Any]]]) -> Callable[..., Any]:
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return decorate
+
+
 @eval_group.command("list")
+@_options(selection_options())
 @click.option("--output", type=OUTPUTS, default="table", show_default=True)
 @click.pass_obj
-def list_cmd(project: Path, output: str) -> None:
+def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tuple[str, ...],
+             no_bundled: bool) -> None:
     """List the fixtures, where each comes from, and any broken files."""
     from .env import cache_dir, global_fixture_dir
     from .fixtures.listing import listing
     from .plugins import plugin_manager
 
-    found = listing(project, global_fixture_dir(), plugin_manager(), cache_dir())
+    try:
+        found = listing(project, global_fixture_dir(), plugin_manager(), cache_dir(),
+                        patterns=fixture_ids, tags=tags, no_bundled=no_bundled)
+    except UsageError as exc:
+        _fail(exc)
     if output == "json":
         from .report.jsonout import dumps
 
@@ -91,7 +118,9 @@ def list_cmd(project: Path, output: str) -> None:
 def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The options `run` and `diff` share: what to run, against what, with which cassettes."""
     options = [
-        click.option("--fixture", "fixture_ids", multiple=True, metavar="ID", help="Only these (repeatable)."),
+        *selection_options(),
+        click.option("--last-failed", is_flag=True,
+                     help="Only the fixtures that did not pass in the previous run (all, if none failed)."),
         click.option("--provider", "provider_spec", metavar="NAME[:MODEL]", help="e.g. ollama:qwen2.5."),
         click.option("--model", help="The model; overrides the one in the provider spec."),
         click.option("--base-url", help="The provider's base URL; overrides environment and config."),
@@ -119,19 +148,13 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
                      help="How a replay serves MCP servers: from the cassette (default), or live, started and "
                      "compared with the recording (request drift)."),
     ]
-
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        for option in reversed(options):
-            fn = option(fn)
-        return fn
-
-    return decorate
+    return _options(options)
 
 
 def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = False, output: str = "table") -> Any:
     from .plugins import plugin_manager
     from .report.progress import choose
-    from .suite import RunRequest, execute, prepare
+    from .suite import RunRequest, announce, execute, prepare, remember
 
     compare = flags.pop("compare")
     if compare is not None and flags.get("model"):
@@ -149,17 +172,19 @@ def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = Fals
     try:
         with _interrupt_ends("while starting; nothing was run"):
             plan = prepare(request, plugin_manager())
-        header = plan.header()
-        if header:
-            click.echo(f"replio: {header}", err=True)
+        for line in announce(plan):
+            click.echo(f"replio: {line}", err=True)
         progress = choose([(r.key.label, len(r.cases)) for r in plan.runs], output=output, verbose=verbose,
                           env=os.environ, stdout=sys.stdout, stderr=sys.stderr)
         try:
             with _interrupt_ends("while finishing the run; no golden was changed"):
                 if progress is None:
-                    return execute(plan)
-                with progress:
-                    return execute(plan, observer=progress)
+                    outcome = execute(plan)
+                else:
+                    with progress:
+                        outcome = execute(plan, observer=progress)
+                remember(plan, outcome)
+                return outcome
         finally:
             plan.close()
     except (UsageError, ConfigError, GoldenError) as exc:
@@ -266,24 +291,26 @@ def diff_cmd(project: Path, **flags: Any) -> None:
 
 
 @eval_group.command("status")
+@_options(selection_options())
 @click.option("--cassettes", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--golden", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--prune", is_flag=True, help="Delete the orphaned cassettes and goldens listed.")
 @click.option("--output", type=OUTPUTS, default="table", show_default=True)
 @click.pass_obj
-def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune: bool, output: str) -> None:
+def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune: bool, output: str,
+               fixture_ids: tuple[str, ...], tags: tuple[str, ...], no_bundled: bool) -> None:
     """Show, per fixture and provider, whether a cassette and a golden exist, and list orphans."""
     from .env import global_fixture_dir
-    from .fixtures.discovery import discover
+    from .fixtures.discovery import choose, discover
     from .inventory import inventory, prune_orphans
     from .plugins import plugin_manager
     from .report.text import write_inventory
     from .settings import Flags, resolve_settings
 
     try:
-        settings = resolve_settings(project, Flags(cassettes=cassettes, golden=golden))
+        settings = resolve_settings(project, Flags(cassettes=cassettes, golden=golden, no_bundled=no_bundled))
         pm = plugin_manager()
-        catalog = discover(project, global_fixture_dir(), pm)
+        catalog = choose(discover(project, global_fixture_dir(), pm), fixture_ids, tags, bundled=settings.bundled)
         inv = inventory(settings, catalog, pm)
     except (UsageError, ConfigError) as exc:
         _fail(exc)

@@ -1,8 +1,9 @@
 """Run composition, the one way a run is put together, for the CLI and the pytest plugin alike.
 
-`prepare` resolves everything before anything runs (settings, providers, tool sets, each
-fixture's case), so a bad flag or file fails fast; `execute` runs every provider × tool set
-of the plan (or a part of it), attaches golden drift and approves when asked.
+`prepare` resolves everything before anything runs (settings, the fixtures selected, providers,
+tool sets, each fixture's case), so a bad flag or file fails fast; `execute` runs every provider
+× tool set of the plan (or a part of it), attaches golden drift and approves when asked. The CLI
+also has `announce` say what a run will do, and `remember` record what failed for `--last-failed`.
 """
 
 from __future__ import annotations
@@ -17,17 +18,20 @@ from pathlib import Path
 
 import pluggy
 
+from . import lastfailed
 from .cases import Case
 from .engine import Limits
-from .env import global_fixture_dir
+from .env import cache_dir, global_fixture_dir
 from .errors import ToolSetError, UnknownProviderError, UsageError
-from .fixtures.discovery import Catalog, Found, discover, select
-from .fixtures.sources import Problem
+from .fixtures.discovery import Catalog, Found, choose, discover
+from .fixtures.sources import LOCAL, Problem
 from .golden.review import Approval, approve, attach_drift
 from .golden.store import GoldenStore
 from .judging import cancelled_result
 from .mcp.config import HttpServer, secret_names
 from .metrics import combine_trials, summarize
+from .notices import first_time
+from .plugins import BUILTIN_CATALOG
 from .plural import plural
 from .providers.base import Provider
 from .providers.registry import create_provider
@@ -43,7 +47,7 @@ from .tools.toolset import ToolSet
 from .verdict import judge
 from .worktree import reap_stale_worktrees
 
-__all__ = ["Outcome", "Plan", "PlannedRun", "RunRequest", "execute", "prepare"]
+__all__ = ["Outcome", "Plan", "PlannedRun", "RunRequest", "announce", "execute", "prepare", "remember"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,10 @@ class RunRequest:
     """What the user asked for, as flags (None: not given)."""
 
     project: Path
-    fixture_ids: Sequence[str] = ()
+    fixture_ids: Sequence[str] = ()  # ids or glob patterns
+    tags: Sequence[str] = ()
+    no_bundled: bool = False
+    last_failed: bool = False  # only the fixtures that did not pass last time (see `lastfailed`)
     provider_specs: Sequence[str | None] = (None,)
     model: str | None = None
     base_url: str | None = None
@@ -70,7 +77,8 @@ class RunRequest:
 
     def flags(self) -> Flags:
         return Flags(record_mode=self.record_mode, no_cassettes=self.no_cassettes, cassettes=self.cassettes,
-                     golden=self.golden, jobs=self.jobs, tools=tuple(self.tools), trials=self.trials)
+                     golden=self.golden, jobs=self.jobs, tools=tuple(self.tools), trials=self.trials,
+                     no_bundled=self.no_bundled)
 
 
 @dataclass
@@ -96,11 +104,14 @@ class Plan:
     problems: list[Problem] = field(default_factory=list)
     redactor: Redactor = field(default_factory=Redactor)
     notes: list[str] = field(default_factory=list)
+    selection: list[str] = field(default_factory=list)  # what the selection did, said before the run
+    #: The bundled catalog's fixtures selected, when the project has fixtures of its own.
+    bundled_beside_local: frozenset[str] = frozenset()
 
     def header(self) -> str | None:
         """One line saying what this run will send to providers, and how many fixtures at once;
         None when it sends nothing (a replay, or every cassette is already recorded)."""
-        live = sum(1 for r in self.runs if r.provider.speaks_http for c in r.cases if self._live(r, c))
+        live = len(self.live_cases())
         if not live:
             return None
         local = sorted({r.provider.settings.name for r in self.runs if r.provider.local})
@@ -108,6 +119,10 @@ class Plan:
                if local and self.settings.jobs == 1 else "")
         verb = "running" if self.settings.record_mode is None else "recording"
         return f"{verb} {plural(live, 'fixture')}, {self.settings.jobs} at a time{why}"
+
+    def live_cases(self) -> list[Case]:
+        """The cases this run sends to a provider (none in a replay, nor where a cassette will answer)."""
+        return [c for r in self.runs if r.provider.speaks_http for c in r.cases if self._live(r, c)]
 
     def _live(self, run: PlannedRun, case: Case) -> bool:
         mode = self.settings.record_mode
@@ -172,7 +187,15 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
     settings = resolve_settings(request.project, request.flags(), fallback_mode=request.fallback_mode)
     reap_stale_worktrees()  # those a killed run left behind
     catalog = catalog or discover(request.project, global_fixture_dir(), pm)
-    found = select(catalog, list(request.fixture_ids))
+    has_local = any(f.source == LOCAL for f in catalog.fixtures.values())
+    catalog = choose(catalog, request.fixture_ids, request.tags, bundled=settings.bundled)
+    found = catalog.sorted()
+    selection = []
+    if request.last_failed:
+        ids, said = lastfailed.narrow([f.fixture.id for f in found], lastfailed.load(cache_dir(), request.project))
+        found = [catalog.fixtures[i] for i in ids]
+        selection.append(said)
+    bundled = frozenset(f.fixture.id for f in found if f.source == BUILTIN_CATALOG and has_local)
     toolsets, problems = load_toolsets(settings.project, settings.tools, settings.config.tools, pm,
                                        settings.config.mcp_servers)
     problems = [*catalog.problems, *problems]
@@ -201,7 +224,28 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
                                          urls=[p.settings.base_url for p in providers])
     notes = [f"{name} holds fewer than {MIN_SECRET} characters: a placeholder, not treated as a secret"
              for name in placeholder_names(settings.env.values, key_names)]
-    return Plan(request, settings, runs, problems, redactor, notes)
+    return Plan(request, settings, runs, problems, redactor, notes, selection, bundled)
+
+
+#: Said once per project, on its first run that sends bundled fixtures to a provider.
+BUNDLED_NOTE = ("note: the bundled catalog's fixtures run along with this project's own; leave them out with "
+                "--no-bundled, or \"bundled\": false in .replio/config.json (said once per project)")
+
+
+def announce(plan: Plan) -> list[str]:
+    """The lines to say before the run: what the selection did, what will be sent to providers, and,
+    on a project's first run that sends bundled fixtures beside its own, how to leave them out."""
+    lines = [*plan.selection, *filter(None, [plan.header()])]
+    if any(c.id in plan.bundled_beside_local for c in plan.live_cases()) \
+            and first_time(cache_dir(), plan.request.project, "bundled"):
+        lines.append(BUNDLED_NOTE)
+    return lines
+
+
+def remember(plan: Plan, outcome: Outcome) -> None:
+    """Record, for the next `--last-failed`, which fixtures of this run did not pass."""
+    cache, project = cache_dir(), plan.request.project
+    lastfailed.save(cache, project, lastfailed.updated(lastfailed.load(cache, project), outcome.runs))
 
 
 def _recorded_provider(settings: Settings) -> str:
@@ -250,7 +294,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     store = GoldenStore(settings.golden)
     outcome.runs = [attach_drift(run, store) for run in outcome.runs]
     if plan.request.update_golden and not outcome.interrupted:
-        outcome.approvals = approve(outcome.runs, store, plan.request.fixture_ids)
+        outcome.approvals = approve(outcome.runs, store)
         # Judge the approved state: what was just approved no longer counts as drift.
         outcome.runs = [attach_drift(run, store) for run in outcome.runs]
     if settings.trials > 1:  # each fixture's trials as one result, with pass^k in the summary

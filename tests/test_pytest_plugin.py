@@ -39,6 +39,14 @@ def test_collects_one_item_per_fixture_and_provider(pytester: pytest.Pytester, r
     result.stdout.fnmatch_lines(["replio::alpha[[]openai:test-model[]]", "replio::beta[[]openai:test-model[]]"])
 
 
+def test_the_config_can_leave_the_bundled_catalog_out(pytester: pytest.Pytester, recorded: Path) -> None:
+    config = recorded / ".replio" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "bundled": False}))
+    result = pytester.runpytest("--collect-only", "-q", "--replio-path", str(recorded), "-p", "no:cacheprovider")
+    collected = [line for line in result.stdout.lines if line.startswith("replio::")]
+    assert collected == ["replio::alpha[openai:test-model]", "replio::beta[openai:test-model]"]
+
+
 def test_replay_passes_with_summary(pytester: pytest.Pytester, recorded: Path) -> None:
     result = pytester.runpytest(*_ids(recorded))
     result.assert_outcomes(passed=2)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..diffing import Change
 from ..plural import plural
@@ -24,10 +24,14 @@ def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def write_fixture_list(fixtures: Sequence[dict[str, str]], out: TextIO, *, rich: bool) -> None:
-    """One row per fixture: id, source, description (the `list --output json` entries)."""
-    rows = [(f["id"], f["source"], f["description"]) for f in fixtures]
-    render_table(None, [("id", "left"), ("source", "left"), ("description", "left")], rows, out, rich=rich)
+def write_fixture_list(fixtures: Sequence[dict[str, Any]], out: TextIO, *, rich: bool) -> None:
+    """One row per fixture: id, source, tags (when any fixture has some), description (the
+    `list --output json` entries)."""
+    tagged = any(f["tags"] for f in fixtures)
+    columns = [("id", "left"), ("source", "left"), *([("tags", "left")] if tagged else []), ("description", "left")]
+    rows = [(f["id"], f["source"], *([",".join(f["tags"]) or "-"] if tagged else []), f["description"])
+            for f in fixtures]
+    render_table(None, columns, rows, out, rich=rich)
 
 
 def write_problems(problems: Sequence[tuple[str, str]], out: TextIO) -> None:
