@@ -142,7 +142,7 @@ def write_findings(run: RunResult, out: TextIO, *, rich: bool) -> None:
 
 def has_findings(run: RunResult) -> bool:
     """Whether `write_findings` has anything to say about `run`."""
-    return any(r.error or r.reasons or any(u.drift or u.request_drift for u in _units(r)) for r in run.fixtures)
+    return any(r.error or r.reasons or any(u.drift or u.request_drift for u in units(r)) for r in run.fixtures)
 
 
 def trials_line(s: Summary) -> str:
