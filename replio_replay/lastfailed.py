@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .atomic import atomic_write
 from .env import project_file
+from .plural import plural
 from .results import FixtureResult, RunResult, Status, TrialResult
 
 __all__ = ["load", "narrow", "save", "updated"]
@@ -73,4 +74,4 @@ def narrow(ids: Sequence[str], failed: set[str] | None) -> tuple[list[str], str]
 
 
 def _count(ids: Sequence[str]) -> str:
-    return f"{len(ids)} fixture{'s' if len(ids) != 1 else ''}"
+    return plural(len(ids), "fixture")
