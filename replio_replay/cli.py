@@ -121,6 +121,8 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         *selection_options(),
         click.option("--last-failed", is_flag=True,
                      help="Only the fixtures that did not pass in the previous run (all, if none failed)."),
+        click.option("--shard", metavar="I/N", callback=_shard,
+                     help="Only shard I of N of what is selected, split by a hash of each fixture's id."),
         click.option("--provider", "provider_spec", metavar="NAME[:MODEL]", help="e.g. ollama:qwen2.5."),
         click.option("--model", help="The model; overrides the one in the provider spec."),
         click.option("--base-url", help="The provider's base URL; overrides environment and config."),
@@ -149,6 +151,15 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
                      "compared with the recording (request drift)."),
     ]
     return _options(options)
+
+
+def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    from .shards import Shard
+
+    try:
+        return None if value is None else Shard.parse(value)
+    except UsageError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = False, output: str = "table") -> Any:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pluggy
 
@@ -47,6 +48,9 @@ from .tools.toolset import ToolSet
 from .verdict import judge
 from .worktree import reap_stale_worktrees
 
+if TYPE_CHECKING:
+    from .shards import Shard
+
 __all__ = ["Outcome", "Plan", "PlannedRun", "RunRequest", "announce", "execute", "prepare", "remember"]
 
 
@@ -59,6 +63,7 @@ class RunRequest:
     tags: Sequence[str] = ()
     no_bundled: bool = False
     last_failed: bool = False  # only the fixtures that did not pass last time (see `lastfailed`)
+    shard: Shard | None = None  # only this shard's part of what is selected (see `shards`)
     provider_specs: Sequence[str | None] = (None,)
     model: str | None = None
     base_url: str | None = None
@@ -193,6 +198,10 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
     selection = []
     if request.last_failed:
         ids, said = lastfailed.narrow([f.fixture.id for f in found], lastfailed.load(cache_dir(), request.project))
+        found = [catalog.fixtures[i] for i in ids]
+        selection.append(said)
+    if request.shard is not None:  # last: the shards of one selection together make exactly it
+        ids, said = request.shard.narrow([f.fixture.id for f in found])
         found = [catalog.fixtures[i] for i in ids]
         selection.append(said)
     bundled = frozenset(f.fixture.id for f in found if f.source == BUILTIN_CATALOG and has_local)
