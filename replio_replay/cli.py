@@ -159,7 +159,7 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any
     try:
         return None if value is None else Shard.parse(value)
     except UsageError as exc:
-        raise click.BadParameter(str(exc)) from None
+        raise click.UsageError(str(exc), ctx) from None
 
 
 def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = False, output: str = "table") -> Any:
@@ -255,21 +255,24 @@ def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path |
         outcome = _execute(project, flags, update_golden=update_golden, output=output)
         with _interrupt_ends("while writing the report"):
             _emit(outcome, output, compared)
-            if output_file is not None:
-                from .atomic import atomic_write
-                from .report.jsonout import dumps
-
-                atomic_write(output_file, _junit(outcome) if output == "junit" else dumps(_json(outcome, compared)))
-            if junit_xml is not None:
-                from .atomic import atomic_write
-
-                atomic_write(junit_xml, _junit(outcome))
+            _write_files(outcome, output, compared, output_file, junit_xml)
             if html is not None:
                 from .atomic import atomic_write
                 from .report.html import render_html
 
                 atomic_write(html, render_html(outcome.runs, problems=outcome.problems))
     sys.exit(outcome.exit_code)
+
+
+def _write_files(outcome: Any, output: str, compared: bool, output_file: Path | None, junit_xml: Path | None) -> None:
+    """--output-file in the --output format (JSON for the table), and --junit-xml; each written atomically."""
+    from .atomic import atomic_write
+    from .report.jsonout import dumps
+
+    if output_file is not None:
+        atomic_write(output_file, _junit(outcome) if output == "junit" else dumps(_json(outcome, compared)))
+    if junit_xml is not None:
+        atomic_write(junit_xml, _junit(outcome))
 
 
 def _json(outcome: Any, compared: bool) -> Any:
@@ -400,6 +403,36 @@ def report_cmd(results: tuple[Path, ...], output_file: Path) -> None:
     problems = [(p.file, p.message) for _, s in saved for p in s.problems]
     atomic_write(output_file, render_html([run for _, run in runs], problems=problems,
                                           origins=[path.name for path, _ in runs]))
+
+
+@eval_group.command("merge")
+@click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--output", type=RUN_OUTPUTS, default="table", show_default=True)
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the merged result to this file, in the --output format (JSON for the table).")
+@click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write JUnit XML to this file.")
+@click.option("--strict", is_flag=True, help="Judge as run --strict does: request drift and no golden fail too.")
+@click.pass_obj
+def merge_cmd(project: Path, results: tuple[Path, ...], output: str, output_file: Path | None,
+              junit_xml: Path | None, strict: bool) -> None:
+    """Merge saved results (the shards of a run, or runs of the same providers) into one, judged as run judges."""
+    from .config import load_project_config
+    from .merging import merge
+    from .suite import Outcome
+
+    try:
+        merged = merge([(str(path), _saved(path)) for path in results])
+        require_pass = frozenset(load_project_config(project).require_pass)
+    except (UsageError, ConfigError) as exc:
+        _fail(exc)
+    outcome = Outcome(runs=merged.runs, problems=[(p.file, p.message) for p in merged.problems],
+                      strict=strict, require_pass=require_pass)
+    compared = len(outcome.runs) != 1
+    with _interrupt_ends("while writing the merged result"):
+        _emit(outcome, output, compared)
+        _write_files(outcome, output, compared, output_file, junit_xml)
+    sys.exit(outcome.exit_code)
 
 
 def _saved(path: Path) -> Any:

@@ -35,6 +35,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Tool set to run (repeatable); default: every tool set with cassettes.")
     group.addoption("--replio-trials", type=int, default=None, metavar="N",
                     help="Run each fixture N times (default: the config's trials, else 1).")
+    group.addoption("--replio-shard", metavar="I/N", default=None,
+                    help="Only shard I of N of the fixtures, split by a hash of each fixture's id.")
     group.addoption("--replio-record-mode", default=None, choices=[m.value for m in RecordMode],
                     help="Cassette record mode (default: none, a pure replay).")
     group.addoption("--replio-mcp", default=None, choices=["cassette", "live"],
@@ -142,9 +144,11 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
     if "plan" not in stash:
         from .plugins import plugin_manager
         from .settings import Flags, resolve_settings
+        from .shards import Shard
         from .suite import RunRequest, prepare
 
         opt = config.getoption
+        shard = opt("replio_shard")
         project = Path(opt("replio_path"))
         settings = resolve_settings(project, Flags(record_mode=opt("replio_record_mode")),
                                     fallback_mode=RecordMode.NONE)
@@ -157,7 +161,7 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
             project=project, provider_specs=specs or [None], tools=tools,
             record_mode=opt("replio_record_mode"), fallback_mode=RecordMode.NONE, trials=opt("replio_trials"),
             strict=opt("replio_strict"), update_golden=opt("replio_update_golden"),
-            mcp_live=opt("replio_mcp") == "live",
+            mcp_live=opt("replio_mcp") == "live", shard=None if shard is None else Shard.parse(shard, "--replio-shard"),
         )
         stash["plan"] = prepare(request, plugin_manager())
         named = opt("replio_provider") or opt("replio_tools")

@@ -35,16 +35,16 @@ class Shard:
     count: int
 
     @classmethod
-    def parse(cls, text: str) -> Shard:
-        """`I/N` with 1 <= I <= N; a UsageError saying what is expected otherwise."""
+    def parse(cls, text: str, flag: str = "--shard") -> Shard:
+        """`I/N` with 1 <= I <= N; a UsageError saying what `flag` expects otherwise."""
         found = _SPEC.fullmatch(text)
         if found is None:
-            raise UsageError(f"{text!r} is not a shard: give I/N, the shard I of N, with 1 <= I <= N (e.g. 2/4)")
+            raise UsageError(f"{flag} {text!r} is not a shard: give I/N, the shard I of N, with 1 <= I <= N (e.g. 2/4)")
         index, count = int(found[1]), int(found[2])
         if count < 1:
-            raise UsageError(f"{text!r} is not a shard: N, the number of shards, must be at least 1 (e.g. 1/4)")
+            raise UsageError(f"{flag} {text!r} is not a shard: N, the number of shards, must be at least 1 (e.g. 1/4)")
         if not 1 <= index <= count:
-            raise UsageError(f"{text!r} is not a shard: I must be between 1 and {count} (e.g. 1/{count})")
+            raise UsageError(f"{flag} {text!r} is not a shard: I must be between 1 and {count} (e.g. 1/{count})")
         return cls(index, count)
 
     def holds(self, fixture_id: str) -> bool:
