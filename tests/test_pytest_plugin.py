@@ -17,6 +17,7 @@ import replio_replay.pytest_plugin  # noqa: F401
 import replio_replay.recording.session  # noqa: F401
 import replio_replay.suite  # noqa: F401
 from replio_replay.cli import main
+from replio_replay.shards import shard_of
 from tests.support.llm_server import LLMServer
 from tests.support.project import run_args
 
@@ -149,3 +150,22 @@ def test_a_broken_tool_set_is_one_clear_line(pytester: pytest.Pytester, recorded
     assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error, as for a broken test file
     result.stdout.fnmatch_lines(["replio: *tools.json: disable: no tool named 'grepp'; did you mean 'grep'?"])
     assert "Traceback" not in result.stdout.str() and "raise " not in result.stdout.str()
+
+
+def test_shards_collect_each_item_once_between_them(pytester: pytest.Pytester, recorded: Path) -> None:
+    def collected(*args: str) -> list[str]:
+        result = pytester.runpytest("--collect-only", "-q", "--replio-path", str(recorded), "-p", "no:cacheprovider",
+                                    *args)
+        return [line for line in result.stdout.lines if line.startswith("replio::")]
+
+    whole = collected()
+    parts = [collected("--replio-shard", f"{i}/3") for i in (1, 2, 3)]
+    assert sorted(item for part in parts for item in part) == sorted(whole) and len(whole) > 3
+    for i, part in enumerate(parts, start=1):
+        assert all(shard_of(item.removeprefix("replio::").partition("[")[0], 3) == i for item in part)
+
+
+def test_a_bad_shard_is_one_clear_line(pytester: pytest.Pytester, recorded: Path) -> None:
+    result = pytester.runpytest(*_ids(recorded), "--replio-shard", "4/3")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["replio: --replio-shard '4/3' is not a shard: I must be between 1 and 3 (e.g. 1/3)"])
