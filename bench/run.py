@@ -1,4 +1,4 @@
-"""The replio-replay benchmark: `python bench/run.py` (about a minute on 2 cores).
+"""The replio-replay benchmark: `python bench/run.py` (about two minutes on 2 cores).
 
 It builds synthetic suites (its own fixtures, a loopback provider with a settable latency)
 and prints, measured side by side in one run:
@@ -7,7 +7,9 @@ and prints, measured side by side in one run:
 2. --jobs 8 vs --jobs 1 at 100 ms latency, 40 fixtures (target <= 0.2x; ideal 0.125x);
 3. `replio eval list` vs `python -c "import click, pydantic"` (target <= 2x);
 4. peak RSS of a 1,000-fixture replay (target < 200 MB) and its time vs 100 fixtures (target <= 11x);
-5. replay per fixture vs the floor: the same cassettes replayed by bare vcrpy + httpx, no engine.
+5. replay per fixture vs the floor: the same cassettes replayed by bare vcrpy + httpx, no engine;
+6. a 400-fixture replay as 4 shards one after another vs one run plus 3 start-ups, a start-up
+   being a run whose shard holds none of its selection (target <= 1.1x).
 
 Timings are wall-clock medians of several runs. The two sides of a ratio are run in turn and
 the ratio is the median of the paired ratios, so a slow spell on the machine falls on both
@@ -179,6 +181,28 @@ def bench_floor(project: Path, n: int, repeat: int) -> tuple[float, float, float
     return side_by_side(ours, floor, repeat)
 
 
+def bench_shards(tmp: Path, n: int, repeat: int) -> tuple[float, float, float]:
+    """4 shards in turn vs the whole run plus the 3 extra start-ups sharding costs. A start-up is
+    what a shard costs beyond its fixtures: a run of the same suite (imports, discovery of every
+    fixture, the plan) whose shard holds none of what it selects."""
+    from replio_replay.shards import shard_of
+
+    server = BenchServer(0.0)
+    project = make_project(tmp / f"shards-{n}", n)
+    replio(project, "run", "--base-url", server.url, "--record-mode", "once", "--output", "json")
+    server.close()
+    replay = ("run", "--record-mode", "none", "--output", "json")
+    empty = ("--fixture", "bench-0000", "--shard", f"{shard_of('bench-0000', 4) % 4 + 1}/4")
+
+    def shards() -> float:
+        return sum(replio(project, *replay, "--shard", f"{i}/4")[0] for i in range(1, 5))
+
+    def whole() -> float:
+        return replio(project, *replay)[0] + sum(replio(project, *replay, *empty)[0] for _ in range(3))
+
+    return side_by_side(shards, whole, repeat)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7, help="runs of each side per timing (median)")
@@ -204,6 +228,10 @@ def main() -> None:
         ours, floor, ratio = bench_floor(project, min(n_live, 100), args.repeat)
         print(f"5. replay per fixture vs bare vcrpy + httpx: {ours * 1000:.2f} ms vs {floor * 1000:.2f} ms "
               f"-> {ratio:.2f}x")
+        n_shards = 100 if args.quick else 400
+        sharded, whole, ratio = bench_shards(tmp, n_shards, args.repeat)
+        print(f"6. {n_shards}-fixture replay as 4 shards in turn vs one run + 3 start-ups: "
+              f"{sharded:.2f} s vs {whole:.2f} s -> {ratio:.2f}x (target <= 1.1x)")
 
 
 if __name__ == "__main__":
