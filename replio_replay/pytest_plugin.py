@@ -161,7 +161,8 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
             project=project, provider_specs=specs or [None], tools=tools,
             record_mode=opt("replio_record_mode"), fallback_mode=RecordMode.NONE, trials=opt("replio_trials"),
             strict=opt("replio_strict"), update_golden=opt("replio_update_golden"),
-            mcp_live=opt("replio_mcp") == "live", shard=None if shard is None else Shard.parse(shard, "--replio-shard"),
+            mcp_live=opt("replio_mcp") == "live",
+            shard=None if shard is None else Shard.parse(shard, "--replio-shard"),
         )
         stash["plan"] = prepare(request, plugin_manager())
         named = opt("replio_provider") or opt("replio_tools")
