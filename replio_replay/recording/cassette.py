@@ -30,19 +30,16 @@ FORMAT_VERSION = 1
 class Request:
     """A request as vcrpy's `Request` holds it: the body as bytes, one value per header."""
 
-    __slots__ = ("body", "headers", "method", "uri")
+    __slots__ = ("body", "headers", "method", "path", "uri")
 
     def __init__(self, method: str, uri: str, body: str | bytes | None,
                  headers: Mapping[str, str | list[str]]) -> None:
         self.method = method
         self.uri = uri
+        #: The URI's path, '/' when it is empty (RFC 3986 6.2.3), as vcrpy's `path` matcher compares it.
+        self.path = urlparse(uri).path or "/"
         self.body = body.encode("utf-8") if isinstance(body, str) else body
         self.headers = _one_value_each(headers)
-
-    @property
-    def path(self) -> str:
-        """The URI's path, '/' when it is empty (RFC 3986 6.2.3), as vcrpy's `path` matcher compares it."""
-        return urlparse(self.uri).path or "/"
 
     def matches(self, other: Request) -> bool:
         """Same method and path: vcrpy's `method` and `path` matchers, the ones cassettes are matched on."""
