@@ -6,19 +6,8 @@ import copy
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from replio_replay.tools.schema import (
-    argument_problem,
-    fits,
-    merge_patch,
-    name_problem,
-    plain,
-    schema_problem,
-)
-
-FAST = settings(max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+from replio_replay.tools.schema import argument_problem, merge_patch, name_problem, schema_problem
 
 # merge_patch --------------------------------------------------------------------------------------
 
@@ -226,56 +215,3 @@ def test_invalid_tool_names(name: str) -> None:
         f"tool name {name!r} is not valid: use 1 to 64 letters, digits, '_' or '-' "
         "(what providers accept)"
     )
-
-
-# plain schemas: decided here, as jsonschema decides -----------------------------------------------
-
-NAMES = st.sampled_from(["a", "b", "c"])
-TYPES = st.sampled_from(["string", "integer", "number", "boolean", "null", "object", "array"])
-NUMBERS = st.integers(-3, 3) | st.floats(-3, 3) | st.sampled_from([0.5, 2.0, float("inf")])
-
-
-def _schemas(inner: st.SearchStrategy[dict]) -> st.SearchStrategy[dict]:
-    keywords = {
-        "type": TYPES, "description": st.text(max_size=5), "title": st.text(max_size=5),
-        "default": st.integers(), "properties": st.dictionaries(NAMES, inner, max_size=3),
-        "required": st.lists(NAMES, max_size=3, unique=True), "additionalProperties": st.booleans(),
-        "enum": st.lists(st.sampled_from(["a", "b", "1", ""]), max_size=3), "items": inner,
-        "minimum": NUMBERS, "maximum": NUMBERS, "minLength": st.integers(0, 3), "maxLength": st.integers(0, 3),
-    }
-    return st.fixed_dictionaries({}, optional=keywords)
-
-
-plain_schemas = st.recursive(_schemas(st.just({})), _schemas, max_leaves=6)
-values = st.recursive(
-    st.none() | st.booleans() | st.integers(-4, 4) | NUMBERS | st.sampled_from(["", "a", "b", "1", "abcd"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(NAMES | st.just("d"), inner, max_size=3),
-    max_leaves=8,
-)
-
-
-@FAST
-@given(plain_schemas, values)
-def test_a_plain_schema_is_valid_and_decides_arguments_as_jsonschema_does(schema: dict, value: Any) -> None:
-    from jsonschema.validators import validator_for
-
-    assert plain(schema)
-    validator = validator_for(schema)
-    validator.check_schema(schema)
-    assert fits(schema, value) == validator(schema).is_valid(value)
-
-
-@pytest.mark.parametrize("schema", [
-    {"type": ["string", "null"]}, {"pattern": "^a"}, {"$ref": "#/x"}, {"enum": [1]}, {"minLength": 1.0},
-    {"required": ["a", "a"]}, {"additionalProperties": {"type": "string"}}, {"type": "object", "nope": 1},
-    {"properties": {"a": {"format": "date"}}},
-])
-def test_other_schemas_are_left_to_jsonschema(schema: dict) -> None:
-    assert not plain(schema)
-
-
-def test_arguments_that_fit_no_plain_schema_are_described_by_jsonschema() -> None:
-    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}, "required": ["n"]}
-    assert plain(schema)
-    assert argument_problem(schema, {"n": 2}) is None
-    assert argument_problem(schema, {"n": 0}) == 'n: 0 is less than the minimum of 1 (got {"n": 0})'
