@@ -36,8 +36,8 @@ def test_light_commands_import_only_what_they_need(argv: list[str], tmp_path: Pa
 
 #: What a replay piped to a file needs none of: vcrpy (its patchers import every HTTP library
 #: installed, httpx2 among them) and wrapt, httpx's command-line client and the rich and pygments it
-#: brings (the table is plain text when piped), jsonschema for plain tool schemas.
-NOT_IN_A_REPLAY = ("vcr", "wrapt", "httpx2", "httpx._main", "rich", "pygments", "jsonschema", "referencing")
+#: brings (the table is plain text when piped).
+NOT_IN_A_REPLAY = ("vcr", "wrapt", "httpx2", "httpx._main", "rich", "pygments")
 
 LOOKUP = {"lookup_order": {
     "description": "Look an order up by its id.",
