@@ -47,6 +47,11 @@ def main() -> None:
 def entry() -> None:
     """The `replio` program: `main`, after which no interrupt can change how the process exits
     (an interrupt during Python's shutdown would otherwise end it by signal, not with 130)."""
+    # httpx imports its own command-line client (`httpx._main`: rich, pygments) whenever click and
+    # rich are installed, as they are here: a seventh of a replay. httpx offers no way out (a lazy
+    # import is encode/httpx#3547, unmerged; httpx2 has one), so this process, whose only httpx
+    # client is replio's, marks that module absent and httpx falls back to its stub `main`.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     try:
         main()
     finally:

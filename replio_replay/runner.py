@@ -33,7 +33,7 @@ from .tools.resolve import name_problems, with_mcp_tools
 from .tools.sandbox import Sandbox
 from .tools.toolbox import Toolbox
 from .tools.toolset import ToolSet
-from .worktree import remove_active_worktrees, snapshot, worktree
+from .worktree import Removals, remove_active_worktrees, snapshot, worktree
 
 __all__ = ["GRACE", "InterruptedRun", "Observer", "RunOptions", "run_fixture", "run_suite"]
 
@@ -72,9 +72,13 @@ class RunOptions:
 
 
 def run_fixture(
-    case: Case, provider: Provider, options: RunOptions, cancel: threading.Event | None = None
+    case: Case, provider: Provider, options: RunOptions, cancel: threading.Event | None = None,
+    *, remove: Callable[[Path], None] | None = None,
 ) -> FixtureResult:
-    """One fixture, start to end; every failure becomes this fixture's `error`, never an exception."""
+    """One fixture, start to end; every failure becomes this fixture's `error`, never an exception.
+
+    Its worktree is removed before it returns, or handed to `remove` (see `worktree`).
+    """
     started = time.perf_counter()
     fixture = case.fixture
     permissions = Permissions.for_fixture(fixture.tool_permission, fixture.tools_deny)
@@ -94,7 +98,7 @@ def run_fixture(
     }
     try:
         session = options.session(case, provider, cancel)
-        with worktree(fixture, settings) as root:
+        with worktree(fixture, settings, remove) as root:
             ctx = ToolContext(Sandbox(root), session.transport, **ctx_limits)  # type: ignore[arg-type]
             mcp = session.mcp_tools(case.offered.mcp_servers, root=root, env=options.env,
                                     project=options.project) if case.offered.mcp_servers else None
@@ -169,6 +173,7 @@ def run_suite(
     done: queue.SimpleQueue[tuple[int, FixtureResult]] = queue.SimpleQueue()
     for i in range(len(cases)):
         todo.put(i)
+    removals = Removals()  # worktrees are removed behind the run, not between its fixtures
 
     def work() -> None:
         while not cancel.is_set():
@@ -178,7 +183,7 @@ def run_suite(
                 return
             if options.on_start is not None:
                 options.on_start(cases[i])
-            done.put((i, run_fixture(cases[i], provider, options, cancel)))
+            done.put((i, run_fixture(cases[i], provider, options, cancel, remove=removals)))
 
     workers = [threading.Thread(target=work, name="replio-worker", daemon=True)
                for _ in range(max(1, min(options.jobs, len(cases))))]
@@ -196,6 +201,7 @@ def run_suite(
         while len(results) < len(cases) and not cancel.is_set():
             with contextlib.suppress(queue.Empty):
                 collect(0.1)
+        removals.wait()
     except KeyboardInterrupt:
         interrupted = True
         cancel.set()

@@ -83,7 +83,7 @@ def _play(turn: Turn, request: ChatRequest, index: int) -> ChatResponse:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 class _Call(_Strict):
@@ -104,7 +104,8 @@ class _Turn(_Strict):
     usage: _Usage | None = None
 
 
-_SCRIPT = TypeAdapter(dict[str, list[_Turn]])
+#: Built when a script is first checked, not when the module loads.
+_SCRIPT = TypeAdapter(dict[str, list[_Turn]], config=ConfigDict(defer_build=True))
 
 
 def _load_script(path: str | None) -> Mapping[str, Sequence[Turn]]:

@@ -28,7 +28,7 @@ VARIANT_DIR = Path(".replio") / "tools"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class ToolSetFile(_Strict):
