@@ -1,6 +1,7 @@
 """A loopback OpenAI-compatible server for the benchmark: a scripted agent with a settable latency.
 
-Every fixture plays three requests: a file_read, a grep, then a final answer.
+Every fixture plays three requests: a file_read, a grep, then a final answer (two requests,
+`requests=2`: the file_read, then the answer).
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ PLAN: list[Any] = [
 ]
 
 
-def reply(body: dict[str, Any]) -> dict[str, Any]:
+def reply(body: dict[str, Any], plan: list[Any] = PLAN) -> dict[str, Any]:
     index = sum(1 for m in body["messages"] if m["role"] == "assistant")
-    turn = PLAN[min(index, len(PLAN) - 1)]
+    turn = plan[min(index, len(plan) - 1)]
     message: dict[str, Any] = {"role": "assistant", "content": None}
     if isinstance(turn, str):
         message["content"] = turn
@@ -37,8 +38,9 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
 class BenchServer:
     """Serve the plan on 127.0.0.1 with `latency` seconds added to every answer."""
 
-    def __init__(self, latency: float = 0.0) -> None:
+    def __init__(self, latency: float = 0.0, requests: int = 3) -> None:
         self.latency = latency
+        plan = PLAN if requests == 3 else [*PLAN[: requests - 1], PLAN[-1]]
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -52,7 +54,7 @@ class BenchServer:
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 if server.latency:
                     time.sleep(server.latency)
-                data = json.dumps(reply(body)).encode()
+                data = json.dumps(reply(body, plan)).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))

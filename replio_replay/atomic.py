@@ -7,6 +7,7 @@ every file new, and no stray temp file.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import tempfile
@@ -38,10 +39,19 @@ def atomic_write_all(files: Sequence[tuple[Path, str]]) -> None:
         raise
 
 
+@functools.cache
+def _file_mode() -> int:
+    """What a plain `open(path, "w")` would give: 0o666 less the process's umask (read once)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def _temp(path: Path, text: str) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _file_mode())  # mkstemp makes it 0600; the file the user gets follows the umask
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

@@ -47,6 +47,11 @@ def main() -> None:
 def entry() -> None:
     """The `replio` program: `main`, after which no interrupt can change how the process exits
     (an interrupt during Python's shutdown would otherwise end it by signal, not with 130)."""
+    # httpx imports its own command-line client (`httpx._main`: rich, pygments) whenever click and
+    # rich are installed, as they are here: a seventh of a replay. httpx offers no way out (a lazy
+    # import is encode/httpx#3547, unmerged; httpx2 has one), so this process, whose only httpx
+    # client is replio's, marks that module absent and httpx falls back to its stub `main`.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     try:
         main()
     finally:
@@ -67,16 +72,43 @@ def eval_group(ctx: click.Context, project: Path) -> None:
     ctx.obj = project
 
 
+def selection_options() -> list[Callable[[Callable[..., Any]], Callable[..., Any]]]:
+    """The options every command shares that choose fixtures: ids or globs, tags, the bundled catalog."""
+    return [
+        click.option("--fixture", "fixture_ids", multiple=True, metavar="ID|GLOB",
+                     help="Only fixtures whose id is this or matches this glob, e.g. 'find-*' (repeatable)."),
+        click.option("--tag", "tags", multiple=True, metavar="TAG",
+                     help="Only fixtures with this tag (repeatable); with --fixture, both must hold."),
+        click.option("--no-bundled", is_flag=True,
+                     help="Leave the bundled catalog out (config: \"bundled\": false)."),
+    ]
+
+
+def _options(options: list[Callable[[Callable[..., Any]], Callable[..., Any]]]) -> Callable[..., Any]:
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return decorate
+
+
 @eval_group.command("list")
+@_options(selection_options())
 @click.option("--output", type=OUTPUTS, default="table", show_default=True)
 @click.pass_obj
-def list_cmd(project: Path, output: str) -> None:
+def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tuple[str, ...],
+             no_bundled: bool) -> None:
     """List the fixtures, where each comes from, and any broken files."""
     from .env import cache_dir, global_fixture_dir
     from .fixtures.listing import listing
     from .plugins import plugin_manager
 
-    found = listing(project, global_fixture_dir(), plugin_manager(), cache_dir())
+    try:
+        found = listing(project, global_fixture_dir(), plugin_manager(), cache_dir(),
+                        patterns=fixture_ids, tags=tags, no_bundled=no_bundled)
+    except UsageError as exc:
+        _fail(exc)
     if output == "json":
         from .report.jsonout import dumps
 
@@ -91,7 +123,11 @@ def list_cmd(project: Path, output: str) -> None:
 def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The options `run` and `diff` share: what to run, against what, with which cassettes."""
     options = [
-        click.option("--fixture", "fixture_ids", multiple=True, metavar="ID", help="Only these (repeatable)."),
+        *selection_options(),
+        click.option("--last-failed", is_flag=True,
+                     help="Only the fixtures that did not pass in the previous run (all, if none failed)."),
+        click.option("--shard", metavar="I/N", callback=_shard,
+                     help="Only shard I of N of what is selected, split by a hash of each fixture's id."),
         click.option("--provider", "provider_spec", metavar="NAME[:MODEL]", help="e.g. ollama:qwen2.5."),
         click.option("--model", help="The model; overrides the one in the provider spec."),
         click.option("--base-url", help="The provider's base URL; overrides environment and config."),
@@ -113,27 +149,34 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
                      help="Golden folder (default: <path>/golden)."),
         click.option("--strict", is_flag=True,
                      help="Request drift and fixtures without a golden fail too (exit 1)."),
+        click.option("-v", "--verbose", is_flag=True,
+                     help="Where no live progress shows (CI, a pipe): a line per finished fixture on stderr."),
         click.option("--mcp", "mcp", type=click.Choice(["cassette", "live"]), default=None,
                      help="How a replay serves MCP servers: from the cassette (default), or live, started and "
                      "compared with the recording (request drift)."),
     ]
-
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        for option in reversed(options):
-            fn = option(fn)
-        return fn
-
-    return decorate
+    return _options(options)
 
 
-def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = False) -> Any:
+def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    from .shards import Shard
+
+    try:
+        return None if value is None else Shard.parse(value)
+    except UsageError as exc:
+        raise click.UsageError(str(exc), ctx) from None
+
+
+def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = False, output: str = "table") -> Any:
     from .plugins import plugin_manager
-    from .suite import RunRequest, execute, prepare
+    from .report.progress import choose
+    from .suite import RunRequest, announce, execute, prepare, remember
 
     compare = flags.pop("compare")
     if compare is not None and flags.get("model"):
         raise click.UsageError("--model does not go with --compare; name each model in its spec: "
                                "--compare openai:gpt-4o,openai:gpt-4o-mini")
+    verbose = flags.pop("verbose")
     request = RunRequest(
         project=project,
         provider_specs=_specs(flags.pop("provider_spec"), compare),
@@ -145,12 +188,19 @@ def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = Fals
     try:
         with _interrupt_ends("while starting; nothing was run"):
             plan = prepare(request, plugin_manager())
-        header = plan.header()
-        if header:
-            click.echo(f"replio: {header}", err=True)
+        for line in announce(plan):
+            click.echo(f"replio: {line}", err=True)
+        progress = choose([(r.key.label, len(r.cases)) for r in plan.runs], output=output, verbose=verbose,
+                          env=os.environ, stdout=sys.stdout, stderr=sys.stderr)
         try:
             with _interrupt_ends("while finishing the run; no golden was changed"):
-                return execute(plan)
+                if progress is None:
+                    outcome = execute(plan)
+                else:
+                    with progress:
+                        outcome = execute(plan, observer=progress)
+                remember(plan, outcome)
+                return outcome
         finally:
             plan.close()
     except (UsageError, ConfigError, GoldenError) as exc:
@@ -195,29 +245,39 @@ def _terminate_as_interrupt() -> Iterator[None]:
 @click.option("--update-golden", is_flag=True, help="Approve this run: write its goldens.")
 @click.option("--output", type=RUN_OUTPUTS, default="table", show_default=True)
 @click.option("--output-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the JSON result to this file (e.g. a CI artifact).")
+              help="Also write the result to this file, in the --output format (JSON for the table).")
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write JUnit XML to this file.")
+@click.option("--html", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the HTML report of this run to this file.")
 @click.option("--timing", is_flag=True, help="Add wall-clock seconds under a volatile `timing` key.")
 @click.pass_obj
 def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path | None,
-            junit_xml: Path | None, **flags: Any) -> None:
+            junit_xml: Path | None, html: Path | None, **flags: Any) -> None:
     """Run fixtures against a provider and report trace, metrics, verdicts and drift."""
     compared = flags["compare"] is not None or len(_names(flags["tools"], "--tools")) > 1
     with _terminate_as_interrupt():
-        outcome = _execute(project, flags, update_golden=update_golden)
+        outcome = _execute(project, flags, update_golden=update_golden, output=output)
         with _interrupt_ends("while writing the report"):
             _emit(outcome, output, compared)
-            if output_file is not None:
+            _write_files(outcome, output, compared, output_file, junit_xml)
+            if html is not None:
                 from .atomic import atomic_write
-                from .report.jsonout import dumps
+                from .report.html import render_html
 
-                atomic_write(output_file, dumps(_json(outcome, compared)))
-            if junit_xml is not None:
-                from .atomic import atomic_write
-
-                atomic_write(junit_xml, _junit(outcome))
+                atomic_write(html, render_html(outcome.runs, problems=outcome.problems))
     sys.exit(outcome.exit_code)
+
+
+def _write_files(outcome: Any, output: str, compared: bool, output_file: Path | None, junit_xml: Path | None) -> None:
+    """--output-file in the --output format (JSON for the table), and --junit-xml; each written atomically."""
+    from .atomic import atomic_write
+    from .report.jsonout import dumps
+
+    if output_file is not None:
+        atomic_write(output_file, _junit(outcome) if output == "junit" else dumps(_json(outcome, compared)))
+    if junit_xml is not None:
+        atomic_write(junit_xml, _junit(outcome))
 
 
 def _json(outcome: Any, compared: bool) -> Any:
@@ -250,24 +310,26 @@ def diff_cmd(project: Path, **flags: Any) -> None:
 
 
 @eval_group.command("status")
+@_options(selection_options())
 @click.option("--cassettes", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--golden", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--prune", is_flag=True, help="Delete the orphaned cassettes and goldens listed.")
 @click.option("--output", type=OUTPUTS, default="table", show_default=True)
 @click.pass_obj
-def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune: bool, output: str) -> None:
+def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune: bool, output: str,
+               fixture_ids: tuple[str, ...], tags: tuple[str, ...], no_bundled: bool) -> None:
     """Show, per fixture and provider, whether a cassette and a golden exist, and list orphans."""
     from .env import global_fixture_dir
-    from .fixtures.discovery import discover
+    from .fixtures.discovery import choose, discover
     from .inventory import inventory, prune_orphans
     from .plugins import plugin_manager
     from .report.text import write_inventory
     from .settings import Flags, resolve_settings
 
     try:
-        settings = resolve_settings(project, Flags(cassettes=cassettes, golden=golden))
+        settings = resolve_settings(project, Flags(cassettes=cassettes, golden=golden, no_bundled=no_bundled))
         pm = plugin_manager()
-        catalog = discover(project, global_fixture_dir(), pm)
+        catalog = choose(discover(project, global_fixture_dir(), pm), fixture_ids, tags, bundled=settings.bundled)
         inv = inventory(settings, catalog, pm)
     except (UsageError, ConfigError) as exc:
         _fail(exc)
@@ -319,13 +381,80 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
     elif output == "junit":
         click.echo(_junit(outcome), nl=False)
     else:
+        from .report.table import output_width
         from .report.text import write_compare, write_run
 
         rich = sys.stdout.isatty()
         if compared:
             write_compare(outcome.runs, sys.stdout, rich=rich)
         else:
-            write_run(outcome.runs[0], sys.stdout, rich=rich)
+            write_run(outcome.runs[0], sys.stdout, rich=rich, width=output_width(rich, os.environ))
     write_approvals(outcome.approvals, sys.stdout if output == "table" else sys.stderr)
     if outcome.interrupted:
         click.echo("interrupted: fixtures in flight were cancelled; the report above is partial.", err=True)
+
+
+@eval_group.command("report")
+@click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output-file", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The HTML file to write.")
+def report_cmd(results: tuple[Path, ...], output_file: Path) -> None:
+    """Build one HTML report from saved results (run --output json or --output-file), all their runs."""
+    from .atomic import atomic_write
+    from .report.html import render_html
+
+    saved = [(path, _saved(path)) for path in results]
+    runs = [(path, run) for path, s in saved for run in s.runs]
+    problems = [(p.file, p.message) for _, s in saved for p in s.problems]
+    atomic_write(output_file, render_html([run for _, run in runs], problems=problems,
+                                          origins=[path.name for path, _ in runs]))
+
+
+@eval_group.command("merge")
+@click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--output", type=RUN_OUTPUTS, default="table", show_default=True)
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the merged result to this file, in the --output format (JSON for the table).")
+@click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write JUnit XML to this file.")
+@click.option("--strict", is_flag=True, help="Judge as run --strict does: request drift and no golden fail too.")
+@click.pass_obj
+def merge_cmd(project: Path, results: tuple[Path, ...], output: str, output_file: Path | None,
+              junit_xml: Path | None, strict: bool) -> None:
+    """Merge saved results (the shards of a run, or runs of the same providers) into one, judged as run judges."""
+    from .config import load_project_config
+    from .merging import merge
+    from .suite import Outcome
+
+    try:
+        merged = merge([(str(path), _saved(path)) for path in results])
+        require_pass = frozenset(load_project_config(project).require_pass)
+    except (UsageError, ConfigError) as exc:
+        _fail(exc)
+    outcome = Outcome(runs=merged.runs, problems=[(p.file, p.message) for p in merged.problems],
+                      strict=strict, require_pass=require_pass)
+    compared = len(outcome.runs) != 1
+    with _interrupt_ends("while writing the merged result"):
+        _emit(outcome, output, compared)
+        _write_files(outcome, output, compared, output_file, junit_xml)
+    sys.exit(outcome.exit_code)
+
+
+def _saved(path: Path) -> Any:
+    """A result file read back; exit 2 with a message naming it when it is not one."""
+    import json
+
+    from pydantic import ValidationError
+
+    from .fixtures.model import validation_message
+    from .results import saved_runs
+
+    hint = "give a file that replio eval run --output json or --output-file wrote"
+    try:
+        return saved_runs(json.loads(path.read_text(encoding="utf-8")))
+    except OSError as exc:
+        _fail(UsageError(f"{path}: cannot be read ({exc.strerror or exc}); {hint}"))
+    except ValidationError as exc:
+        _fail(UsageError(f"{path}: not a replio result: {validation_message(exc, 'the result format')}; {hint}"))
+    except (ValueError, RecursionError) as exc:
+        _fail(UsageError(f"{path}: not valid JSON ({exc}); {hint}"))

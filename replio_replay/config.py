@@ -69,6 +69,7 @@ class ProjectConfig(BaseModel):
         default_factory=list, description="Private hosts, addresses or networks tools may fetch from."
     )
     mcp_servers: McpServers = Field(default_factory=dict, description="MCP servers whose tools every tool set offers.")
+    bundled: bool = Field(True, strict=True, description="false: leave the bundled catalog out (as --no-bundled).")
 
 
 def load_project_config(project: Path) -> ProjectConfig:

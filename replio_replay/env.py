@@ -1,13 +1,15 @@
-"""The one place that reads the process environment: a snapshot taken once, and the global fixture dir."""
+"""The one place that reads the process environment: a snapshot taken once, the global fixture
+dir, and the cache folder (with the one file per project that each cached record keeps there)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Env", "cache_dir", "global_fixture_dir"]
+__all__ = ["Env", "cache_dir", "global_fixture_dir", "project_file"]
 
 
 def global_fixture_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -30,8 +32,15 @@ class Env:
     def get(self, name: str | None) -> str | None:
         return self.values.get(name) if name else None
 
+
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """`$XDG_CACHE_HOME/replio`, else `~/.cache/replio`."""
     env = os.environ if environ is None else environ
     base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".cache")
     return Path(base) / "replio"
+
+
+def project_file(cache: Path, project: Path, kind: str) -> Path:
+    """The file under `cache` where the record `kind` (`list`, `lastfailed`...) of `project` lives,
+    named by a hash of the project's resolved path."""
+    return cache / f"{kind}-{hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:16]}.json"

@@ -106,7 +106,8 @@ def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) ->
                       *((r, "golden") for r in store.files())]:
         fixture_id, trial = _fixture_and_trial(rec.stem)
         if fixture_id not in ids:
-            if _ours(rec.path, kind):  # a file replio did not write is never an orphan to prune
+            # a file replio did not write, or one of a fixture left out (--no-bundled, --fixture), is no orphan
+            if fixture_id not in catalog.left_out and _ours(rec.path, kind):
                 inv.orphans.append(rec.path)
             continue
         files.setdefault(RunKey(rec.provider, rec.model, rec.tools), {}).setdefault((fixture_id, trial), {})[kind] = \

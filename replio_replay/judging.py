@@ -39,6 +39,7 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
     return FixtureResult(
         id=fixture.id,
+        task=fixture.task,
         trace=trace,
         names=names,
         # A run that failed or was cut short did not do what was expected, whatever it called.
@@ -61,6 +62,6 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
 def cancelled_result(fixture: Fixture, trial: int = 1) -> FixtureResult:
     """The result of a fixture (trial) the run never started, or abandoned, because it was interrupted."""
     return FixtureResult(
-        id=fixture.id, status=Status.CANCELLED, error="not run: the run was interrupted",
+        id=fixture.id, task=fixture.task, status=Status.CANCELLED, error="not run: the run was interrupted",
         reasons=["the run ended in cancelled"], accuracy=None if fixture.expected is None else 0.0, trial=trial,
     )

@@ -99,5 +99,6 @@ def combine_trials(results: Sequence[FixtureResult]) -> list[FixtureResult]:
                               drift=r.drift, request_drift=r.request_drift) for r in runs]
         combined.append(runs[0].model_copy(update={
             "trials": trials, "passes": sum(t.passed for t in trials), "n": len(trials),
+            "seconds": sum(r.seconds for r in runs),
         }))
     return combined

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from .plural import plural
 from .recording.modes import RecordMode
 
 __all__ = ["ReplioItem", "ReplioProblem", "ReplioSuite"]
@@ -34,6 +35,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Tool set to run (repeatable); default: every tool set with cassettes.")
     group.addoption("--replio-trials", type=int, default=None, metavar="N",
                     help="Run each fixture N times (default: the config's trials, else 1).")
+    group.addoption("--replio-shard", metavar="I/N", default=None,
+                    help="Only shard I of N of the fixtures, split by a hash of each fixture's id.")
     group.addoption("--replio-record-mode", default=None, choices=[m.value for m in RecordMode],
                     help="Cassette record mode (default: none, a pure replay).")
     group.addoption("--replio-mcp", default=None, choices=["cassette", "live"],
@@ -95,7 +98,7 @@ class ReplioItem(pytest.Item):
         plan, _ = _plan(self.config)
         outcome = execute(plan, only=lambda run, case: run is self.run and case is self.case)
         result = next(f for r in outcome.runs for f in r.fixtures)
-        written = sum(a.action in ("created", "changed") for a in outcome.approvals)
+        written = sum(a.action in ("created", "updated") for a in outcome.approvals)
         self.user_properties.append(("replio", json.dumps({
             "drifted": bool(result.drift), "error": result.status.value == "error", "written": written,
         })))
@@ -141,9 +144,11 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
     if "plan" not in stash:
         from .plugins import plugin_manager
         from .settings import Flags, resolve_settings
+        from .shards import Shard
         from .suite import RunRequest, prepare
 
         opt = config.getoption
+        shard = opt("replio_shard")
         project = Path(opt("replio_path"))
         settings = resolve_settings(project, Flags(record_mode=opt("replio_record_mode")),
                                     fallback_mode=RecordMode.NONE)
@@ -157,6 +162,7 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
             record_mode=opt("replio_record_mode"), fallback_mode=RecordMode.NONE, trials=opt("replio_trials"),
             strict=opt("replio_strict"), update_golden=opt("replio_update_golden"),
             mcp_live=opt("replio_mcp") == "live",
+            shard=None if shard is None else Shard.parse(shard, "--replio-shard"),
         )
         stash["plan"] = prepare(request, plugin_manager())
         named = opt("replio_provider") or opt("replio_tools")
@@ -220,6 +226,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                 counts["errors"] += data["error"]
                 counts["written"] += data["written"]
     terminalreporter.write_line(
-        f"replio: {counts['replayed']} fixtures replayed, {counts['drifted']} drifted, "
-        f"{counts['errors']} errors, {counts['written']} goldens written"
+        f"replio: {plural(counts['replayed'], 'fixture')} replayed, {counts['drifted']} drifted, "
+        f"{plural(counts['errors'], 'error')}, {plural(counts['written'], 'golden')} written"
     )

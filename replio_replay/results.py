@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 if TYPE_CHECKING:
     from .storage import RunKey
 
-__all__ = ["FixtureResult", "RunResult", "Status", "Summary", "TraceCall", "TrialResult"]
+__all__ = ["FixtureResult", "RunResult", "SavedRuns", "Status", "Summary", "TraceCall", "TrialResult", "saved_runs"]
 
 
 class Status(str, Enum):
@@ -42,6 +42,7 @@ class FixtureResult(_Model):
     """One fixture against one provider and model."""
 
     id: str
+    task: str | None = Field(None, description="The fixture's task, the user message (null in older results).")
     trace: list[TraceCall] = Field(default_factory=list)
     names: list[str] = Field(default_factory=list)
     accuracy: float | None = None
@@ -63,6 +64,8 @@ class FixtureResult(_Model):
         None, description="Changes from the approved golden: null when there is no golden yet."
     )
     timing: dict[str, float] | None = Field(None, description="Volatile wall-clock figures.")
+    #: Wall-clock seconds the fixture took (all its trials, once combined); JUnit's `time`.
+    seconds: float = Field(0.0, exclude=True)
     #: Which trial this result is (1-based); the JSON shows it inside `trials`.
     trial: int = Field(1, exclude=True)
     trials: list[TrialResult] | None = Field(None, description="Each trial's outcome, when the run has several.")
@@ -136,3 +139,25 @@ class RunResult(_Model):
             if data["summary"].get(key) is None:
                 data["summary"].pop(key, None)
         return data
+
+
+class SavedProblem(_Model):
+    """A fixture file that could not be loaded, as a saved result lists it."""
+
+    file: str
+    message: str
+
+
+class SavedRuns(_Model):
+    """A saved result read back: what `run --output json` and `--output-file` write."""
+
+    runs: list[RunResult]
+    problems: list[SavedProblem] = Field(default_factory=list)
+
+
+def saved_runs(data: Any) -> SavedRuns:
+    """`data` as saved runs: one run (`{provider, model, ..., problems}`) or compared ones
+    (`{"runs": [...], "problems": [...]}`); pydantic's ValidationError when it is neither."""
+    if isinstance(data, dict) and "runs" not in data:
+        return SavedRuns(runs=[RunResult.model_validate(data)], problems=data.get("problems", []))
+    return SavedRuns.model_validate(data)

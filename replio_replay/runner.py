@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from .cases import Case
 from .engine import Limits, Transcript, run_loop
@@ -32,9 +33,19 @@ from .tools.resolve import name_problems, with_mcp_tools
 from .tools.sandbox import Sandbox
 from .tools.toolbox import Toolbox
 from .tools.toolset import ToolSet
-from .worktree import remove_active_worktrees, snapshot, worktree
+from .worktree import Removals, remove_active_worktrees, snapshot, worktree
 
-__all__ = ["GRACE", "InterruptedRun", "RunOptions", "run_fixture", "run_suite"]
+__all__ = ["GRACE", "InterruptedRun", "Observer", "RunOptions", "run_fixture", "run_suite"]
+
+
+class Observer(Protocol):
+    """Follows runs as they go (a progress display): told when each fixture starts and ends."""
+
+    def started(self, label: str) -> None:
+        """A fixture of the run `label` began."""
+
+    def finished(self, label: str, result: FixtureResult) -> None:
+        """A fixture of the run `label` ended with `result`."""
 
 
 @dataclass
@@ -45,17 +56,29 @@ class RunOptions:
     jobs: int = 1
     session: SessionFactory = live_session
     timing: bool = False
-    on_result: Callable[[FixtureResult], None] | None = None
+    on_start: Callable[[Case], None] | None = None  # a fixture begins (in its worker thread)
+    on_result: Callable[[FixtureResult], None] | None = None  # a fixture ended (in the run's thread)
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     web_allow: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))  # what MCP servers' `from_env` read
     project: Path | None = None  # what `{project}` stands for in an MCP server's command
 
+    def observed(self, observer: Observer | None, label: str) -> RunOptions:
+        """These options, reporting each fixture's start and end to `observer` as the run `label`."""
+        if observer is None:
+            return self
+        return dataclasses.replace(self, on_start=lambda case: observer.started(label),
+                                   on_result=lambda result: observer.finished(label, result))
+
 
 def run_fixture(
-    case: Case, provider: Provider, options: RunOptions, cancel: threading.Event | None = None
+    case: Case, provider: Provider, options: RunOptions, cancel: threading.Event | None = None,
+    *, remove: Callable[[Path], None] | None = None,
 ) -> FixtureResult:
-    """One fixture, start to end; every failure becomes this fixture's `error`, never an exception."""
+    """One fixture, start to end; every failure becomes this fixture's `error`, never an exception.
+
+    Its worktree is removed before it returns, or handed to `remove` (see `worktree`).
+    """
     started = time.perf_counter()
     fixture = case.fixture
     permissions = Permissions.for_fixture(fixture.tool_permission, fixture.tools_deny)
@@ -75,7 +98,7 @@ def run_fixture(
     }
     try:
         session = options.session(case, provider, cancel)
-        with worktree(fixture, settings) as root:
+        with worktree(fixture, settings, remove) as root:
             ctx = ToolContext(Sandbox(root), session.transport, **ctx_limits)  # type: ignore[arg-type]
             mcp = session.mcp_tools(case.offered.mcp_servers, root=root, env=options.env,
                                     project=options.project) if case.offered.mcp_servers else None
@@ -113,8 +136,10 @@ def run_fixture(
         result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=error))
     if case.trial != 1:
         result = result.model_copy(update={"trial": case.trial})
+    seconds = round(time.perf_counter() - started, 4)
+    result = result.model_copy(update={"seconds": seconds})
     if options.timing:
-        result = result.model_copy(update={"timing": {"seconds": round(time.perf_counter() - started, 4)}})
+        result = result.model_copy(update={"timing": {"seconds": seconds}})
     return result
 
 
@@ -148,6 +173,7 @@ def run_suite(
     done: queue.SimpleQueue[tuple[int, FixtureResult]] = queue.SimpleQueue()
     for i in range(len(cases)):
         todo.put(i)
+    removals = Removals()  # worktrees are removed behind the run, not between its fixtures
 
     def work() -> None:
         while not cancel.is_set():
@@ -155,7 +181,9 @@ def run_suite(
                 i = todo.get_nowait()
             except queue.Empty:
                 return
-            done.put((i, run_fixture(cases[i], provider, options, cancel)))
+            if options.on_start is not None:
+                options.on_start(cases[i])
+            done.put((i, run_fixture(cases[i], provider, options, cancel, remove=removals)))
 
     workers = [threading.Thread(target=work, name="replio-worker", daemon=True)
                for _ in range(max(1, min(options.jobs, len(cases))))]
@@ -173,6 +201,7 @@ def run_suite(
         while len(results) < len(cases) and not cancel.is_set():
             with contextlib.suppress(queue.Empty):
                 collect(0.1)
+        removals.wait()
     except KeyboardInterrupt:
         interrupted = True
         cancel.set()

@@ -2,7 +2,8 @@
 
 The CLI's `run`, `diff` and `status`, and the pytest plugin, describe what they were given as
 `Flags` (None: not given) and get the same `Settings` back: where cassettes and goldens live,
-the record mode, how many fixtures run at once, the limits, the tool sets to run.
+the record mode, how many fixtures run at once, the limits, the tool sets to run, whether the
+bundled catalog is in.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Flags:
     jobs: int | None = None
     tools: Sequence[str] = ()
     trials: int | None = None
+    no_bundled: bool = False
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class Settings:
     golden: Path
     tools: tuple[str, ...]
     trials: int = 1
+    bundled: bool = True  # the bundled catalog's fixtures are in the catalog
 
     @property
     def max_turns(self) -> int:
@@ -79,6 +82,7 @@ def resolve_settings(
         golden=flags.golden if flags.golden is not None else project / (config.golden or "golden"),
         tools=tuple(flags.tools) or (DEFAULT_TOOLSET,),
         trials=flags.trials or config.trials,
+        bundled=config.bundled and not flags.no_bundled,
     )
 
 

@@ -89,3 +89,8 @@ def scan(root: Path, ext: str) -> Iterator[Recorded]:
         provider, model, *tools_dir, _ = parts
         tools = tools_dir[0][len(TOOLS_PREFIX):] if tools_dir else encode_name(DEFAULT_TOOLSET)
         yield Recorded(decode_name(provider), decode_name(model), decode_name(tools), decode_name(path.stem), path)
+
+
+def recorded_providers(root: Path) -> list[str]:
+    """The `provider:model` specs that have cassettes under `root`, sorted."""
+    return sorted({f"{r.provider}:{r.model}" for r in scan(root, CASSETTE)})

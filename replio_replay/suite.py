@@ -1,8 +1,9 @@
 """Run composition, the one way a run is put together, for the CLI and the pytest plugin alike.
 
-`prepare` resolves everything before anything runs (settings, providers, tool sets, each
-fixture's case), so a bad flag or file fails fast; `execute` runs every provider × tool set
-of the plan (or a part of it), attaches golden drift and approves when asked.
+`prepare` resolves everything before anything runs (settings, the fixtures selected, providers,
+tool sets, each fixture's case), so a bad flag or file fails fast; `execute` runs every provider
+× tool set of the plan (or a part of it), attaches golden drift and approves when asked. The CLI
+also has `announce` say what a run will do, and `remember` record what failed for `--last-failed`.
 """
 
 from __future__ import annotations
@@ -14,35 +15,43 @@ from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pluggy
 
+from . import lastfailed
 from .cases import Case
 from .engine import Limits
-from .env import global_fixture_dir
-from .errors import ToolSetError
-from .fixtures.discovery import Catalog, Found, discover, select
-from .fixtures.sources import Problem
+from .env import cache_dir, global_fixture_dir
+from .errors import ToolSetError, UnknownProviderError, UsageError
+from .fixtures.discovery import Catalog, Found, choose, discover
+from .fixtures.sources import LOCAL, Problem
 from .golden.review import Approval, approve, attach_drift
 from .golden.store import GoldenStore
 from .judging import cancelled_result
 from .mcp.config import HttpServer, secret_names
 from .metrics import combine_trials, summarize
+from .notices import first_time
+from .plugins import BUILTIN_CATALOG
+from .plural import plural
 from .providers.base import Provider
 from .providers.registry import create_provider
 from .recording.modes import RecordMode
 from .redact import MIN_SECRET, Redactor, placeholder_names
 from .results import RunResult
-from .runner import GRACE, InterruptedRun, RunOptions, run_suite
+from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite
 from .settings import Flags, Settings, resolve_settings
-from .storage import CASSETTE, RunKey
+from .storage import CASSETTE, RunKey, recorded_providers
 from .tools.resolve import for_fixture, name_problems
 from .tools.sources import load_toolsets
 from .tools.toolset import ToolSet
 from .verdict import judge
 from .worktree import reap_stale_worktrees
 
-__all__ = ["Outcome", "Plan", "PlannedRun", "RunRequest", "execute", "prepare"]
+if TYPE_CHECKING:
+    from .shards import Shard
+
+__all__ = ["Outcome", "Plan", "PlannedRun", "RunRequest", "announce", "execute", "prepare", "remember"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +59,11 @@ class RunRequest:
     """What the user asked for, as flags (None: not given)."""
 
     project: Path
-    fixture_ids: Sequence[str] = ()
+    fixture_ids: Sequence[str] = ()  # ids or glob patterns
+    tags: Sequence[str] = ()
+    no_bundled: bool = False
+    last_failed: bool = False  # only the fixtures that did not pass last time (see `lastfailed`)
+    shard: Shard | None = None  # only this shard's part of what is selected (see `shards`)
     provider_specs: Sequence[str | None] = (None,)
     model: str | None = None
     base_url: str | None = None
@@ -69,7 +82,8 @@ class RunRequest:
 
     def flags(self) -> Flags:
         return Flags(record_mode=self.record_mode, no_cassettes=self.no_cassettes, cassettes=self.cassettes,
-                     golden=self.golden, jobs=self.jobs, tools=tuple(self.tools), trials=self.trials)
+                     golden=self.golden, jobs=self.jobs, tools=tuple(self.tools), trials=self.trials,
+                     no_bundled=self.no_bundled)
 
 
 @dataclass
@@ -95,18 +109,25 @@ class Plan:
     problems: list[Problem] = field(default_factory=list)
     redactor: Redactor = field(default_factory=Redactor)
     notes: list[str] = field(default_factory=list)
+    selection: list[str] = field(default_factory=list)  # what the selection did, said before the run
+    #: The bundled catalog's fixtures selected, when the project has fixtures of its own.
+    bundled_beside_local: frozenset[str] = frozenset()
 
     def header(self) -> str | None:
         """One line saying what this run will send to providers, and how many fixtures at once;
         None when it sends nothing (a replay, or every cassette is already recorded)."""
-        live = sum(1 for r in self.runs if r.provider.speaks_http for c in r.cases if self._live(r, c))
+        live = len(self.live_cases())
         if not live:
             return None
         local = sorted({r.provider.settings.name for r in self.runs if r.provider.local})
         why = (f" ({', '.join(local)} runs on this machine; --jobs N to change)"
                if local and self.settings.jobs == 1 else "")
         verb = "running" if self.settings.record_mode is None else "recording"
-        return f"{verb} {live} fixture{'s' if live != 1 else ''}, {self.settings.jobs} at a time{why}"
+        return f"{verb} {plural(live, 'fixture')}, {self.settings.jobs} at a time{why}"
+
+    def live_cases(self) -> list[Case]:
+        """The cases this run sends to a provider (none in a replay, nor where a cassette will answer)."""
+        return [c for r in self.runs if r.provider.speaks_http for c in r.cases if self._live(r, c)]
 
     def _live(self, run: PlannedRun, case: Case) -> bool:
         mode = self.settings.record_mode
@@ -171,7 +192,19 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
     settings = resolve_settings(request.project, request.flags(), fallback_mode=request.fallback_mode)
     reap_stale_worktrees()  # those a killed run left behind
     catalog = catalog or discover(request.project, global_fixture_dir(), pm)
-    found = select(catalog, list(request.fixture_ids))
+    has_local = any(f.source == LOCAL for f in catalog.fixtures.values())
+    catalog = choose(catalog, request.fixture_ids, request.tags, bundled=settings.bundled)
+    found = catalog.sorted()
+    selection = []
+    if request.last_failed:
+        ids, said = lastfailed.narrow([f.fixture.id for f in found], lastfailed.load(cache_dir(), request.project))
+        found = [catalog.fixtures[i] for i in ids]
+        selection.append(said)
+    if request.shard is not None:  # last: the shards of one selection together make exactly it
+        ids, said = request.shard.narrow([f.fixture.id for f in found])
+        found = [catalog.fixtures[i] for i in ids]
+        selection.append(said)
+    bundled = frozenset(f.fixture.id for f in found if f.source == BUILTIN_CATALOG and has_local)
     toolsets, problems = load_toolsets(settings.project, settings.tools, settings.config.tools, pm,
                                        settings.config.mcp_servers)
     problems = [*catalog.problems, *problems]
@@ -180,10 +213,13 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
         cases, found_problems = _cases(found, toolset, settings.trials)
         per_set[toolset.name] = cases
         problems.extend(p for p in found_problems if p not in problems)
+    specs = list(request.provider_specs)
+    if specs == [None] and not settings.config.provider and settings.record_mode is RecordMode.NONE:
+        specs = [_recorded_provider(settings)]  # a replay of what was recorded, with no provider named
     providers = [
         create_provider(spec, config=settings.config, env=settings.env, model=request.model,
                         base_url=request.base_url)
-        for spec in request.provider_specs
+        for spec in specs
     ]
     if request.jobs is None and settings.config.jobs is None and settings.record_mode is not RecordMode.NONE \
             and any(p.local for p in providers):
@@ -197,11 +233,46 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
                                          urls=[p.settings.base_url for p in providers])
     notes = [f"{name} holds fewer than {MIN_SECRET} characters: a placeholder, not treated as a secret"
              for name in placeholder_names(settings.env.values, key_names)]
-    return Plan(request, settings, runs, problems, redactor, notes)
+    return Plan(request, settings, runs, problems, redactor, notes, selection, bundled)
 
 
-def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = None) -> Outcome:
-    """Run the plan (the cases `only` keeps, if given): every run at once, reported in plan order."""
+#: Said once per project, on its first run that sends bundled fixtures to a provider.
+BUNDLED_NOTE = ("note: the bundled catalog's fixtures run along with this project's own; leave them out with "
+                "--no-bundled, or \"bundled\": false in .replio/config.json (said once per project)")
+
+
+def announce(plan: Plan) -> list[str]:
+    """The lines to say before the run: what the selection did, what will be sent to providers, and,
+    on a project's first run that sends bundled fixtures beside its own, how to leave them out."""
+    lines = [*plan.selection, *filter(None, [plan.header()])]
+    if any(c.id in plan.bundled_beside_local for c in plan.live_cases()) \
+            and first_time(cache_dir(), plan.request.project, "bundled"):
+        lines.append(BUNDLED_NOTE)
+    return lines
+
+
+def remember(plan: Plan, outcome: Outcome) -> None:
+    """Record, for the next `--last-failed`, which fixtures of this run did not pass."""
+    cache, project = cache_dir(), plan.request.project
+    lastfailed.save(cache, project, lastfailed.updated(lastfailed.load(cache, project), outcome.runs))
+
+
+def _recorded_provider(settings: Settings) -> str:
+    """The one provider the cassettes were recorded with; else an error listing what there is."""
+    found = recorded_providers(settings.cassettes)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise UnknownProviderError(f"no provider named, and no cassettes under {settings.cassettes}/ to replay; "
+                                   'name one with --provider NAME[:MODEL] or set "provider" in .replio/config.json')
+    raise UsageError(f"no provider named, and the cassettes under {settings.cassettes}/ hold several: "
+                     f"{', '.join(found)}; choose one with --provider (or --compare {','.join(found)})")
+
+
+def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = None,
+            observer: Observer | None = None) -> Outcome:
+    """Run the plan (the cases `only` keeps, if given): every run at once, reported in plan order
+    and, as fixtures start and end, to `observer`."""
     settings = plan.settings
     options = RunOptions(
         limits=Limits(settings.max_turns, settings.max_calls), jobs=settings.jobs, timing=plan.request.timing,
@@ -224,7 +295,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
 
     with network_blocked(_live_mcp_urls(runs, plan.request.mcp_live)) if settings.record_mode is RecordMode.NONE \
             else nullcontext():
-        _run_all(runs, options, outcome)
+        _run_all(runs, options, outcome, observer)
     # The one redaction step: everything reported or approved from here on is free of secrets.
     outcome.runs = [plan.redactor.model(run) for run in outcome.runs]
     outcome.problems = [(f, plan.redactor.text(m)) for f, m in outcome.problems]
@@ -232,7 +303,9 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     store = GoldenStore(settings.golden)
     outcome.runs = [attach_drift(run, store) for run in outcome.runs]
     if plan.request.update_golden and not outcome.interrupted:
-        outcome.approvals = approve(outcome.runs, store, plan.request.fixture_ids)
+        outcome.approvals = approve(outcome.runs, store)
+        # Judge the approved state: what was just approved no longer counts as drift.
+        outcome.runs = [attach_drift(run, store) for run in outcome.runs]
     if settings.trials > 1:  # each fixture's trials as one result, with pass^k in the summary
         outcome.runs = [_combined(run) for run in outcome.runs]
     return outcome
@@ -244,13 +317,14 @@ def _live_mcp_urls(runs: Sequence[PlannedRun], everything: bool) -> list[str]:
                    if isinstance(server, HttpServer) and (everything or server.replay == "live")})
 
 
-def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome) -> None:
+def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome, observer: Observer | None) -> None:
     """One suite run per planned run; several (--compare, --tools A,B) run at once, each in a
     daemon thread, so an interrupt ends them all within the grace whatever they are doing."""
     if len(runs) == 1:
         run = runs[0]
         try:
-            outcome.runs.append(run_suite(run.cases, run.provider, run.toolset, options))
+            outcome.runs.append(run_suite(run.cases, run.provider, run.toolset,
+                                          options.observed(observer, run.key.label)))
         except InterruptedRun as stop:
             outcome.runs.append(stop.run)
             outcome.interrupted = True
@@ -259,7 +333,9 @@ def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome) -> N
     results: list[RunResult | None] = [None] * len(runs)
 
     def one(i: int) -> None:
-        results[i] = run_suite(runs[i].cases, runs[i].provider, runs[i].toolset, options, cancel)
+        run = runs[i]
+        results[i] = run_suite(run.cases, run.provider, run.toolset, options.observed(observer, run.key.label),
+                               cancel)
 
     threads = [threading.Thread(target=one, args=(i,), name=f"replio-{r.key.label}", daemon=True)
                for i, r in enumerate(runs)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .diffing import Change
+from .plural import plural
 from .recording.modes import RecordMode, record_flags
 from .results import FixtureResult, Status
 
@@ -46,10 +47,10 @@ def judge(result: FixtureResult, *, strict: bool = False, require_pass: bool = F
     problems = []
     for name, unit in units:
         if unit.drift:
-            problems.append(_changes(f"{name}: drift from golden ({len(unit.drift)} changes)", unit.drift))
+            problems.append(_changes(f"{name}: drift from golden ({plural(len(unit.drift), 'change')})", unit.drift))
         if strict and unit.request_drift:
             problems.append(_changes(
-                f"{name}: request drift ({len(unit.request_drift)} changes); re-record with "
+                f"{name}: request drift ({plural(len(unit.request_drift), 'change')}); re-record with "
                 f"{record_flags(RecordMode.ALL, result.id, tools)}", unit.request_drift))
         if strict and unit.drift is None:
             problems.append(f"{name}: no golden yet; approve one with --update-golden")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -66,3 +69,11 @@ def make_case(fixture: Fixture, toolset: ToolSet | None = None) -> Case:
     """`fixture` as a run of `toolset` (the built-ins by default) runs it."""
     toolset = toolset or builtin_toolset()
     return Case(fixture, for_fixture(toolset, fixture, "test"), toolset)
+
+
+def replio_command() -> str:
+    """The `replio` script installed beside this interpreter, else the one on PATH."""
+    beside = Path(sys.executable).parent / ("replio.exe" if os.name == "nt" else "replio")
+    found = str(beside) if beside.is_file() else shutil.which("replio")
+    assert found, "the console script `replio` is not installed; run: pip install -e '.[test]'"
+    return found

@@ -98,9 +98,9 @@ def test_list_json(mock_project: Path) -> None:
     assert set(data) == {"fixtures", "problems"}
     by_id = {f["id"]: f for f in data["fixtures"]}
     assert [f["id"] for f in data["fixtures"]] == sorted(CATALOG_IDS + ["hello", "looper", "needs-grep"])
-    assert by_id["hello"] == {"id": "hello", "source": "local", "description": "Say what is here."}
+    assert by_id["hello"] == {"id": "hello", "source": "local", "description": "Say what is here.", "tags": []}
     assert by_id["grep-symbol"]["source"] == "replio-core-eval"
-    assert all(set(f) == {"id", "source", "description"} for f in data["fixtures"])
+    assert all(set(f) == {"id", "source", "description", "tags"} for f in data["fixtures"])
     assert data["problems"] == [{
         "file": str(mock_project / ".replio" / "eval" / "bad.json"),
         "message": "not valid JSON at line 1, column 2: Expecting property name enclosed in double quotes",

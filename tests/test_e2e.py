@@ -3,21 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.helpers import call, turn, write_json
-
-
-def replio_command() -> str:
-    """The `replio` script installed beside this interpreter, else the one on PATH."""
-    beside = Path(sys.executable).parent / ("replio.exe" if os.name == "nt" else "replio")
-    found = str(beside) if beside.is_file() else shutil.which("replio")
-    assert found, "the console script `replio` is not installed; run: pip install -e '.[test]'"
-    return found
+from tests.helpers import call, replio_command, turn, write_json
 
 
 def test_the_installed_replio_runs_fixtures_end_to_end(tmp_path: Path) -> None:

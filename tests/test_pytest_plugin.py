@@ -17,6 +17,7 @@ import replio_replay.pytest_plugin  # noqa: F401
 import replio_replay.recording.session  # noqa: F401
 import replio_replay.suite  # noqa: F401
 from replio_replay.cli import main
+from replio_replay.shards import shard_of
 from tests.support.llm_server import LLMServer
 from tests.support.project import run_args
 
@@ -37,6 +38,14 @@ def _ids(project: Path) -> list[str]:
 def test_collects_one_item_per_fixture_and_provider(pytester: pytest.Pytester, recorded: Path) -> None:
     result = pytester.runpytest("--collect-only", "-q", *_ids(recorded))
     result.stdout.fnmatch_lines(["replio::alpha[[]openai:test-model[]]", "replio::beta[[]openai:test-model[]]"])
+
+
+def test_the_config_can_leave_the_bundled_catalog_out(pytester: pytest.Pytester, recorded: Path) -> None:
+    config = recorded / ".replio" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "bundled": False}))
+    result = pytester.runpytest("--collect-only", "-q", "--replio-path", str(recorded), "-p", "no:cacheprovider")
+    collected = [line for line in result.stdout.lines if line.startswith("replio::")]
+    assert collected == ["replio::alpha[openai:test-model]", "replio::beta[openai:test-model]"]
 
 
 def test_replay_passes_with_summary(pytester: pytest.Pytester, recorded: Path) -> None:
@@ -60,7 +69,7 @@ def test_drift_fails_with_the_report_as_text(pytester: pytest.Pytester, recorded
     golden.write_text(json.dumps(data))
     result = pytester.runpytest(*_ids(recorded))
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*alpha: drift from golden (1 changes)", '*answer answer_changed: "something else"*'])
+    result.stdout.fnmatch_lines(["*alpha: drift from golden (1 change)", '*answer answer_changed: "something else"*'])
     assert "Traceback" not in result.stdout.str()
 
 
@@ -76,8 +85,8 @@ def test_verifier_failure_is_a_measurement_unless_required(pytester: pytest.Pyte
     data = json.loads(fixture.read_text())
     data["verifier"] = {"must_include": ["grep"]}
     fixture.write_text(json.dumps(data))
-    # the fixture changed, so its golden's pass drifts: approve that first
-    pytester.runpytest(*_ids(recorded), "--replio-update-golden").assert_outcomes(passed=1, failed=1)
+    # the fixture changed, so its golden's pass drifts: approving it passes (the approved state is judged)
+    pytester.runpytest(*_ids(recorded), "--replio-update-golden").assert_outcomes(passed=2)
     pytester.runpytest(*_ids(recorded)).assert_outcomes(passed=2)
     required = pytester.runpytest(*_ids(recorded), "--replio-require-pass")
     required.assert_outcomes(passed=1, failed=1)
@@ -131,7 +140,7 @@ def test_every_recorded_tool_set_is_collected_and_replayed(pytester: pytest.Pyte
     variant.write_text(json.dumps({"override": {"glob": {"description": "Changed again."}}}))
     drifted = pytester.runpytest(*_ids(project), "--replio-tools", "terse", "--replio-strict")
     drifted.assert_outcomes(failed=2)
-    drifted.stdout.fnmatch_lines(["*beta: request drift (1 changes); re-record with --record-mode all "
+    drifted.stdout.fnmatch_lines(["*beta: request drift (1 change); re-record with --record-mode all "
                                   "--fixture beta --tools terse", "*tools[[]glob[]].description changed*"])
 
 
@@ -141,3 +150,22 @@ def test_a_broken_tool_set_is_one_clear_line(pytester: pytest.Pytester, recorded
     assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error, as for a broken test file
     result.stdout.fnmatch_lines(["replio: *tools.json: disable: no tool named 'grepp'; did you mean 'grep'?"])
     assert "Traceback" not in result.stdout.str() and "raise " not in result.stdout.str()
+
+
+def test_shards_collect_each_item_once_between_them(pytester: pytest.Pytester, recorded: Path) -> None:
+    def collected(*args: str) -> list[str]:
+        result = pytester.runpytest("--collect-only", "-q", "--replio-path", str(recorded), "-p", "no:cacheprovider",
+                                    *args)
+        return [line for line in result.stdout.lines if line.startswith("replio::")]
+
+    whole = collected()
+    parts = [collected("--replio-shard", f"{i}/3") for i in (1, 2, 3)]
+    assert sorted(item for part in parts for item in part) == sorted(whole) and len(whole) > 3
+    for i, part in enumerate(parts, start=1):
+        assert all(shard_of(item.removeprefix("replio::").partition("[")[0], 3) == i for item in part)
+
+
+def test_a_bad_shard_is_one_clear_line(pytester: pytest.Pytester, recorded: Path) -> None:
+    result = pytester.runpytest(*_ids(recorded), "--replio-shard", "4/3")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["replio: --replio-shard '4/3' is not a shard: I must be between 1 and 3 (e.g. 1/3)"])

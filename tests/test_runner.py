@@ -17,7 +17,7 @@ from replio_replay.errors import ProviderError
 from replio_replay.providers.base import ChatRequest, ChatResponse, ToolCall
 from replio_replay.results import Status
 from replio_replay.runner import InterruptedRun, RunOptions, run_fixture, run_suite
-from replio_replay.worktree import TEMP_PREFIX, worktree
+from replio_replay.worktree import TEMP_PREFIX, Removals, worktree
 from tests.helpers import builtin_toolset, call, make_case, make_fixture, mock_provider, turn
 
 
@@ -27,8 +27,8 @@ def roots(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     made: list[Path] = []
 
     @contextmanager
-    def watched(fixture: Any, settings: Mapping[str, Any]) -> Iterator[Path]:
-        with worktree(fixture, settings) as root:
+    def watched(fixture: Any, settings: Mapping[str, Any], remove: Any = None) -> Iterator[Path]:
+        with worktree(fixture, settings, remove) as root:
             made.append(root)
             yield root
 
@@ -55,6 +55,20 @@ def test_worktree_is_removed_on_error_and_on_ctrl_c(exc: BaseException) -> None:
         with worktree(make_fixture(files={"a.txt": "a"}), {}) as root:
             (root / "made-by-a-tool.txt").write_text("x")
             raise exc
+    assert not root.exists()
+
+
+def test_a_worktree_handed_to_removals_is_gone_once_they_are_waited_for() -> None:
+    removals = Removals()
+    made = []
+    for i in range(3):
+        with worktree(make_fixture(files={"d/e/f.txt": str(i)}), {}, removals) as root:
+            made.append(root)
+    removals.wait()
+    assert not any(root.exists() for root in made)
+    with worktree(make_fixture(), {}, removals) as root:  # a new thread once the last one ended
+        pass
+    removals.wait()
     assert not root.exists()
 
 

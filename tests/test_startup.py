@@ -1,4 +1,5 @@
-"""Start-up stays light: `replio --help` and `replio eval list` load no HTTP, recording or table code."""
+"""Start-up stays light: `replio --help` and `replio eval list` load no HTTP, recording or table code,
+and a replay loads none of what only recording, a terminal or an unusual tool schema needs."""
 
 from __future__ import annotations
 
@@ -8,6 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from replio_replay.cli import main
+from tests.support.agents import openai_agent
+from tests.support.llm_server import LLMServer
+from tests.support.project import PLANS
 
 HEAVY = ("httpx", "vcr", "deepdiff", "rich", "yaml", "replio_replay.engine")
 
@@ -25,3 +32,40 @@ def test_light_commands_import_only_what_they_need(argv: list[str], tmp_path: Pa
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
     loaded = set(json.loads(done.stdout.splitlines()[-1]))
     assert [m for m in HEAVY if m in loaded] == []
+
+
+#: What a replay piped to a file needs none of: vcrpy (its patchers import every HTTP library
+#: installed, httpx2 among them) and wrapt, httpx's command-line client and the rich and pygments it
+#: brings (the table is plain text when piped).
+NOT_IN_A_REPLAY = ("vcr", "wrapt", "httpx2", "httpx._main", "rich", "pygments")
+
+LOOKUP = {"lookup_order": {
+    "description": "Look an order up by its id.",
+    "parameters": {"type": "object", "properties": {"order_id": {"type": "string", "description": "The id."}},
+                   "required": ["order_id"], "additionalProperties": False},
+    "result": "shipped",
+}}
+
+
+def test_a_replay_imports_only_what_it_needs(project: Path, llm_server: LLMServer) -> None:
+    (project / ".replio" / "eval" / "gamma.json").write_text(json.dumps({
+        "task": "GAMMA: where is order A-1?", "tools": LOOKUP, "expected": ["lookup_order"],
+    }))
+    llm_server.handler = openai_agent({**PLANS, "GAMMA": [[("lookup_order", {"order_id": "A-1"})], "Shipped."]})
+    recorded = CliRunner().invoke(main, ["eval", "--path", str(project), "run", "--no-bundled",
+                                         "--base-url", f"{llm_server.url}/v1"])
+    assert recorded.exit_code == 0, recorded.output
+    llm_server.close()
+    code = (
+        "import atexit, json, sys\n"
+        "from replio_replay.cli import entry\n"
+        "atexit.register(lambda: sys.stderr.write(json.dumps(sorted(\n"
+        "    name for name, module in sys.modules.items() if module is not None)) + '\\n'))\n"
+        f"sys.argv = ['replio', 'eval', '--path', {str(project)!r}, 'run', '--record-mode', 'none', '--no-bundled']\n"
+        "entry()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "gamma" in done.stdout and "lookup_order" in done.stdout  # the table, with the stub tool called
+    loaded = set(json.loads(done.stderr.splitlines()[-1]))
+    assert "replio_replay.recording.transport" in loaded  # it did replay
+    assert [m for m in NOT_IN_A_REPLAY if m in loaded or any(n.startswith(f"{m}.") for n in loaded)] == []

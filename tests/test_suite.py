@@ -6,9 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from replio_replay.cli import main
 from replio_replay.plugins import plugin_manager
 from replio_replay.suite import RunRequest, prepare
+from tests.support.llm_server import LLMServer
+from tests.support.project import run_args
 
 
 @pytest.mark.parametrize(("spec", "jobs", "config_jobs", "expected"), [
@@ -44,3 +48,33 @@ def test_the_header_counts_only_what_will_be_recorded(project: Path) -> None:
     cassette.write_text("replio: {}\n")
     assert plan.header() == "recording 1 fixture, 4 at a time"
     plan.close()
+
+
+def test_a_replay_with_no_provider_named_takes_the_recorded_one(project: Path, agent: LLMServer) -> None:
+    runner = CliRunner()
+    base = ["eval", "--path", str(project)]
+    recorded = runner.invoke(main, [*run_args(project, "--base-url", f"{agent.url}/v1", "--update-golden")])
+    assert recorded.exit_code == 0, recorded.output
+    (project / ".replio" / "config.json").write_text("{}")  # the config names no provider
+    agent.close()
+
+    only = ["--fixture", "alpha", "--fixture", "beta"]
+    for args in (["diff", *only], ["run", "--record-mode", "none", *only], ["status"]):
+        result = runner.invoke(main, [*base, *args])
+        assert result.exit_code == 0, (args, result.output)
+        assert "openai:test-model" in result.stdout
+    live = runner.invoke(main, [*base, "run", "--fixture", "alpha"])
+    assert live.exit_code == 2 and "no provider named; known providers" in live.stderr  # a live run must name one
+
+    (project / "cassettes" / "ollama" / "other").mkdir(parents=True)
+    (project / "cassettes" / "ollama" / "other" / "alpha.yaml").write_text("interactions: []\n")
+    several = runner.invoke(main, [*base, "diff"])
+    assert several.exit_code == 2
+    assert ("hold several: ollama:other, openai:test-model; choose one with --provider "
+            "(or --compare ollama:other,openai:test-model)") in several.stderr
+
+
+def test_a_replay_with_nothing_recorded_says_so(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["eval", "--path", str(tmp_path), "diff"])
+    assert result.exit_code == 2
+    assert f"no provider named, and no cassettes under {tmp_path / 'cassettes'}/ to replay" in result.stderr

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,8 +46,8 @@ class Approval:
     reason: str = ""
 
 
-def approve(runs: Sequence[RunResult], store: GoldenStore, only: Collection[str] = ()) -> list[Approval]:
-    """Write goldens from `runs` (all fixtures, or those in `only`), all of them or none.
+def approve(runs: Sequence[RunResult], store: GoldenStore) -> list[Approval]:
+    """Write goldens from every fixture of `runs`, all of them or none.
 
     Results that ended in `error` or `cancelled`, or that cannot be a golden (NaN in a tool's
     arguments), are refused and listed; the rest are written in one step that an interrupt
@@ -57,8 +57,6 @@ def approve(runs: Sequence[RunResult], store: GoldenStore, only: Collection[str]
     writes: list[tuple[Path, str]] = []
     for run in runs:
         for result in run.fixtures:
-            if only and result.id not in only:
-                continue
             if result.status in (Status.ERROR, Status.CANCELLED):
                 done.append(Approval(run.key, result.id, "refused",
                                      f"it ended in {result.status.value}: {result.error}"))

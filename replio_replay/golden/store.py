@@ -91,7 +91,7 @@ class GoldenStore:
         return data
 
     def render(self, key: RunKey, fixture_id: str, data: dict[str, Any]) -> tuple[Path, str, str]:
-        """(path, text, action) for writing `data` as a golden; action is `created`, `changed` or
+        """(path, text, action) for writing `data` as a golden; action is `created`, `updated` or
         `unchanged`. Nothing is written.
 
         GoldenError, naming the fixture, when `data` is not a golden (a metric that is NaN, say)
@@ -120,10 +120,10 @@ class GoldenStore:
             same = path.read_text(encoding="utf-8", errors="replace") == text
         except OSError as exc:
             raise GoldenError(f"{refused}: {exc}") from None
-        return path, text, "unchanged" if same else "changed"
+        return path, text, "unchanged" if same else "updated"
 
     def write(self, key: RunKey, fixture_id: str, data: dict[str, Any]) -> str:
-        """Write one golden atomically; returns `created`, `changed` or `unchanged`."""
+        """Write one golden atomically; returns `created`, `updated` or `unchanged`."""
         path, text, action = self.render(key, fixture_id, data)
         if action != "unchanged":
             try:

@@ -30,7 +30,7 @@ _SECRET_HEADERS = {"authorization", "proxy-authorization", "x-api-key", "api-key
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 class FromEnv(_Strict):

@@ -37,7 +37,7 @@ from .bounded import BoundedTransport, ResponseTooLarge
 from .retry import RETRY_STATUSES, Backoff, Retryable, Sleep, retry_after_seconds, with_retries
 from .wire import clean, clean_text, preview
 
-__all__ = ["REPLAYED", "Endpoint", "HTTPProvider", "dumps", "post_json", "shared_ssl_context"]
+__all__ = ["REPLAYED", "Endpoint", "HTTPProvider", "Pools", "dumps", "post_json", "shared_ssl_context"]
 
 #: The response extension a cassette sets on what it replays: the URL it was recorded from, which
 #: messages name (so a replay says what the recording said), and retries do not wait again.
@@ -73,6 +73,38 @@ def shared_ssl_context() -> ssl.SSLContext | None:
         if _ssl_context is None:
             _ssl_context = create()
         return _ssl_context
+
+
+class Pools(httpx.BaseTransport):
+    """A provider's pooled connections: https:// through a pool with the shared verifying context,
+    made on its first request, http:// through one that never loads certificates.
+
+    Loading the CA bundle costs 20-40 ms of start-up that a run against a server on this
+    machine (http://) never needs. The plain pool's context trusts no certificate at all, so it
+    could not make a TLS connection even if it were asked to.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pools: dict[str, httpx.HTTPTransport] = {}
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._pool(request.url.scheme).handle_request(request)
+
+    def _pool(self, scheme: str) -> httpx.HTTPTransport:
+        kind = "https" if scheme == "https" else "http"
+        with self._lock:
+            pool = self._pools.get(kind)
+            if pool is None:
+                context = shared_ssl_context() if kind == "https" else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+                pool = self._pools[kind] = httpx.HTTPTransport(verify=context) if context else httpx.HTTPTransport()
+            return pool
+
+    def close(self) -> None:
+        with self._lock:
+            pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            pool.close()
 
 
 def dumps(body: Any) -> bytes:
@@ -288,7 +320,7 @@ class HTTPProvider(Provider):
         self.basic_auth = _basic_auth(base_url)
         self.base_url = without_credentials(base_url) or base_url
         self.sleep: Sleep = time.sleep
-        self._transport: httpx.HTTPTransport | None = None
+        self._transport: Pools | None = None
         self._lock = threading.Lock()
 
     def normalize_base_url(self, url: str) -> str:
@@ -355,13 +387,10 @@ class HTTPProvider(Provider):
         return BoundedTransport(self._pooled(), timeout=self.settings.timeout,
                                 max_bytes=self.settings.max_response_bytes, cancel=cancel)
 
-    def _pooled(self) -> httpx.HTTPTransport:
+    def _pooled(self) -> Pools:
         with self._lock:
             if self._transport is None:
-                context = shared_ssl_context()
-                self._transport = (
-                    httpx.HTTPTransport(verify=context) if context else httpx.HTTPTransport()
-                )
+                self._transport = Pools()
             return self._transport
 
     def close(self) -> None:

@@ -15,7 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
-from ..errors import ConfigError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from ..errors import ConfigError, ProviderError
 from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings, ToolCall, Usage
 
 __all__ = ["MockProvider", "Turn"]
@@ -24,15 +26,22 @@ Turn = Union[ChatResponse, Mapping[str, Any], BaseException, Callable[[ChatReque
 
 
 class MockProvider(Provider):
-    """Plays scripted turns per fixture; a real provider in every other respect."""
+    """Plays scripted turns per fixture; a real provider in every other respect.
+
+    A fixture the script does not cover (no entry, no ``"*"``) ends in `error`: a mock run
+    never passes by accident.
+    """
 
     name = "mock"
     default_model = "scripted"
 
     def __init__(self, settings: ProviderSettings, script: Mapping[str, Sequence[Turn]] | None = None):
         super().__init__(settings)
+        self.source = "the mock script"
         if script is None:
-            script = _load_script(settings.options.get("script"))
+            path = settings.options.get("script")
+            script = _load_script(path)
+            self.source = f"mock script {path}" if path else "the mock provider (no script configured)"
         self.script = script
         self._played: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -42,9 +51,13 @@ class MockProvider(Provider):
         fid = exchange.fixture_id
         with self._lock:
             self.requests.append((fid, request))
-            turns = self.script.get(fid, self.script.get("*", ()))
+            turns = self.script.get(fid, self.script.get("*"))
             # Count the assistant turns already in the conversation: each fixture replays from 0.
             index = sum(1 for m in request.messages if m.role == "assistant")
+        if turns is None:
+            known = ", ".join(sorted(self.script)) or "none"
+            raise ProviderError(f"{self.source} has no turns for fixture {fid!r} (it covers: {known}); "
+                                f"add an entry {fid!r} (or \"*\" for every fixture)")
         if index >= len(turns):
             return ChatResponse(text="(mock) the script has no more turns.", usage=Usage(10, 5))
         return _play(turns[index], request, index)
@@ -69,13 +82,47 @@ def _play(turn: Turn, request: ChatRequest, index: int) -> ChatResponse:
     )
 
 
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
+
+
+class _Call(_Strict):
+    name: str
+    arguments: Union[dict[str, Any], str] = Field(default_factory=dict)
+    id: str | None = None
+
+
+class _Usage(_Strict):
+    prompt: int = 10
+    completion: int = 5
+    total: int | None = None
+
+
+class _Turn(_Strict):
+    text: str = ""
+    tool_calls: list[_Call] = Field(default_factory=list)
+    usage: _Usage | None = None
+
+
+#: Built when a script is first checked, not when the module loads.
+_SCRIPT = TypeAdapter(dict[str, list[_Turn]], config=ConfigDict(defer_build=True))
+
+
 def _load_script(path: str | None) -> Mapping[str, Sequence[Turn]]:
+    """The script file, checked: fixture id (or "*") -> turns of text, tool_calls and usage only."""
     if not path:
         return {}
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"mock script {path}: {exc}; give a JSON object of fixture id -> turns") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"mock script {path}: expected a JSON object of fixture id -> list of turns")
+    try:
+        _SCRIPT.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(the whole script)"
+        raise ConfigError(
+            f"mock script {path}: {where}: {first['msg']} ({exc.error_count()} problem(s)); a script maps fixture "
+            'ids (or "*") to lists of turns {"text", "tool_calls": [{"name", "arguments"}], "usage"}'
+        ) from None
     return data

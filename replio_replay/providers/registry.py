@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import importlib
 
-from ..config import Env, ProjectConfig, parse_spec
-from ..errors import UnknownProviderError
+from ..config import CONFIG_FILE, Env, ProjectConfig, parse_spec
+from ..errors import ConfigError, UnknownProviderError
+from ..suggest import did_you_mean
 from .base import Provider, ProviderSettings
 
 __all__ = ["PROVIDERS", "create_provider", "provider_class"]
@@ -26,12 +27,14 @@ def provider_class(name: str) -> type[Provider]:
     """The class registered under `name`; UnknownProviderError lists the known ones."""
     target = PROVIDERS.get(name)
     if target is None:
-        raise UnknownProviderError(
-            f"unknown provider {name!r}; known providers: {', '.join(sorted(PROVIDERS))}; {_HOW}"
-        )
+        raise UnknownProviderError(f"unknown provider {name!r}; {_known(name)}; {_HOW}")
     module, _, attr = target.partition(":")
     cls: type[Provider] = getattr(importlib.import_module(module), attr)
     return cls
+
+
+def _known(name: str) -> str:
+    return f"{did_you_mean(name, PROVIDERS)}known providers: {', '.join(sorted(PROVIDERS))}"
 
 
 def create_provider(
@@ -43,6 +46,9 @@ def create_provider(
     base_url: str | None = None,
 ) -> Provider:
     """Resolve a provider from flags > environment > config file > defaults and build it."""
+    for configured in config.providers:  # a typo there would quietly leave its settings unused
+        if configured not in PROVIDERS:
+            raise ConfigError(f"{CONFIG_FILE}: providers: unknown provider {configured!r}; {_known(configured)}")
     spec = spec or config.provider
     if not spec:
         raise UnknownProviderError(f"no provider named; known providers: {', '.join(sorted(PROVIDERS))}; {_HOW}")

@@ -23,8 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from vcr.cassette import Cassette
-
 from ..cases import Case
 from ..errors import CassetteError
 from ..providers.base import Provider
@@ -32,10 +30,11 @@ from ..redact import MIN_SECRET, without_credentials
 from ..results import Status
 from ..storage import CASSETTE, RunKey
 from .base import FixtureSession
+from .cassette import Cassette
 from .modes import RecordMode, record_flags
 from .serializer import ReadableSerializer
 from .store import AtomicPersister
-from .transport import MATCH_ON, CassetteTransport, scrub_request, scrub_response
+from .transport import CassetteTransport
 
 if TYPE_CHECKING:
     from ..mcp.config import McpServer
@@ -89,15 +88,11 @@ class CassetteSession(FixtureSession):
         self.serializer = ReadableSerializer(source=str(path))
         key = provider.settings.api_key
         secrets = tuple(s for s in (*owner.secrets, key) if s and len(s) >= MIN_SECRET)  # not placeholders
-        kwargs: dict[str, Any] = dict(
-            path=str(path), serializer=self.serializer, persister=AtomicPersister(secrets),
-            record_mode=self.mode.value, match_on=MATCH_ON,
-            before_record_request=scrub_request, before_record_response=scrub_response,
-        )
+        persister = AtomicPersister(secrets)
         load = exists and self.mode is not RecordMode.ALL
         self.loaded = load
         self.mcp_live = owner.mcp_live
-        cassette = Cassette.load(**kwargs) if load else Cassette(**kwargs)
+        cassette = (Cassette.load if load else Cassette)(str(path), self.serializer, persister)
         inner = None if self.mode is RecordMode.NONE else provider.transport(cancel)
         self.cassette_transport = CassetteTransport(
             cassette, self.mode, inner, fixture_id=fixture.id, loaded=load, tools=case.toolset.name
@@ -158,14 +153,9 @@ class CassetteSession(FixtureSession):
         recorded_mcp = mcp is not None and mcp.recording and bool(mcp.records)
         if not (t.recorded or recorded_mcp) or status is Status.CANCELLED or t.unanswered:
             return
-        cassette = t.cassette
         self.serializer.header = self._provenance()
         if mcp is not None and mcp.recording:
             from ..mcp.recording import records_json
 
             self.serializer.mcp = records_json(mcp.records)
-        cassette._persister.save_cassette(  # noqa: SLF001 - vcrpy exposes no public save hook
-            cassette.path,
-            {"requests": cassette.requests, "responses": cassette.responses},
-            serializer=self.serializer,
-        )
+        t.cassette.save()

@@ -1,4 +1,5 @@
-"""How cassettes reach disk and come back: an atomic, secret-checking vcrpy persister with errors naming the file."""
+"""How cassettes reach disk and come back: an atomic, secret-checking persister (vcrpy's persister
+interface) with errors naming the file."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from ..atomic import atomic_write
 from ..errors import CassetteError
+from .cassette import Request, interactions
 from .scrub import find_secret
 from .yamlcodec import load_yaml
 
@@ -15,14 +17,13 @@ __all__ = ["AtomicPersister"]
 
 
 class AtomicPersister:
-    """A vcrpy persister: loads with errors naming the file, saves atomically, refuses secrets."""
+    """Loads with errors naming the file, saves atomically, refuses secrets."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self.secrets = [s for s in secrets if s]
 
-    def load_cassette(self, cassette_path: str | Path, serializer: Any) -> tuple[list, list]:
-        from vcr.serialize import deserialize
-
+    def load_cassette(self, cassette_path: str | Path, serializer: Any) -> tuple[list[Request], list[dict[str, Any]]]:
+        """The cassette's requests and responses, as vcrpy's `deserialize` returns them."""
         path = Path(cassette_path)
         if not path.is_file():
             raise CassetteError(f"no cassette at {path}")
@@ -33,18 +34,16 @@ class AtomicPersister:
         if not text.strip():
             raise CassetteError(f"cassette {path} is empty; delete it and record again")
         try:
-            requests, responses, *_ = deserialize(text, serializer)
+            return interactions(serializer.deserialize(text))
         except CassetteError:
             raise
         except (KeyError, TypeError, ValueError) as exc:
             raise CassetteError(f"cassette {path} has the wrong shape: {exc}") from None
-        return requests, responses
 
     def save_cassette(self, cassette_path: str | Path, cassette_dict: dict[str, Any], serializer: Any) -> None:
-        from vcr.serialize import serialize
-
+        """Write `cassette_dict` (vcrpy's format: version and interactions) through `serializer`."""
         path = Path(cassette_path)
-        text = serialize(cassette_dict, serializer)
+        text = serializer.serialize(cassette_dict)
         leaked = [s for s in self.secrets if s in text]
         if leaked:
             where = find_secret(load_yaml(text, str(path)), leaked) or "its text"

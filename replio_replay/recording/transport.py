@@ -1,4 +1,4 @@
-"""A per-fixture httpx transport bound to one vcrpy cassette: replays in order, records the rest.
+"""A per-fixture httpx transport bound to one cassette: replays in order, records the rest.
 
 It wraps the provider's shared, pooled transport instead of patching httpx globally, so
 fixtures running concurrently never write into each other's cassettes. Recorded requests
@@ -13,34 +13,16 @@ from collections import defaultdict
 from typing import Any
 
 import httpx
-from vcr.cassette import Cassette
-from vcr.matchers import method, path, requests_match
-from vcr.request import Request as VcrRequest
 
 from ..diffing import Change
 from ..errors import CassetteError
 from ..providers.http import REPLAYED
+from .cassette import Cassette, Request
 from .modes import RecordMode, record_flags
 from .requests import request_changes
-from .scrub import scrub_headers, scrub_url
 from .serializer import canonical_json
 
-__all__ = ["CassetteTransport", "scrub_request", "scrub_response"]
-
-MATCH_ON = (method, path)
-
-
-def scrub_request(request: VcrRequest) -> VcrRequest:
-    """vcrpy's before_record_request: no secret headers, no key-like query values."""
-    request.headers = scrub_headers(dict(request.headers))
-    request.uri = scrub_url(request.uri)
-    return request
-
-
-def scrub_response(response: dict[str, Any]) -> dict[str, Any]:
-    """vcrpy's before_record_response: no cookies or auth headers from the server."""
-    response["headers"] = scrub_headers(response["headers"])
-    return response
+__all__ = ["CassetteTransport"]
 
 
 #: Response headers not stored: the body is stored decoded, so its encoding and length no longer
@@ -100,6 +82,7 @@ class CassetteTransport(httpx.BaseTransport):
         self.fixture_id = fixture_id
         self.tools = tools
         self.loaded_count = len(cassette.data) if loaded else 0
+        self.played: set[int] = set()  # loaded interactions already replayed
         self.protected = mode is RecordMode.NONE or (mode is RecordMode.ONCE and loaded)
         self.sent = 0
         self.recorded = 0
@@ -110,11 +93,11 @@ class CassetteTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         self.sent += 1
         body = request.read()
-        live = VcrRequest(request.method, str(request.url), body, dict(request.headers))
+        live = Request(request.method, str(request.url), body, dict(request.headers))
         index = self._next_recorded(live)
         if index is not None:
             stored, recorded = self.cassette.data[index]
-            self.cassette.play_counts[index] += 1
+            self.played.add(index)
             self._compare(stored, live)
             return _to_httpx(recorded, request, replayed=stored.uri)
         if self.protected or self.inner is None:
@@ -140,17 +123,17 @@ class CassetteTransport(httpx.BaseTransport):
         """Whether `request` would be answered from the cassette, never sent on."""
         if self.protected or self.inner is None:
             return True
-        live = VcrRequest(request.method, str(request.url), b"", dict(request.headers))
+        live = Request(request.method, str(request.url), b"", dict(request.headers))
         return self._next_recorded(live) is not None
 
-    def _next_recorded(self, live: VcrRequest) -> int | None:
+    def _next_recorded(self, live: Request) -> int | None:
         """The first loaded interaction not yet played with the same method and path."""
         for i in range(self.loaded_count):
-            if self.cassette.play_counts[i] == 0 and requests_match(live, self.cassette.data[i][0], MATCH_ON):
+            if i not in self.played and live.matches(self.cassette.data[i][0]):
                 return i
         return None
 
-    def _compare(self, stored: VcrRequest, live: VcrRequest) -> None:
+    def _compare(self, stored: Request, live: Request) -> None:
         if live.body == stored.body:
             return  # the common case: providers send canonical JSON, as cassettes store it
         live_data = _json(live.body)

@@ -1,1 +1,1 @@
-"""Renderers: each takes a finished result and only formats it (JSON, tables)."""
+"""Renderers: each takes a finished result and only formats it (JSON, tables, JUnit, HTML)."""

@@ -36,7 +36,7 @@ def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: 
         for result in run.fixtures:
             verdict = judge(result, strict=strict, require_pass=result.id in require_pass, tools=run.tools)
             case = ET.SubElement(suite, "testcase", name=result.id, classname=".".join(["replio", run.provider, run.model, *([f"tools={run.tools}"] if run.tools != "default" else [])]),
-                                 time=f"{(result.timing or {}).get('seconds', 0.0):.3f}")
+                                 time=f"{result.seconds or (result.timing or {}).get('seconds', 0.0):.3f}")
             props = ET.SubElement(case, "properties")
             data = result.model_dump(mode="json", by_alias=True)
             for key in _PROPERTIES:
@@ -51,6 +51,8 @@ def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: 
             elif verdict.outcome == "failed":
                 counts["failures"] += 1
                 ET.SubElement(case, "failure", message=verdict.text.splitlines()[0]).text = verdict.text
+            if result.reasons:  # why the verifier failed, whether or not that fails the test
+                ET.SubElement(case, "system-out").text = "".join(f"{r}\n" for r in result.reasons)
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value

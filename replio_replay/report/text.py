@@ -2,29 +2,36 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..diffing import Change
+from ..plural import plural
 from ..recording.modes import RecordMode, record_flags
-from .table import render_table
+from .table import plain_lines, render_table, table_width
 
 if TYPE_CHECKING:
     from ..golden.review import Approval
     from ..inventory import Inventory
     from ..results import FixtureResult, RunResult, Summary, TrialResult
 
-__all__ = ["fmt_ratio", "write_fixture_list", "write_problems", "write_run"]
+__all__ = ["describe_change", "drift_text", "fmt_ratio", "request_drift_text", "units", "write_fixture_list",
+           "write_problems", "write_run"]
 
 
 def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def write_fixture_list(fixtures: Sequence[dict[str, str]], out: TextIO, *, rich: bool) -> None:
-    """One row per fixture: id, source, description (the `list --output json` entries)."""
-    rows = [(f["id"], f["source"], f["description"]) for f in fixtures]
-    render_table(None, [("id", "left"), ("source", "left"), ("description", "left")], rows, out, rich=rich)
+def write_fixture_list(fixtures: Sequence[dict[str, Any]], out: TextIO, *, rich: bool) -> None:
+    """One row per fixture: id, source, tags (when any fixture has some), description (the
+    `list --output json` entries)."""
+    tagged = any(f["tags"] for f in fixtures)
+    columns = [("id", "left"), ("source", "left"), *([("tags", "left")] if tagged else []), ("description", "left")]
+    rows = [(f["id"], f["source"], *([",".join(f["tags"]) or "-"] if tagged else []), f["description"])
+            for f in fixtures]
+    render_table(None, columns, rows, out, rich=rich)
 
 
 def write_problems(problems: Sequence[tuple[str, str]], out: TextIO) -> None:
@@ -40,13 +47,18 @@ def _pass(r: FixtureResult) -> str:
     return "pass" if r.passed else "FAIL"
 
 
-def _units(r: FixtureResult) -> list[TrialResult | FixtureResult]:
+def units(r: FixtureResult) -> list[TrialResult | FixtureResult]:
+    """The trials of `r` in brief, or `r` itself when it ran once."""
     return list(r.trials) if r.trials else [r]
 
 
 def drift_cell(r: FixtureResult) -> str:
     """`-` no drift, `new` no golden yet (for some trial), else the number of changes (all trials)."""
-    drifts = [u.drift for u in _units(r)]
+    return drift_text([u.drift for u in units(r)])
+
+
+def drift_text(drifts: Sequence[list[dict[str, object]] | None]) -> str:
+    """`drift_cell` of these trials' drifts."""
     if any(d is None for d in drifts):
         return "new"
     count = sum(len(d or []) for d in drifts)
@@ -55,7 +67,11 @@ def drift_cell(r: FixtureResult) -> str:
 
 def request_drift_cell(r: FixtureResult) -> str:
     """Blank when nothing was replayed, `-` when the requests matched, else the number of changes."""
-    drifts = [u.request_drift for u in _units(r)]
+    return request_drift_text([u.request_drift for u in units(r)])
+
+
+def request_drift_text(drifts: Sequence[list[dict[str, object]] | None]) -> str:
+    """`request_drift_cell` of these trials' request drifts."""
     if all(d is None for d in drifts):
         return ""
     count = sum(len(d or []) for d in drifts)
@@ -64,35 +80,69 @@ def request_drift_cell(r: FixtureResult) -> str:
 
 def _numbers(r: FixtureResult) -> tuple[str, str, str, str, str, str]:
     """status, accuracy, calls, redundant, errors, tokens: over every trial when there are several."""
-    units = _units(r)
-    statuses = "/".join(dict.fromkeys(u.status.value for u in units))
-    accuracies = [u.accuracy for u in units if u.accuracy is not None]
+    each = units(r)
+    statuses = "/".join(dict.fromkeys(u.status.value for u in each))
+    accuracies = [u.accuracy for u in each if u.accuracy is not None]
     accuracy = sum(accuracies) / len(accuracies) if accuracies else None
-    return (statuses, fmt_ratio(accuracy), str(sum(u.calls for u in units)), str(sum(u.redundant for u in units)),
-            str(sum(u.errors for u in units)), str(sum(u.tokens for u in units)))
+    return (statuses, fmt_ratio(accuracy), str(sum(u.calls for u in each)), str(sum(u.redundant for u in each)),
+            str(sum(u.errors for u in each)), str(sum(u.tokens for u in each)))
 
 
-def write_run(run: RunResult, out: TextIO, *, rich: bool) -> None:
-    columns = [
-        ("fixture", "left"), ("status", "left"), ("pass", "left"), ("accuracy", "right"),
-        ("calls", "right"), ("redundant", "right"), ("errors", "right"), ("tokens", "right"),
-        ("drift", "right"), ("req drift", "right"), ("names", "left"),
-    ]
+RUN_COLUMNS = [
+    ("fixture", "left"), ("status", "left"), ("pass", "left"), ("accuracy", "right"),
+    ("calls", "right"), ("redundant", "right"), ("errors", "right"), ("tokens", "right"),
+    ("drift", "right"), ("req drift", "right"), ("names", "left"),
+]
+#: The headers of a narrow table (one that would not fit the width otherwise), and their key.
+NARROW_HEADERS = {"accuracy": "acc", "redundant": "red", "errors": "err", "req drift": "req"}
+NARROW_KEY = "key: acc accuracy, red redundant, err errors, req request drift"
+
+
+def write_run(run: RunResult, out: TextIO, *, rich: bool, width: int | None = None) -> None:
+    """The run's table, summary and findings. When the table is wider than `width`, the names
+    move under their row, wrapped whole, and long headers shorten: ids and statuses are never cut."""
     rows = []
     for r in run.fixtures:
         status, accuracy, calls, redundant, errors, tokens = _numbers(r)
         rows.append((r.id, status, _pass(r), accuracy, calls, redundant, errors, tokens, drift_cell(r),
                      request_drift_cell(r), " > ".join(r.names) or "-"))
-    render_table(run.key.label, columns, rows, out, rich=rich)
-    out.write(summary_line(run.summary) + "\n")
+    chrome = 3 * len(RUN_COLUMNS) + 1 if rich else 0  # a rich table's borders and padding
+    if width is not None and table_width(RUN_COLUMNS, rows) + chrome > width:
+        _write_narrow(run.key.label, rows, out, width)
+    else:
+        render_table(run.key.label, RUN_COLUMNS, rows, out, rich=rich)
+    summary = summary_line(run.summary)
+    out.write((textwrap.fill(summary, width, break_long_words=False) if width else summary) + "\n")
     if run.summary.trials:
         out.write(trials_line(run.summary) + "\n")
+    write_findings(run, out, rich=rich)
+
+
+def _write_narrow(title: str, rows: Sequence[Sequence[str]], out: TextIO, width: int) -> None:
+    columns = [(NARROW_HEADERS.get(h, h), align) for h, align in RUN_COLUMNS[:-1]]
+    lines = plain_lines(title, columns, [row[:-1] for row in rows], gap=" ")
+    out.write("".join(line + "\n" for line in lines[:3]))
+    for line, row in zip(lines[3:], rows):
+        out.write(line + "\n")
+        if row[-1] != "-":
+            out.write(textwrap.fill(row[-1], width, initial_indent="    ", subsequent_indent="    ",
+                                    break_long_words=False, break_on_hyphens=False) + "\n")
+    out.write(NARROW_KEY + "\n")
+
+
+def write_findings(run: RunResult, out: TextIO, *, rich: bool) -> None:
+    """Why fixtures failed or errored, then their drift: the lines under a run's table."""
     for r in run.fixtures:
         if r.error:
             out.write(f"  {r.id}: {r.status.value}: {r.error}\n")
         elif r.reasons:
             out.write(f"  {r.id}: {'; '.join(r.reasons)}\n")
     write_drift_report(run, out, rich=rich)
+
+
+def has_findings(run: RunResult) -> bool:
+    """Whether `write_findings` has anything to say about `run`."""
+    return any(r.error or r.reasons or any(u.drift or u.request_drift for u in units(r)) for r in run.fixtures)
 
 
 def trials_line(s: Summary) -> str:
@@ -105,7 +155,7 @@ def trials_line(s: Summary) -> str:
 
 def summary_line(s: Summary) -> str:
     return (
-        f"{s.fixtures} fixtures  accuracy {fmt_ratio(s.accuracy)}  pass rate {fmt_ratio(s.pass_rate)}  "
+        f"{plural(s.fixtures, 'fixture')}  accuracy {fmt_ratio(s.accuracy)}  pass rate {fmt_ratio(s.pass_rate)}  "
         f"calls {s.calls}  redundant {s.redundant}  errors {s.errors}  tokens {s.tokens}  "
         f"drifted {s.drifted}  new {s.new}"
     )
@@ -115,10 +165,15 @@ _SIGN = {"added": "+", "removed": "-"}
 _COLOUR = {"+": "green", "-": "red", "~": "yellow"}
 
 
-def _change_line(change: dict[str, object]) -> tuple[str, str]:
+def describe_change(change: dict[str, object]) -> tuple[str, str]:
+    """A drift item (golden or request) as its sign (`+`, `-`, `~`) and one line saying what changed."""
     c = Change(str(change["path"]), str(change["kind"]), change.get("old"), change.get("new"))
-    sign = next((v for k, v in _SIGN.items() if c.kind.endswith(k)), "~")
-    return sign, f"    {sign} {c.describe()}"
+    return next((v for k, v in _SIGN.items() if c.kind.endswith(k)), "~"), c.describe()
+
+
+def _change_line(change: dict[str, object]) -> tuple[str, str]:
+    sign, text = describe_change(change)
+    return sign, f"    {sign} {text}"
 
 
 def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full: bool = False) -> None:
@@ -128,16 +183,16 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
     """
     lines: list[tuple[str, str]] = []
     for r in run.fixtures:
-        for unit in _units(r):
+        for unit in units(r):
             name = r.id if not r.trials else f"{r.id} (trial {getattr(unit, 'trial', 1)})"
             if unit.drift:
-                lines.append(("", f"  {name}: drift from golden ({len(unit.drift)} changes)"))
+                lines.append(("", f"  {name}: drift from golden ({plural(len(unit.drift), 'change')})"))
                 lines.extend(_change_line(c) for c in unit.drift)
             elif full:
                 lines.append(("", f"  {name}: {'no golden yet' if unit.drift is None else 'no drift'}"))
             if unit.request_drift:
                 how = record_flags(RecordMode.ALL, r.id, run.tools)
-                lines.append(("", f"  {name}: request drift ({len(unit.request_drift)} changes; re-record with "
+                lines.append(("", f"  {name}: request drift ({plural(len(unit.request_drift), 'change')}; re-record with "
                                   f"{how})"))
                 lines.extend(_change_line(c) for c in unit.request_drift)
     if not lines:
@@ -156,10 +211,19 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
 
 
 def write_approvals(approvals: Sequence[Approval], out: TextIO) -> None:
-    """What --update-golden created, changed, left as it was, or refused."""
+    """What --update-golden created, changed or refused, one line each, then the counts per run
+    (unchanged goldens are only counted)."""
     for a in approvals:
-        why = f" ({a.reason})" if a.reason else ""
-        out.write(f"golden {a.action}: {a.key.label} {a.fixture_id}{why}\n")
+        if a.action != "unchanged":
+            why = f" ({a.reason})" if a.reason else ""
+            out.write(f"golden {a.action}: {a.key.label} {a.fixture_id}{why}\n")
+    by_run: dict[str, dict[str, int]] = {}
+    for a in approvals:
+        counts = by_run.setdefault(a.key.label, dict.fromkeys(("created", "updated", "unchanged", "refused"), 0))
+        counts[a.action] = counts.get(a.action, 0) + 1
+    for label, counts in by_run.items():
+        shown = ", ".join(f"{n} {action}" for action, n in counts.items() if n or action != "refused")
+        out.write(f"goldens approved for {label}: {shown}\n")
 
 
 def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None:
@@ -194,6 +258,16 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
     fx_rows = [(("* " if i in differ else "  ") + i, *(cell(m, i) for m in by_id)) for i in differ + same]
     out.write("\n")
     render_table("fixtures (* verdicts differ)", fx_columns, fx_rows, out, rich=rich)
+    out.write(COMPARE_LEGEND + "\n")
+    for run in runs:
+        if has_findings(run):
+            out.write(f"\n{run.key.label}\n")
+            write_findings(run, out, rich=rich)
+
+
+#: What a cell of the compare table holds.
+COMPARE_LEGEND = ("each cell: verdict (pass/FAIL, or trials passed/run), status, accuracy, calls (c); "
+                  "- the fixture was not in that run")
 
 
 def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
@@ -214,7 +288,7 @@ def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
         out.write("no cassettes or goldens yet\n")
     stale_count = sum(1 for e in inv.entries if e.stale)
     if stale_count:
-        out.write(f"{stale_count} stale cassette{'s' if stale_count != 1 else ''}: re-record with "
+        out.write(f"{plural(stale_count, 'stale cassette')}: re-record with "
                   "--record-mode all --fixture ID (and --tools NAME for a tool set)\n")
     if inv.orphans:
         out.write(f"orphans ({len(inv.orphans)}): files for fixtures that no longer exist\n")

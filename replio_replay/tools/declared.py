@@ -35,7 +35,7 @@ _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class ToolDecl(_Strict):

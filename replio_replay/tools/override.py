@@ -12,7 +12,7 @@ __all__ = ["Override"]
 class Override(BaseModel):
     """Changes to one tool, whatever its source."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     description: StrictStr | None = Field(None, min_length=1, description="The new description.")
     parameters: dict[str, Any] | None = Field(

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from ..errors import ToolSetError, UsageError
 from ..mcp.config import McpServer, ServerName
+from ..suggest import did_you_mean
 from .declared import ToolDecls
 from .override import Override
 from .toolset import DEFAULT_TOOLSET
@@ -27,7 +28,7 @@ VARIANT_DIR = Path(".replio") / "tools"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class ToolSetFile(_Strict):
@@ -64,8 +65,9 @@ def locate(project: Path, name: str, configured: str | None = None) -> tuple[str
     if "/" not in name and "\\" not in name and not name.endswith(".json"):
         path = project / VARIANT_DIR / f"{name}.json"
         if not path.is_file():
-            known = ", ".join([DEFAULT_TOOLSET, *variants(project)])
-            raise UsageError(f"no tool set named {name!r} (no file {path}); known tool sets: {known}")
+            known = [DEFAULT_TOOLSET, *variants(project)]
+            raise UsageError(f"no tool set named {name!r} (no file {path}); {did_you_mean(name, known)}"
+                             f"known tool sets: {', '.join(known)}")
         return name, path
     path = Path(name)
     if not path.is_file():

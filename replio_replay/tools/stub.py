@@ -23,7 +23,7 @@ __all__ = ["StubCase", "render_result", "stub_answer", "stub_invoke"]
 class StubCase(BaseModel):
     """One clause of a stub's `results`: the arguments it applies to, and what it answers."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     when: dict[str, ArgExpectation] = Field(
         default_factory=dict, description="argument -> matcher; every named argument must match."

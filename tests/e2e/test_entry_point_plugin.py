@@ -42,7 +42,7 @@ def test_entry_point_plugin_is_listed_and_wins_over_the_bundled_catalog(tmp_path
                           capture_output=True, text=True, env=env, check=True)
     by_id = {f["id"]: f for f in json.loads(done.stdout)["fixtures"]}
     assert by_id["grep-symbol"] == {"id": "grep-symbol", "source": "team-evals",
-                                    "description": "the team's grep-symbol"}
+                                    "description": "the team's grep-symbol", "tags": []}
     assert by_id["team-check"]["source"] == "local"
     assert by_id["read-file-lines"]["source"] == "replio-core-eval"
 

@@ -24,9 +24,10 @@ def _golden(project: Path, fixture: str) -> Path:
 
 
 def test_update_golden_round_trip(project: Path, agent: LLMServer) -> None:
-    code, out, _ = _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--update-golden"))
+    code, out, err = _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--update-golden"))
     assert code == 0
-    assert json.loads(out)["summary"]["new"] == 2
+    assert json.loads(out)["summary"]["new"] == 0  # judged in the approved state
+    assert "goldens approved for openai:test-model: 2 created, 0 updated, 0 unchanged" in err
     assert _golden(project, "alpha").is_file() and _golden(project, "beta").is_file()
 
     code, out, _ = _run(*run_args(project, "--record-mode", "none"))
@@ -37,7 +38,8 @@ def test_update_golden_round_trip(project: Path, agent: LLMServer) -> None:
 
     code, out, _ = _run("eval", "--path", str(project), "run", "--fixture", "alpha", "--fixture", "beta",
                         "--record-mode", "none", "--update-golden")
-    assert "golden unchanged: openai:test-model alpha" in out
+    assert "golden unchanged" not in out  # only counted
+    assert "goldens approved for openai:test-model: 0 created, 0 updated, 2 unchanged" in out
 
 
 def test_drift_fails_and_is_shown_under_the_table(project: Path, agent: LLMServer) -> None:
@@ -49,11 +51,19 @@ def test_drift_fails_and_is_shown_under_the_table(project: Path, agent: LLMServe
 
     code, out, _ = _run("eval", "--path", str(project), "run", "--fixture", "alpha", "--record-mode", "none")
     assert code == 1
-    assert "drift from golden (1 changes)" in out
+    assert "drift from golden (1 change)" in out
     assert 'turns[0][0].arguments.path argument_changed: "old.txt" -> "notes.txt"' in out
 
     code, out, _ = _run("eval", "--path", str(project), "diff", "--fixture", "alpha")
     assert code == 1 and "argument_changed" in out
+
+    # Approving the drift judges the approved state: `run --update-golden && git commit` works.
+    code, out, _ = _run("eval", "--path", str(project), "run", "--fixture", "alpha", "--record-mode", "none",
+                        "--update-golden")
+    assert code == 0, out
+    assert "golden updated: openai:test-model alpha" in out
+    assert "goldens approved for openai:test-model: 0 created, 1 updated, 0 unchanged" in out
+    assert "drift from golden" not in out
 
 
 def test_new_fixture_fails_only_with_strict(project: Path, agent: LLMServer) -> None:

@@ -167,7 +167,7 @@ def test_write_then_load_round_trips(tmp_path: Path) -> None:
     assert store.write(KEY, "fx", _golden()) == "created"
     assert store.write(KEY, "fx", _golden()) == "unchanged"
     assert store.load(KEY, "fx") == _golden()
-    assert store.write(KEY, "fx", _with("answer", "other")) == "changed"
+    assert store.write(KEY, "fx", _with("answer", "other")) == "updated"
 
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
@@ -199,7 +199,7 @@ def test_a_golden_too_deep_to_read_back_is_never_written(tmp_path: Path) -> None
 
 def test_writing_over_an_unreadable_golden_replaces_it(tmp_path: Path) -> None:
     store, path = _store(tmp_path, b"\xff\xfe not utf-8")
-    assert store.write(KEY, "fx", _golden()) == "changed"
+    assert store.write(KEY, "fx", _golden()) == "updated"
     assert store.load(KEY, "fx") == _golden()
 
 

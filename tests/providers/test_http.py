@@ -18,9 +18,10 @@ from replio_replay.errors import (
     ProviderHTTPError,
     ProviderResponseError,
 )
+from replio_replay.providers import http as http_module
 from replio_replay.providers import retry
 from replio_replay.providers.base import ChatRequest, Exchange, Message
-from replio_replay.providers.http import Endpoint, post_json
+from replio_replay.providers.http import Endpoint, Pools, post_json
 from replio_replay.providers.openai import OpenAIProvider
 from replio_replay.providers.retry import Backoff, retry_after_seconds
 from tests.providers.samples import first_turn, settings
@@ -319,7 +320,7 @@ def test_one_shared_pooled_transport_for_the_whole_run(llm_server):
     llm_server.handler = lambda seen: Reply(json=OK)
     p = make(llm_server)
     shared = p.transport().inner  # each fixture's bounded view wraps the one pooled transport
-    assert isinstance(shared, httpx.HTTPTransport)
+    assert isinstance(shared, Pools)
     for fixture in ("a", "b", "c"):
         ask(p, Exchange(fixture, None))
     assert p.transport().inner is shared
@@ -327,6 +328,18 @@ def test_one_shared_pooled_transport_for_the_whole_run(llm_server):
     p.close()
     assert p._transport is None
     assert p.transport().inner is not shared  # a new run gets a new one
+    p.close()
+
+
+def test_a_plain_http_server_is_reached_without_loading_certificates(llm_server, monkeypatch):
+    def no_certificates() -> None:
+        raise AssertionError("the CA bundle was loaded for http://")
+
+    monkeypatch.setattr(http_module, "shared_ssl_context", no_certificates)
+    llm_server.handler = lambda seen: Reply(json=OK)
+    p = make(llm_server)
+    ask(p)
+    assert len(llm_server.requests) == 1
     p.close()
 
 

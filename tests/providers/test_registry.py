@@ -143,3 +143,25 @@ def test_unknown_provider_lists_the_known_ones():
         create_provider("gemini:pro", config=ProjectConfig(), env=Env({}))
     assert "anthropic, llamacpp, mock, ollama, openai" in str(info.value)
     assert "--provider NAME[:MODEL]" in str(info.value)
+
+
+@pytest.mark.parametrize("spec", ["olama", "olama:qwen2.5", "openia"])
+def test_an_unknown_provider_suggests_the_nearest(spec: str) -> None:
+    with pytest.raises(UnknownProviderError) as info:
+        create_provider(spec, config=ProjectConfig(), env=Env({}))
+    near = "ollama" if spec.startswith("olama") else "openai"
+    assert f"did you mean {near!r}? known providers: anthropic, llamacpp, mock, ollama, openai" in str(info.value)
+
+
+def test_a_provider_named_in_the_config_is_checked_too(tmp_path):
+    config = write_config(tmp_path, {"provider": "olama"})
+    with pytest.raises(UnknownProviderError, match=r"unknown provider 'olama'; did you mean 'ollama'\?"):
+        create_provider(None, config=config, env=Env({}))
+
+
+def test_an_unknown_name_in_the_providers_table_is_a_config_error(tmp_path):
+    config = write_config(tmp_path, {"provider": "openai", "providers": {"olama": {"model": "qwen"}}})
+    with pytest.raises(ConfigError) as info:
+        create_provider(None, config=config, env=Env({}))
+    assert str(info.value) == (".replio/config.json: providers: unknown provider 'olama'; did you mean 'ollama'? "
+                               "known providers: anthropic, llamacpp, mock, ollama, openai")

@@ -45,7 +45,7 @@ def test_junit_output_has_the_required_elements(project: Path, agent: LLMServer)
         assert case.get("time") is not None
     failure = cases["alpha"].find("failure")
     assert failure is not None and "answer_changed" in failure.text
-    assert failure.get("message") == "alpha: drift from golden (1 changes)"
+    assert failure.get("message") == "alpha: drift from golden (1 change)"
     error = cases["beta"].find("error")
     assert error is not None and "does not parse" in error.get("message")
     props = {p.get("name"): p.get("value") for p in cases["alpha"].find("properties")}
@@ -61,3 +61,23 @@ def test_junit_xml_and_output_file_alongside_the_table(project: Path, agent: LLM
     assert "openai:test-model" in result.stdout and "fixture" in result.stdout
     assert ET.parse(junit).getroot().get("tests") == "2"
     assert [f["id"] for f in json.loads(out.read_text())["fixtures"]] == ["alpha", "beta"]
+
+
+def test_reasons_go_to_system_out_and_fail_only_when_required(project: Path, agent: LLMServer) -> None:
+    fixture = project / ".replio" / "eval" / "alpha.json"
+    fixture.write_text(json.dumps({**json.loads(fixture.read_text()), "verifier": {"must_include": ["grep"]}}))
+    url = f"{agent.url}/v1"
+    result = CliRunner().invoke(main, _junit_args(project, "--base-url", url))
+    cases = {c.get("name"): c for c in ET.fromstring(result.stdout).iter("testcase")}
+    assert cases["alpha"].find("system-out").text == "must_include: grep was not called\n"
+    assert cases["alpha"].find("failure") is None  # a measurement, not a failed test
+    assert cases["beta"].find("system-out") is None
+    assert all(float(c.get("time")) > 0 for c in cases.values())  # each fixture's real duration
+
+    config = project / ".replio" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "require_pass": ["alpha"]}))
+    result = CliRunner().invoke(main, _junit_args(project, "--record-mode", "none"))
+    cases = {c.get("name"): c for c in ET.fromstring(result.stdout).iter("testcase")}
+    failure = cases["alpha"].find("failure")
+    assert failure is not None and "the verifier failed: must_include: grep was not called" in failure.text
+    assert cases["alpha"].find("system-out").text == "must_include: grep was not called\n"

@@ -83,7 +83,7 @@ def test_an_unknown_name_lists_the_known_tool_sets(tmp_path: Path) -> None:
     message = str(info.value)
     assert "no tool set named 'tersse'" in message
     assert str(tools_dir(tmp_path) / "tersse.json") in message
-    assert message.endswith("known tool sets: default, alpha, terse")
+    assert message.endswith("did you mean 'terse'? known tool sets: default, alpha, terse")
 
 
 def test_an_unknown_name_without_variants_lists_only_the_default(tmp_path: Path) -> None:

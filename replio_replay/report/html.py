@@ -1,0 +1,313 @@
+"""The HTML report: runs as one self-contained page, a view model (pure) rendered by Jinja2 templates.
+
+Everything a model, a tool or a file produced is untrusted text. The templates escape it
+(autoescape), the page loads nothing, and its Content-Security-Policy lets only the report's own
+script (named by its hash) run, so even text that slipped past escaping could not execute.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Union
+
+import jinja2
+from markupsafe import Markup
+
+from ..recording.modes import RecordMode, record_flags
+from ..results import FixtureResult, RunResult, TrialResult
+from .text import describe_change, drift_text, fmt_ratio, request_drift_text, units
+
+__all__ = ["GROUPS", "Report", "build_report", "render_html"]
+
+Unit = Union[FixtureResult, TrialResult]
+
+#: The matrix's order: verdicts differ between runs (or trials), then drift, then failures, the rest.
+GROUPS = ("differ", "drifted", "failed", "stable")
+_PALETTE = ("#3566c8", "#e0782a", "#2b9a58", "#c43b3b", "#8a5cc2", "#8c6d31", "#cf5aa0", "#55697a")
+PLOT = 120  # the bars' height at the panel's largest value, in SVG units
+TOP = 18  # room above the tallest bar for its value
+BAR, GAP = 26, 10
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One fixture in one run and trial, as the matrix shows it; `verdict` is "" when it was not run."""
+
+    verdict: str
+    status: str = ""
+    accuracy: str = ""
+    calls: int = 0
+    drift: str = ""  # "-", "new" (no golden yet) or the number of changes from the golden
+    request_drift: str = ""  # "" (nothing replayed), "-" or the number of changed requests
+
+
+@dataclass(frozen=True)
+class Changes:
+    """One drift list: golden drift or request drift, its title and items as (sign, text)."""
+
+    kind: str
+    title: str
+    lines: list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call of the conversation: arguments as indented JSON (or the raw text sent)."""
+
+    name: str
+    arguments: str
+    result: str | None
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run's side of a fixture's detail; `task` only when the runs' tasks differ."""
+
+    label: str
+    result: FixtureResult | None
+    cells: list[Cell]
+    changes: list[Changes]
+    calls: list[Call]
+    task: str | None
+
+
+@dataclass(frozen=True)
+class Row:
+    """One fixture: its group, its cells per run and trial, and each run's side of its detail."""
+
+    id: str
+    group: str
+    differ: bool
+    drifted: bool
+    failed: bool
+    cells: list[list[Cell]]
+    task: str | None
+    sides: list[Side]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One run (provider, model, tool set) and how many trials it ran."""
+
+    label: str
+    run: RunResult
+    trials: int
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar of the chart, placed in its panel's SVG units."""
+
+    x: float
+    y: float
+    height: float
+    value: str
+    series: str
+    colour: str
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One metric of the chart: a bar per series (run, or run and trial)."""
+
+    title: str
+    width: int
+    bars: list[Bar]
+    bar_width: int = BAR
+    baseline: int = TOP + PLOT
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything the template shows, computed up front."""
+
+    title: str
+    columns: list[Column]
+    summary: list[tuple[str, list[str]]]
+    series: list[tuple[str, str]]
+    panels: list[Panel]
+    rows: list[Row]
+    problems: list[tuple[str, str]]
+    counts: dict[str, int]
+
+    @property
+    def trials(self) -> bool:
+        """Whether any run has several trials (the matrix then has a row of trial headers)."""
+        return any(c.trials > 1 for c in self.columns)
+
+
+def render_html(runs: Sequence[RunResult], *, problems: Sequence[tuple[str, str]] = (),
+                origins: Sequence[str] = ()) -> str:
+    """The report of `runs` as one HTML document; `origins` names where each run came from (a
+    file), shown only to tell apart runs of the same provider, model and tool set."""
+    env = _environment()
+    # The report's own script: trusted package data, inserted as it is and allowed by its hash.
+    script = env.loader.get_source(env, "report.js")[0] if env.loader else ""
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    return env.get_template("report.html.j2").render(
+        report=build_report(runs, problems=problems, origins=origins),
+        script=Markup(script), script_hash=f"sha256-{digest}",
+    )
+
+
+def build_report(runs: Sequence[RunResult], *, problems: Sequence[tuple[str, str]] = (),
+                 origins: Sequence[str] = ()) -> Report:
+    """The view model of the report (pure)."""
+    columns = [Column(label, run, run.summary.trials or max((f.n or 1 for f in run.fixtures), default=1))
+               for label, run in zip(_labels(runs, origins), runs)]
+    by_id = [{f.id: f for f in run.fixtures} for run in runs]
+    rows = [_row(fid, columns, [results.get(fid) for results in by_id])
+            for fid in dict.fromkeys(f.id for run in runs for f in run.fixtures)]
+    rows.sort(key=lambda r: GROUPS.index(r.group))
+    series = [(label, _PALETTE[i % len(_PALETTE)]) for i, (label, _) in enumerate(_points(columns))]
+    counts = {flag: sum(getattr(r, flag) for r in rows) for flag in ("differ", "drifted", "failed")}
+    return Report(
+        title="replio report: " + " vs ".join(c.label for c in columns), columns=columns,
+        summary=_summary(columns), series=series, panels=_panels(columns, series), rows=rows,
+        problems=list(problems), counts={"fixtures": len(rows), **counts},
+    )
+
+
+def _labels(runs: Sequence[RunResult], origins: Sequence[str]) -> list[str]:
+    labels = [r.key.label for r in runs]
+    if origins:
+        labels = [f"{label} ({origin})" if labels.count(label) > 1 else label
+                  for label, origin in zip(labels, origins)]
+    return [f"{label} #{labels[:i].count(label) + 1}" if labels.count(label) > 1 else label
+            for i, label in enumerate(labels)]
+
+
+def _cell(unit: Unit) -> Cell:
+    return Cell("pass" if unit.passed else "FAIL", unit.status.value, fmt_ratio(unit.accuracy), unit.calls,
+                drift_text([unit.drift]), request_drift_text([unit.request_drift]))
+
+
+def _cells(result: FixtureResult | None, trials: int) -> list[Cell]:
+    """A cell per trial of the run; a trial the fixture lacks shows as not run."""
+    cells = [_cell(u) for u in units(result)] if result else []
+    return cells + [Cell("")] * (trials - len(cells))
+
+
+def _row(fid: str, columns: Sequence[Column], results: Sequence[FixtureResult | None]) -> Row:
+    """The fixture `fid` across the runs (`results`, None where a run lacks it)."""
+    cells = [_cells(r, c.trials) for r, c in zip(results, columns)]
+    verdicts = {cell.verdict for per_run in cells for cell in per_run}
+    drifted = any(u.drift or u.request_drift for r in results if r for u in units(r))
+    failed = any(c.verdict == "FAIL" for per_run in cells for c in per_run)
+    differ = len(verdicts) > 1
+    group = "differ" if differ else "drifted" if drifted else "failed" if failed else "stable"
+    tasks = {r.task for r in results if r and r.task is not None}
+    sides = [_side(fid, c, r, cs, r.task if r and len(tasks) > 1 else None)
+             for c, r, cs in zip(columns, results, cells)]
+    return Row(fid, group, differ, drifted, failed, cells, next(iter(tasks)) if len(tasks) == 1 else None, sides)
+
+
+def _side(fid: str, column: Column, result: FixtureResult | None, cells: list[Cell], task: str | None) -> Side:
+    if result is None:
+        return Side(column.label, None, cells, [], [], None)
+    changes = []
+    for unit in units(result):
+        trial = f" (trial {unit.trial})" if result.trials else ""
+        if unit.drift:
+            changes.append(Changes("golden", f"drift from golden{trial}: {_changes(unit.drift)}",
+                                   [describe_change(c) for c in unit.drift]))
+        if unit.request_drift:
+            how = record_flags(RecordMode.ALL, fid, column.run.tools)
+            changes.append(Changes("request", f"request drift{trial}: {_changes(unit.request_drift)}; "
+                                              f"re-record with {how}",
+                                   [describe_change(c) for c in unit.request_drift]))
+    calls = [Call(c.name, _arguments(c.arguments), c.result) for c in result.trace]
+    return Side(column.label, result, cells, changes, calls, task)
+
+
+def _changes(items: Sequence[object]) -> str:
+    return f"{len(items)} change{'' if len(items) == 1 else 's'}"
+
+
+def _arguments(arguments: dict[str, object] | str) -> str:
+    """The arguments as one line of JSON when short, else indented; the raw text if not JSON."""
+    if isinstance(arguments, str):
+        return arguments
+    line = json.dumps(arguments, ensure_ascii=False)
+    return line if len(line) <= 72 else json.dumps(arguments, indent=2, ensure_ascii=False)
+
+
+def _summary(columns: Sequence[Column]) -> list[tuple[str, list[str]]]:
+    summaries = [c.run.summary for c in columns]
+    rows: list[tuple[str, list[str]]] = [
+        ("fixtures", [str(s.fixtures) for s in summaries]),
+        ("pass rate", [fmt_ratio(s.pass_rate) for s in summaries]),
+        ("accuracy", [fmt_ratio(s.accuracy) for s in summaries]),
+        ("calls", [str(s.calls) for s in summaries]),
+        ("redundant", [str(s.redundant) for s in summaries]),
+        ("errors", [str(s.errors) for s in summaries]),
+        ("tokens", [str(s.tokens) for s in summaries]),
+        ("drifted", [str(s.drifted) for s in summaries]),
+        ("no golden yet", [str(s.new) for s in summaries]),
+    ]
+    most = max((c.trials for c in columns), default=1)
+    for k in range(1, most + 1) if most > 1 else ():
+        rows.append((f"pass^{k}", [fmt_ratio((s.pass_hat_k or {}).get(str(k))) for s in summaries]))
+        rows.append((f"pass@{k}", [fmt_ratio((s.pass_at_k or {}).get(str(k))) for s in summaries]))
+    if any(s.flaky for s in summaries):
+        rows.append(("flaky", [", ".join(s.flaky or []) or "-" for s in summaries]))
+    rows.append(("tool set", [f"{c.run.tools} ({c.run.tools_hash or 'no digest'})" for c in columns]))
+    return rows
+
+
+#: The chart's metrics: title, whether it is a ratio (0..1) or a count.
+_METRICS = (("pass rate", True), ("accuracy", True), ("calls", False), ("tokens", False))
+
+
+def _points(columns: Sequence[Column]) -> list[tuple[str, tuple[float | None, ...]]]:
+    """One chart series per run, or per run and trial: its label and its value of each metric."""
+    points: list[tuple[str, tuple[float | None, ...]]] = []
+    for c in columns:
+        if c.trials == 1:
+            s = c.run.summary
+            points.append((c.label, (s.pass_rate, s.accuracy, s.calls, s.tokens)))
+            continue
+        for k in range(1, c.trials + 1):
+            picked = [u for f in c.run.fixtures for u in units(f) if u.trial == k]
+            accuracies = [u.accuracy for u in picked if u.accuracy is not None]
+            points.append((f"{c.label} trial {k}", (
+                sum(u.passed for u in picked) / len(picked) if picked else None,
+                sum(accuracies) / len(accuracies) if accuracies else None,
+                sum(u.calls for u in picked), sum(u.tokens for u in picked),
+            )))
+    return points
+
+
+def _panels(columns: Sequence[Column], series: Sequence[tuple[str, str]]) -> list[Panel]:
+    points = _points(columns)
+    panels = []
+    for i, (title, ratio) in enumerate(_METRICS):
+        values = [p[1][i] for p in points]
+        top = 1.0 if ratio else max([v for v in values if v is not None] + [1])
+        bars = []
+        for j, (value, (label, colour)) in enumerate(zip(values, series)):
+            height = 0.0 if value is None else round(PLOT * value / top, 1)
+            text = "-" if value is None else f"{value:.2f}" if ratio else _compact(value)
+            bars.append(Bar(GAP + j * (BAR + GAP), TOP + PLOT - height, height, text, label, colour))
+        panels.append(Panel(title, max(120, GAP + len(bars) * (BAR + GAP)), bars))
+    return panels
+
+
+def _compact(value: float) -> str:
+    """A count short enough to stand above a bar: 950, 95.2k, 1.3M."""
+    for limit, suffix in ((1e6, "M"), (1e3, "k")):
+        if value >= limit:
+            return f"{value / limit:.1f}".removesuffix(".0") + suffix
+    return str(int(value))
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.PackageLoader("replio_replay.report", "templates"),
+                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                              lstrip_blocks=True)

@@ -1,0 +1,101 @@
+"""The HTML report of a real run, opened in Chromium: order, details, filters, no network, no injection.
+
+Chromium (Debian's `chromium`) and playwright (the test extra) are required: CI installs both
+(.ci/run), so a missing one fails this test with the way to install it, instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.report_project import HOSTILE, TODO_LINE, drifted_report
+
+#: Flags for a headless Chromium that contacts nothing on its own (no updates, sync, field trials).
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or ("/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None)
+    if found is None:
+        pytest.fail("Chromium is not installed; install it with `apt-get install -y chromium` (.ci/run does)")
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless Chromium driven by playwright (which never downloads a browser here)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("playwright is not installed; install the test extra: pip install -e '.[test]'")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=_chromium(), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where screenshots go: $REPLIO_ARTIFACTS when set (CI uploads it), else a temporary folder."""
+    folder = Path(os.environ.get("REPLIO_ARTIFACTS") or tmp_path_factory.mktemp("artifacts"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_the_report_of_a_drifted_run_in_chromium(tmp_path: Path, browser: Any, artifacts: Path) -> None:
+    report = drifted_report(tmp_path / "proj", tmp_path / "report.html")
+    url = report.resolve().as_uri()
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.set_default_timeout(30_000)
+    others: list[str] = []
+
+    def only_the_page(route: Any) -> None:
+        if route.request.url == url:
+            route.continue_()
+        else:
+            others.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_the_page)
+    page.goto(url)
+
+    rows = page.locator("tr[data-fixture]")
+    assert [rows.nth(i).get_attribute("data-fixture") for i in range(rows.count())] == ["drifty", "hostile", "steady"]
+
+    drifty = page.locator("#fx-drifty")
+    assert not drifty.evaluate("d => d.open")
+    page.click("a[data-open='fx-drifty']")
+    assert drifty.evaluate("d => d.open")
+    assert TODO_LINE in drifty.locator("pre.result").inner_text()
+    assert "turns[0][0].arguments.pattern argument_changed" in drifty.locator(".changes.golden").inner_text()
+
+    hostile = page.locator("#fx-hostile")
+    hostile.locator("summary").click()
+    assert HOSTILE in hostile.locator("pre.result").inner_text()
+    assert f"The page holds {HOSTILE}" in hostile.locator(".answer pre").inner_text()
+    assert page.evaluate("window.__pwned") is None
+    assert page.title() != "pwned"
+
+    page.check("input[data-filter='failed']")
+    assert [r.get_attribute("data-fixture") for r in rows.all() if r.is_visible()] == ["hostile"]
+    assert not page.locator("#fx-steady").is_visible()
+    assert page.inner_text("#shown") == "1 of 3 fixtures shown"
+    page.check("input[data-filter='drifted']")
+    assert not any(r.is_visible() for r in rows.all())
+    page.uncheck("input[data-filter='failed']")
+    assert [r.get_attribute("data-fixture") for r in rows.all() if r.is_visible()] == ["drifty"]
+    page.uncheck("input[data-filter='drifted']")
+    assert all(r.is_visible() for r in rows.all())
+
+    shot = artifacts / "html-report.png"
+    page.screenshot(path=str(shot), full_page=True)
+    print(f"screenshot of the HTML report: {shot}")
+    assert others == [], "the report made network requests"
+    page.close()
