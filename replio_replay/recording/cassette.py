@@ -12,16 +12,25 @@ vcrpy's ``version: 1`` list of ``interactions``. They still load through vcrpy w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlparse
 
 from .scrub import scrub_headers, scrub_url
 
 if TYPE_CHECKING:
     from .serializer import ReadableSerializer
-    from .store import AtomicPersister
 
-__all__ = ["FORMAT_VERSION", "Cassette", "Request"]
+__all__ = ["FORMAT_VERSION", "Cassette", "Persister", "Request"]
+
+
+class Persister(Protocol):
+    """Where a cassette is read from and written to (vcrpy's persister interface; `store.AtomicPersister`)."""
+
+    def load_cassette(self, cassette_path: str, serializer: Any) -> tuple[list[Request], list[dict[str, Any]]]:
+        """The requests and responses stored at `cassette_path`."""
+
+    def save_cassette(self, cassette_path: str, cassette_dict: dict[str, Any], serializer: Any) -> None:
+        """Write `cassette_dict` to `cassette_path`."""
 
 #: The cassette format version vcrpy reads and writes.
 FORMAT_VERSION = 1
@@ -62,14 +71,14 @@ class Cassette:
     """One fixture's interactions: those loaded from its file, then those recorded now, each scrubbed
     as it is kept (no secret header or key-like query value in memory, so none in the file)."""
 
-    def __init__(self, path: str, serializer: ReadableSerializer, persister: AtomicPersister) -> None:
+    def __init__(self, path: str, serializer: ReadableSerializer, persister: Persister) -> None:
         self.path = path
         self.serializer = serializer
         self.persister = persister
         self.data: list[tuple[Request, dict[str, Any]]] = []
 
     @classmethod
-    def load(cls, path: str, serializer: ReadableSerializer, persister: AtomicPersister) -> Cassette:
+    def load(cls, path: str, serializer: ReadableSerializer, persister: Persister) -> Cassette:
         """The cassette stored at `path` (CassetteError when it cannot be read or has the wrong shape)."""
         cassette = cls(path, serializer, persister)
         for request, response in zip(*persister.load_cassette(path, serializer)):
