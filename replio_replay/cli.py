@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 import click
 
 from .errors import ConfigError, GoldenError, ReplioError, UsageError
+from .interrupts import Interrupts
 from .recording.modes import RecordMode
 
 __all__ = ["entry", "main"]
@@ -167,7 +168,8 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any
         raise click.UsageError(str(exc), ctx) from None
 
 
-def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = False, output: str = "table") -> Any:
+def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, update_golden: bool = False,
+             output: str = "table") -> Any:
     from .plugins import plugin_manager
     from .report.progress import choose
     from .suite import RunRequest, announce, execute, prepare, remember
@@ -195,10 +197,10 @@ def _execute(project: Path, flags: dict[str, Any], *, update_golden: bool = Fals
         try:
             with _interrupt_ends("while finishing the run; no golden was changed"):
                 if progress is None:
-                    outcome = execute(plan)
+                    outcome = execute(plan, hurry=interrupts.hurry)
                 else:
                     with progress:
-                        outcome = execute(plan, observer=progress)
+                        outcome = execute(plan, observer=progress, hurry=interrupts.hurry)
                 remember(plan, outcome)
                 return outcome
         finally:
@@ -223,23 +225,6 @@ def _ignore_interrupts() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a CI timeout, `kill`) stops a run like Ctrl-C: worktrees removed, partial report."""
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 @eval_group.command("run")
 @run_options()
 @click.option("--update-golden", is_flag=True, help="Approve this run: write its goldens.")
@@ -256,8 +241,8 @@ def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path |
             junit_xml: Path | None, html: Path | None, **flags: Any) -> None:
     """Run fixtures against a provider and report trace, metrics, verdicts and drift."""
     compared = flags["compare"] is not None or len(_names(flags["tools"], "--tools")) > 1
-    with _terminate_as_interrupt():
-        outcome = _execute(project, flags, update_golden=update_golden, output=output)
+    with Interrupts().installed() as interrupts:
+        outcome = _execute(project, flags, interrupts, update_golden=update_golden, output=output)
         with _interrupt_ends("while writing the report"):
             _emit(outcome, output, compared)
             _write_files(outcome, output, compared, output_file, junit_xml)
@@ -302,8 +287,8 @@ def diff_cmd(project: Path, **flags: Any) -> None:
 
     # A replay unless a record mode is given: diff shows what a replay shows, whatever the config says.
     flags["record_mode"] = flags["record_mode"] or RecordMode.NONE.value
-    with _terminate_as_interrupt():
-        outcome = _execute(project, {**flags, "timing": False})
+    with Interrupts().installed() as interrupts:
+        outcome = _execute(project, {**flags, "timing": False}, interrupts)
     for run in outcome.runs:
         write_drift_report(run, sys.stdout, full=True)
     sys.exit(outcome.exit_code)

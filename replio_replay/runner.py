@@ -62,6 +62,7 @@ class RunOptions:
     web_allow: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))  # what MCP servers' `from_env` read
     project: Path | None = None  # what `{project}` stands for in an MCP server's command
+    hurry: threading.Event = field(default_factory=threading.Event)  # set: the grace ends now
 
     def observed(self, observer: Observer | None, label: str) -> RunOptions:
         """These options, reporting each fixture's start and end to `observer` as the run `label`."""
@@ -206,7 +207,8 @@ def run_suite(
         interrupted = True
         cancel.set()
     if cancel.is_set():
-        _grace(collect, lambda: len(results) < len(cases) and (any(w.is_alive() for w in workers) or not done.empty()))
+        _grace(collect, lambda: len(results) < len(cases) and (any(w.is_alive() for w in workers) or not done.empty()),
+               options.hurry)
         remove_active_worktrees()  # of fixtures abandoned after the grace
     ordered = [results.get(i) or cancelled_result(case.fixture, case.trial) for i, case in enumerate(cases)]
     run = RunResult(provider=provider.settings.name, model=provider.model, tools=toolset.name,
@@ -220,11 +222,12 @@ def run_suite(
 GRACE = 1.5
 
 
-def _grace(collect: Callable[[float], None], waiting: Callable[[], bool]) -> None:
-    """Collect results for up to GRACE seconds while `waiting()`; a second interrupt stops at once."""
+def _grace(collect: Callable[[float], None], waiting: Callable[[], bool], hurry: threading.Event) -> None:
+    """Collect results for up to GRACE seconds while `waiting()`; `hurry` (a second interrupt, see
+    `interrupts`) or a KeyboardInterrupt (where no such handler is installed) stops at once."""
     end = time.monotonic() + GRACE
     try:
-        while waiting() and time.monotonic() < end:
+        while waiting() and time.monotonic() < end and not hurry.is_set():
             with contextlib.suppress(queue.Empty):
                 collect(0.05)
     except KeyboardInterrupt:

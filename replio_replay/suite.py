@@ -270,14 +270,15 @@ def _recorded_provider(settings: Settings) -> str:
 
 
 def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = None,
-            observer: Observer | None = None) -> Outcome:
+            observer: Observer | None = None, hurry: threading.Event | None = None) -> Outcome:
     """Run the plan (the cases `only` keeps, if given): every run at once, reported in plan order
-    and, as fixtures start and end, to `observer`."""
+    and, as fixtures start and end, to `observer`. After an interrupt, setting `hurry` ends the
+    grace of the fixtures in flight at once (`interrupts`)."""
     settings = plan.settings
     options = RunOptions(
         limits=Limits(settings.max_turns, settings.max_calls), jobs=settings.jobs, timing=plan.request.timing,
         tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
-        env=settings.env.values, project=settings.project.resolve(),
+        env=settings.env.values, project=settings.project.resolve(), hurry=hurry or threading.Event(),
     )
     if settings.record_mode is not None:
         from .recording.session import CassetteSessions
@@ -350,7 +351,7 @@ def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome, obse
         outcome.interrupted = True
         end = time.monotonic() + GRACE + 0.5  # each run gives its fixtures GRACE; then it returns
         try:
-            while any(t.is_alive() for t in threads) and time.monotonic() < end:
+            while any(t.is_alive() for t in threads) and time.monotonic() < end and not options.hurry.is_set():
                 for t in threads:
                     t.join(timeout=0.05)
         except KeyboardInterrupt:
