@@ -34,11 +34,15 @@ class Interrupts:
     @contextmanager
     def installed(self) -> Iterator[Interrupts]:
         """Take SIGINT and SIGTERM (a CI timeout, `kill`) while the block runs; in another thread
-        than the main one (where Python delivers signals) this changes nothing."""
+        than the main one (where Python delivers signals) this changes nothing. A SIGINT this
+        process was started ignoring (a background job of a shell, `nohup`) stays ignored, as
+        Python leaves it."""
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
-        previous = {sig: signal.signal(sig, self._handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+        taken = [sig for sig in (signal.SIGINT, signal.SIGTERM)
+                 if sig == signal.SIGTERM or signal.getsignal(sig) is not signal.SIG_IGN]
+        previous = {sig: signal.signal(sig, self._handle) for sig in taken}
         try:
             yield self
         finally:
