@@ -63,17 +63,24 @@ def one_line_error(result: Result) -> str:
 # list ----------------------------------------------------------------------------------------------
 
 
-def test_list_table_shows_id_source_and_description(mock_project: Path) -> None:
+def test_list_table_shows_id_source_tags_and_description(mock_project: Path) -> None:
     write_json(global_fixture_dir() / "from-home.json", {"task": "t", "description": "My global one."})
     result = invoke(mock_project, "list")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["id", "source", "description"]
+    assert lines[0].split() == ["id", "source", "tags", "description"]
     assert set(lines[1]) <= {"-", " "}
-    rows = {line.split()[0]: line.split(maxsplit=2)[1:] for line in lines[2:]}
-    assert rows["hello"] == ["local", "Say what is here."]
-    assert rows["from-home"] == ["global", "My global one."]
-    assert rows["grep-symbol"][0] == "replio-core-eval"
+    starts = [lines[0].index(h) for h in ("source", "tags", "description")]
+
+    def cells(line: str) -> list[str]:
+        edges = [0, *starts, len(line)]
+        return [line[a:b].strip() for a, b in zip(edges, edges[1:])]
+
+    rows = {cells(line)[0]: cells(line)[1:] for line in lines[2:]}
+    assert rows["hello"] == ["local", "-", "Say what is here."]
+    assert rows["from-home"] == ["global", "-", "My global one."]
+    assert rows["grep-symbol"][:2] == ["replio-core-eval", "builtin"]
+    assert rows["git-last-commit"][1] == "git,mcp"
     assert list(rows) == sorted(rows)
     assert result.stderr == ""
 

@@ -98,7 +98,7 @@ def test_tags_select_fixtures_with_any_of_them_and_narrow_a_glob(mock_project: P
 
 def test_an_unknown_tag_lists_the_known_ones(mock_project: Path) -> None:
     assert error(replio(mock_project, "run", "--tag", "slwo")) == (
-        "--tag 'slwo': no fixture has this tag; did you mean 'slow'? known tags: find, grep, slow")
+        "--tag 'slwo': no fixture has this tag; did you mean 'slow'? known tags: builtin, find, git, grep, mcp, slow, stub")
     assert error(replio(mock_project, "status", "--tag", "grep", "--fixture", "find-*")).startswith(
         "no fixture both matches --fixture 'find-*' and has --tag 'grep'")
 
