@@ -379,6 +379,35 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
         click.echo("interrupted: fixtures in flight were cancelled; the report above is partial.", err=True)
 
 
+@eval_group.group("import")
+def import_group() -> None:
+    """Import a public benchmark's cases as fixtures."""
+
+
+@import_group.command("bfcl")
+@click.argument("source", type=click.Path(path_type=Path))
+@click.option("--category", "categories", multiple=True, metavar="C",
+              help="Only this category (repeatable), e.g. simple_python; default: every one the importer takes.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N cases of each category.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Where the fixture files go (default: <path>/.replio/eval/bfcl).")
+@click.pass_obj
+def import_bfcl_cmd(project: Path, source: Path, categories: tuple[str, ...], limit: int | None,
+                    out: Path | None) -> None:
+    """Write BFCL's cases (from a bfcl-eval wheel, package or data folder) as fixtures, one file per case."""
+    from .bfcl import DEFAULT_OUT, import_bfcl
+
+    try:
+        report = import_bfcl(source, out or project / DEFAULT_OUT, categories, limit)
+    except UsageError as exc:
+        _fail(exc)
+    for category, written in report.written.items():
+        click.echo(f"{category}: {written} written, {report.unchanged[category]} unchanged")
+    for problem in report.problems:
+        click.echo(f"replio: skipped BFCL {problem}", err=True)
+    sys.exit(1 if report.problems else 0)
+
+
 @eval_group.command("report")
 @click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-o", "--output-file", required=True, type=click.Path(dir_okay=False, path_type=Path),

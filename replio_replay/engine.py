@@ -17,17 +17,23 @@ from .providers.base import ChatRequest, ChatResponse, Message, ToolCall
 from .results import Status
 from .tools.toolbox import Toolbox
 
-__all__ = ["CallRecord", "Limits", "Transcript", "run_loop"]
+__all__ = ["NOT_RUN", "CallRecord", "Limits", "Transcript", "run_loop"]
 
 Generate = Callable[[ChatRequest], ChatResponse]
 
 
 @dataclass(frozen=True)
 class Limits:
-    """When the loop gives up: after `max_turns` model turns or `max_calls` tool calls."""
+    """When the loop gives up: after `max_turns` model turns or `max_calls` tool calls; with
+    `single_response`, after the first response, whose calls are recorded but not run."""
 
     max_turns: int = 12
     max_calls: int = 40
+    single_response: bool = False
+
+
+#: The result a call of a single-response fixture is recorded with: it was judged, not run.
+NOT_RUN = "(not run: the fixture judges the first response only)"
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,8 @@ def run_loop(
     cancel: threading.Event | None = None,
 ) -> Transcript:
     """Run one fixture's conversation to its end; never raises for provider or tool failures."""
-    out = Transcript(messages=[Message("system", toolbox.system_prompt), Message("user", task)])
+    prompt = toolbox.system_prompt  # empty: no system message at all
+    out = Transcript(messages=[*([Message("system", prompt)] if prompt else []), Message("user", task)])
     tool_specs = toolbox.specs
     for turn in range(limits.max_turns):
         if cancel is not None and cancel.is_set():
@@ -85,6 +92,10 @@ def run_loop(
         out.messages.append(Message("assistant", response.text, response.tool_calls))
         if not response.tool_calls:
             out.answer = response.text
+            return out
+        if limits.single_response:
+            out.answer = response.text
+            out.records = [CallRecord(turn, call, NOT_RUN) for call in response.tool_calls]
             return out
         for call in response.tool_calls:
             if cancel is not None and cancel.is_set():

@@ -7,6 +7,7 @@
     ├── ConfigError              .replio/config.json does not parse or validate: exit 2
     │   └── ToolSetError         a tool-set file, or the tools it resolves to, is broken
     ├── FixtureError             one fixture file or plugin entry is broken: reported, skipped
+    ├── BenchmarkError           one case of a benchmark (BFCL) cannot become a fixture: reported, skipped
     ├── ProviderError            the provider failed for one fixture: the fixture ends in `error`
     │   ├── ProviderAuthError    401/403
     │   ├── ProviderHTTPError    an HTTP status that retries did not cure
@@ -23,6 +24,7 @@ Tool failures are *not* exceptions: a tool answers the model with a result start
 from __future__ import annotations
 
 __all__ = [
+    "BenchmarkError",
     "CassetteError",
     "ConfigError",
     "FixtureError",
@@ -71,6 +73,15 @@ class FixtureError(ReplioError):
     def __init__(self, source: str, message: str) -> None:
         super().__init__(f"{source}: {message}")
         self.source = source
+        self.message = message
+
+
+class BenchmarkError(ReplioError):
+    """One case of an imported benchmark cannot be converted to a fixture; it is reported and skipped."""
+
+    def __init__(self, case_id: str, message: str) -> None:
+        super().__init__(f"case {case_id}: {message}")
+        self.case_id = case_id
         self.message = message
 
 

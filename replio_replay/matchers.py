@@ -4,8 +4,14 @@ content) must look like.
 A matcher is a literal (equal as JSON values are: ``1`` equals ``1.0``, ``true`` is not ``1``) or
 an operator object: ``{"$regex": r}`` (``re.search`` finds it), ``{"$contains": s}``,
 ``{"$icontains": s}`` (ignoring case), ``{"$min": n}`` and/or ``{"$max": n}``, ``{"$any": [m, ...]}``
-(one of them holds), ``{"$not": m}``. The verifier's checks and a stub tool's ``when`` clauses
-speak it. `parse_matcher` validates one when a fixture or tool set loads, so a typo such as
+(one of them holds), ``{"$not": m}``, ``{"$all": [m, ...]}`` (every one holds),
+``{"$normalized": s}`` (a string equal to `s` once both are normalised as BFCL does: spaces and
+``,./-_*^`` removed, lower case, ``'`` read as ``"``), ``{"$type": t}`` (a JSON type: ``string``,
+``integer`` (a number written without a fraction), ``number``, ``boolean``, ``array``, ``object``,
+``null``), ``{"$items": [m, ...]}`` (an array of exactly these items, in order), ``{"$object": {key:
+m}}`` (an object with only these keys, each matching; a key whose matcher is ``$optional`` may be
+missing) and ``{"$optional": m}`` (in an argument or `$object` table: the key may be missing; when
+present it must match `m`). The verifier's checks and a stub tool's ``when`` clauses speak it. `parse_matcher` validates one when a fixture or tool set loads, so a typo such as
 ``$regx`` is an error, never a literal that silently fails.
 """
 
@@ -13,27 +19,47 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer
 
 __all__ = [
+    "JSON_TYPES",
     "OPERATORS",
     "ArgExpectation",
     "Matcher",
     "json_equal",
     "matches",
     "matches_all",
+    "normalized",
+    "optional",
     "parse_matcher",
     "quoted",
     "shown",
     "written",
 ]
 
-OPERATORS = ("$regex", "$contains", "$icontains", "$min", "$max", "$any", "$not")
-_TEXT = ("$regex", "$contains", "$icontains")
+OPERATORS = ("$regex", "$contains", "$icontains", "$min", "$max", "$any", "$not", "$all", "$normalized",
+             "$type", "$items", "$object", "$optional")
+_TEXT = ("$regex", "$contains", "$icontains", "$normalized")
+#: Operators whose operand is a non-empty list of matchers.
+_LISTS = ("$any", "$all")
+
+#: `$type`'s names, and the Python values (as `json.loads` makes them) each one takes.
+JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
+
+#: What BFCL's checker ignores when it compares strings (`standardize_string`).
+_BFCL_IGNORED = re.compile(r"[ ,./\-_*^]")
 
 
 @dataclass(frozen=True)
@@ -52,14 +78,25 @@ class Matcher:
             return (low is None or actual >= low) and (high is None or actual <= high)
         if self.op == "$any":
             return any(matches(m, actual) for m in self.operand)
-        if self.op == "$not":
-            return not matches(self.operand, actual)
+        if self.op == "$all":
+            return all(matches(m, actual) for m in self.operand)
+        if self.op in ("$not", "$optional"):
+            return matches(self.operand, actual) is (self.op == "$optional")
+        if self.op == "$type":
+            return JSON_TYPES[self.operand](actual)
+        if self.op == "$items":
+            return isinstance(actual, list) and len(actual) == len(self.operand) \
+                and all(matches(m, a) for m, a in zip(self.operand, actual))
+        if self.op == "$object":
+            return matches_all(dict(self.operand), actual, extra=False)
         if not isinstance(actual, str):
             return False
         if self.op == "$regex":
             return re.search(self.operand, actual) is not None
         if self.op == "$icontains":
             return self.operand.casefold() in actual.casefold()
+        if self.op == "$normalized":
+            return normalized(actual) == normalized(self.operand)
         return bool(self.operand in actual)
 
     def to_json(self) -> dict[str, Any]:
@@ -67,10 +104,12 @@ class Matcher:
         if self.op == "$range":
             low, high = self.operand
             return {k: v for k, v in (("$min", low), ("$max", high)) if v is not None}
-        if self.op == "$any":
-            return {"$any": [written(m) for m in self.operand]}
-        if self.op == "$not":
-            return {"$not": written(self.operand)}
+        if self.op in _LISTS or self.op == "$items":
+            return {self.op: [written(m) for m in self.operand]}
+        if self.op == "$object":
+            return {"$object": {k: written(m) for k, m in self.operand}}
+        if self.op in ("$not", "$optional"):
+            return {self.op: written(self.operand)}
         return {self.op: self.operand}
 
 
@@ -104,11 +143,23 @@ def parse_matcher(value: Any) -> Any:
             except re.error as exc:
                 raise ValueError(f"invalid regular expression {operand!r}: {exc}") from None
         return Matcher(op, operand)
-    if op == "$any":
+    if op in _LISTS:
         if not isinstance(operand, list) or not operand:
-            raise ValueError("$any needs a non-empty list of matchers")
+            raise ValueError(f"{op} needs a non-empty list of matchers")
         return Matcher(op, tuple(parse_matcher(m) for m in operand))
-    return Matcher(op, parse_matcher(operand))  # $not
+    if op == "$items":
+        if not isinstance(operand, list):
+            raise ValueError(f"$items needs a list of matchers (one per item), not {type(operand).__name__}")
+        return Matcher(op, tuple(parse_matcher(m) for m in operand))
+    if op == "$object":
+        if not isinstance(operand, dict):
+            raise ValueError(f"$object needs an object of key -> matcher, not {type(operand).__name__}")
+        return Matcher(op, tuple((str(k), parse_matcher(m)) for k, m in operand.items()))
+    if op == "$type":
+        if operand not in JSON_TYPES:
+            raise ValueError(f"$type needs one of {', '.join(map(repr, JSON_TYPES))}, not {operand!r}")
+        return Matcher(op, operand)
+    return Matcher(op, parse_matcher(operand))  # $not, $optional
 
 
 def json_equal(a: Any, b: Any) -> bool:
@@ -129,11 +180,24 @@ def matches(expected: Any, actual: Any) -> bool:
     return json_equal(expected, actual)
 
 
-def matches_all(wanted: Mapping[str, Any], arguments: Any) -> bool:
-    """Whether every named argument is present in `arguments` and matches (unnamed ones are free)."""
+def matches_all(wanted: Mapping[str, Any], arguments: Any, *, extra: bool = True) -> bool:
+    """Whether every named argument is in `arguments` and matches (one whose matcher is `$optional`
+    may be missing); unnamed arguments are free unless `extra` is false."""
     if not isinstance(arguments, dict):
         return False
-    return all(k in arguments and matches(e, arguments[k]) for k, e in wanted.items())
+    if not extra and any(k not in wanted for k in arguments):
+        return False
+    return all(matches(e, arguments[k]) if k in arguments else optional(e) for k, e in wanted.items())
+
+
+def optional(expected: Any) -> bool:
+    """Whether `expected` lets its key be missing (`$optional`)."""
+    return isinstance(expected, Matcher) and expected.op == "$optional"
+
+
+def normalized(text: str) -> str:
+    """`text` as BFCL's checker compares strings: without spaces and ``,./-_*^``, lower case, ``'`` as ``"``."""
+    return _BFCL_IGNORED.sub("", text).lower().replace("'", '"')
 
 
 def written(value: Any) -> Any:

@@ -83,7 +83,8 @@ def run_fixture(
     started = time.perf_counter()
     fixture = case.fixture
     permissions = Permissions.for_fixture(fixture.tool_permission, fixture.tools_deny)
-    limits = Limits(fixture.max_turns or options.limits.max_turns, options.limits.max_calls)
+    limits = Limits(fixture.max_turns or options.limits.max_turns, options.limits.max_calls,
+                    single_response=fixture.single_response)
     settings = {
         "provider": provider.settings.name,
         "model": provider.model,

@@ -1,7 +1,7 @@
 """Trajectory matching, pure: whether the calls a model made are the calls a fixture expects.
 
 An expected call is a tool name, or ``{"name", "arguments": {arg: matcher}}`` (an argument not
-named is not checked). Four modes, as agentevals defines them, each matching calls one to one
+named is not checked, unless the object says ``"extra_arguments": false``). Four modes, as agentevals defines them, each matching calls one to one
 (an actual call stands for one expected call at most):
 
 - ``strict``: the same calls in the same order;
@@ -14,13 +14,14 @@ named is not checked). Four modes, as agentevals defines them, each matching cal
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from enum import Enum
 from typing import Any, Protocol
 
-from .matchers import matches_all
+from .matchers import matches, matches_all, optional, written
 
-__all__ = ["MatchMode", "Call", "call_matches", "in_order", "trajectory_matches"]
+__all__ = ["MatchMode", "Call", "call_matches", "call_problem", "in_order", "mismatches", "trajectory_matches"]
 
 
 class MatchMode(str, Enum):
@@ -46,7 +47,61 @@ def call_matches(expected: Any, call: Call) -> bool:
     """Whether `call` is the `expected` one: a name, or an object with a name and argument matchers."""
     if isinstance(expected, str):
         return call.name == expected
-    return bool(call.name == expected.name and matches_all(expected.arguments, call.arguments))
+    return bool(call.name == expected.name
+                and matches_all(expected.arguments, call.arguments, extra=expected.extra_arguments))
+
+
+def call_problem(expected: Any, call: Call) -> str | None:
+    """Why `call` is not the `expected` one (the first difference), or None when it is."""
+    if isinstance(expected, str):
+        return None if call.name == expected else f"called {call.name}, expected {expected}"
+    if call.name != expected.name:
+        return f"called {call.name}, expected {expected.name}"
+    args = call.arguments
+    if not isinstance(args, dict):
+        return f"{call.name}'s arguments are not a JSON object: {_short(args)}"
+    if not expected.extra_arguments:
+        extra = [k for k in args if k not in expected.arguments]
+        if extra:
+            return f"{call.name} has an argument {extra[0]!r} that is not expected"
+    for key, want in expected.arguments.items():
+        if key not in args:
+            if not optional(want):
+                return f"{call.name} is missing the argument {key!r}"
+        elif not matches(want, args[key]):
+            return f"{call.name}'s argument {key!r} is {_short(args[key])}, expected {_short(written(want))}"
+    return None
+
+
+def mismatches(calls: Sequence[Call], expected: Sequence[Any], mode: MatchMode) -> list[str]:
+    """What keeps `calls` from matching `expected` under `mode`, for a reason line (empty: they match)."""
+    if trajectory_matches(calls, expected, mode):
+        return []
+    names, wanted = [c.name for c in calls], [_name(e) for e in expected]
+    if mode in (MatchMode.STRICT, MatchMode.UNORDERED) and len(calls) != len(expected):
+        return [f"{len(calls)} calls {names}, expected {len(expected)} {wanted} ({mode.value})"]
+    if mode is MatchMode.STRICT:
+        return [f"call {i}: {why}" for i, (e, c) in enumerate(zip(expected, calls), 1)
+                if (why := call_problem(e, c)) is not None]
+    unmatched = [e for e in expected if not any(call_matches(e, c) for c in calls)]
+    if not unmatched:
+        return [f"calls {names} cannot be paired one to one with {wanted} ({mode.value})"]
+    return [f"no call matches {_short(_written_call(e))}"
+            + (f": {call_problem(e, near[0])}" if (near := [c for c in calls if c.name == _name(e)]) else "")
+            for e in unmatched]
+
+
+def _name(expected: Any) -> str:
+    return expected if isinstance(expected, str) else str(expected.name)
+
+
+def _written_call(expected: Any) -> Any:
+    return expected if isinstance(expected, str) else {expected.name: {k: written(m) for k, m in expected.arguments.items()}}
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def trajectory_matches(calls: Sequence[Call], expected: Sequence[Any], mode: MatchMode) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from .fixtures.model import FileCheck, Fixture, Verifier
 from .matchers import Matcher, matches, matches_all, quoted, shown, written
 from .results import TraceCall
-from .trajectory import in_order
+from .trajectory import in_order, mismatches, trajectory_matches
 
 __all__ = ["CHECKS", "Evidence", "verify"]
 
@@ -82,6 +82,16 @@ def check_in_order(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
     return [f"in_order: {wanted} were not called in this order (called {_names(ev.trace)})"]
 
 
+def check_match_expected(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    if not v.match_expected:
+        return []
+    if fx.expected is None:
+        return ["match_expected: true needs an `expected` list in the fixture"]
+    if trajectory_matches(ev.trace, fx.expected, fx.match):
+        return []
+    return [f"match_expected: {why}" for why in mismatches(ev.trace, fx.expected, fx.match)]
+
+
 def check_answer(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
     if v.answer is None:
         return []
@@ -120,7 +130,7 @@ def _show(expectation: object) -> str:
 
 CHECKS: tuple[Check, ...] = (
     check_exact, check_must_include, check_avoid, check_call_count, check_args, check_in_order,
-    check_answer, check_files,
+    check_match_expected, check_answer, check_files,
 )
 
 
