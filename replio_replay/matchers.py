@@ -7,7 +7,8 @@ an operator object: ``{"$regex": r}`` (``re.search`` finds it), ``{"$contains": 
 (one of them holds), ``{"$not": m}``, ``{"$all": [m, ...]}`` (every one holds),
 ``{"$normalized": s}`` (a string equal to `s` once both are normalised as BFCL does: spaces and
 ``,./-_*^`` removed, lower case, ``'`` read as ``"``), ``{"$type": t}`` (a JSON type: ``string``,
-``integer`` (a number written without a fraction), ``number``, ``boolean``, ``array``, ``object``,
+``integer`` (a number written without a fraction or exponent), ``float`` (one written with
+either), ``number`` (either), ``boolean``, ``array``, ``object``,
 ``null``), ``{"$items": [m, ...]}`` (an array of exactly these items, in order), ``{"$object": {key:
 m}}`` (an object with only these keys, each matching; a key whose matcher is ``$optional`` may be
 missing) and ``{"$optional": m}`` (in an argument or `$object` table: the key may be missing; when
@@ -51,6 +52,7 @@ _LISTS = ("$any", "$all")
 JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "float": lambda v: isinstance(v, float),
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
     "array": lambda v: isinstance(v, list),
