@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from replio_replay.engine import Limits, Transcript, run_loop
+from replio_replay.engine import NOT_RUN, Limits, Transcript, run_loop
 from replio_replay.errors import ProviderConnectError, ProviderError
 from replio_replay.providers.base import ChatRequest, ChatResponse, Exchange, ToolCall, Usage
 from replio_replay.providers.mock import MockProvider
@@ -208,3 +208,33 @@ def test_when_the_script_runs_out_the_mock_answers(root: Path) -> None:
     t, _ = play(root, [turn(call("list_dir"))])
     assert t.status is Status.OK
     assert "no more turns" in t.answer
+
+
+def test_single_response_ends_after_the_first_response_without_running_its_calls(root: Path) -> None:
+    t, provider = play(root, [turn(call("file_write", path="x.txt", content="no"), call("list_dir", path="."),
+                                   text="Calling."), turn(text="never asked")],
+                       limits=Limits(single_response=True))
+    assert t.status is Status.OK
+    assert names(t) == ["file_write", "list_dir"]
+    assert {r.result for r in t.records} == {NOT_RUN}
+    assert t.answer == "Calling."
+    assert len(provider.requests) == 1
+    assert not (root / "x.txt").exists()
+
+
+def test_single_response_with_an_answer_is_that_answer(root: Path) -> None:
+    t, _ = play(root, [turn(text="No tool fits.")], limits=Limits(single_response=True))
+    assert (t.status, t.records, t.answer) == (Status.OK, [], "No tool fits.")
+
+
+def test_max_turns_one_still_runs_the_calls_and_truncates(root: Path) -> None:
+    t, _ = play(root, [turn(call("list_dir", path="."))], limits=Limits(max_turns=1))
+    assert t.status is Status.TRUNCATED
+    assert t.records[0].result != NOT_RUN
+
+
+def test_an_empty_system_prompt_sends_no_system_message(root: Path) -> None:
+    provider = mock_provider({"fx": [turn(text="ok")]})
+    toolbox = Toolbox(ToolContext(Sandbox(root)), Permissions.for_fixture({}), builtin_toolset().replace(system_prompt=""))
+    run_loop(TASK, lambda req: provider.generate(req, Exchange("fx")), toolbox)
+    assert [m.role for m in provider.requests[0][1].messages] == ["user"]

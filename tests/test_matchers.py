@@ -235,3 +235,61 @@ def test_literals_compare_as_json_values_not_python_ones() -> None:
     assert not matches(0, False)
     assert matches([1, {"a": True}], [1.0, {"a": True}])
     assert not matches([1, {"a": True}], [1, {"a": 1}])
+
+
+# the operators BFCL's rules need, for everyone ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("written", "actual", "held"), [
+    ({"$normalized": "New York, NY"}, "new york ny", True),
+    ({"$normalized": "New York, NY"}, "NEW_YORK-NY.", True),
+    ({"$normalized": "it's"}, 'it"s', True),
+    ({"$normalized": "New York"}, "Newark", False),
+    ({"$normalized": "5"}, 5, False),
+    ({"$type": "integer"}, 3, True),
+    ({"$type": "integer"}, 3.0, False),
+    ({"$type": "integer"}, True, False),
+    ({"$type": "float"}, 3.0, True),
+    ({"$type": "float"}, 3, False),
+    ({"$type": "number"}, 3, True),
+    ({"$type": "boolean"}, 0, False),
+    ({"$type": "null"}, None, True),
+    ({"$all": [{"$type": "integer"}, 4]}, 4, True),
+    ({"$all": [{"$type": "integer"}, 4]}, 4.0, False),
+    ({"$items": [1, {"$normalized": "a b"}]}, [1, "AB"], True),
+    ({"$items": [1, {"$normalized": "a b"}]}, ["AB", 1], False),
+    ({"$items": [1, {"$normalized": "a b"}]}, [1, "AB", 2], False),
+    ({"$items": []}, [], True),
+    ({"$items": []}, "", False),
+    ({"$object": {"a": 1, "b": {"$optional": 2}}}, {"a": 1}, True),
+    ({"$object": {"a": 1, "b": {"$optional": 2}}}, {"a": 1, "b": 2}, True),
+    ({"$object": {"a": 1, "b": {"$optional": 2}}}, {"a": 1, "b": 3}, False),
+    ({"$object": {"a": 1, "b": {"$optional": 2}}}, {"b": 2}, False),
+    ({"$object": {"a": 1}}, {"a": 1, "c": 0}, False),
+    ({"$object": {"a": 1}}, [["a", 1]], False),
+    ({"$optional": 2}, 2, True),
+    ({"$optional": 2}, 3, False),
+])
+def test_the_bfcl_operators(written: dict[str, Any], actual: Any, held: bool) -> None:
+    assert matches(parse_matcher(written), actual) is held
+
+
+@pytest.mark.parametrize("written", [
+    {"$type": "int"}, {"$normalized": 3}, {"$items": {"a": 1}}, {"$object": [1]}, {"$all": []},
+])
+def test_the_bfcl_operators_are_checked_when_they_load(written: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        parse_matcher(written)
+
+
+def test_the_bfcl_operators_are_written_back_as_given() -> None:
+    written = {"$optional": {"$all": [{"$type": "integer"}, {"$items": [{"$object": {"k": {"$normalized": "v"}}}]}]}}
+    assert parse_matcher(written).to_json() == written
+
+
+def test_an_optional_argument_may_be_missing_and_extra_ones_may_be_refused() -> None:
+    wanted = {"a": 1, "b": parse_matcher({"$optional": 2})}
+    assert matches_all(wanted, {"a": 1})
+    assert not matches_all(wanted, {"b": 2})
+    assert matches_all(wanted, {"a": 1, "z": 0})
+    assert not matches_all(wanted, {"a": 1, "z": 0}, extra=False)
