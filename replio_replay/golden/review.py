@@ -44,6 +44,7 @@ class Approval:
     fixture_id: str
     action: str
     reason: str = ""
+    trial: int = 1
 
 
 def approve(runs: Sequence[RunResult], store: GoldenStore) -> list[Approval]:
@@ -59,15 +60,15 @@ def approve(runs: Sequence[RunResult], store: GoldenStore) -> list[Approval]:
         for result in run.fixtures:
             if result.status in (Status.ERROR, Status.CANCELLED):
                 done.append(Approval(run.key, result.id, "refused",
-                                     f"it ended in {result.status.value}: {result.error}"))
+                                     f"it ended in {result.status.value}: {result.error}", result.trial))
                 continue
             try:
                 path, text, action = store.render(run.key, trial_stem(result.id, result.trial),
                                                   canonical_result(result))
             except GoldenError as exc:
-                done.append(Approval(run.key, result.id, "refused", str(exc)))
+                done.append(Approval(run.key, result.id, "refused", str(exc), result.trial))
                 continue
-            done.append(Approval(run.key, result.id, action))
+            done.append(Approval(run.key, result.id, action, trial=result.trial))
             if action != "unchanged":
                 writes.append((path, text))
     try:

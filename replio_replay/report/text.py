@@ -216,7 +216,8 @@ def write_approvals(approvals: Sequence[Approval], out: TextIO) -> None:
     for a in approvals:
         if a.action != "unchanged":
             why = f" ({a.reason})" if a.reason else ""
-            out.write(f"golden {a.action}: {a.key.label} {a.fixture_id}{why}\n")
+            which = a.fixture_id if a.trial == 1 else f"{a.fixture_id} (trial {a.trial})"
+            out.write(f"golden {a.action}: {a.key.label} {which}{why}\n")
     by_run: dict[str, dict[str, int]] = {}
     for a in approvals:
         counts = by_run.setdefault(a.key.label, dict.fromkeys(("created", "updated", "unchanged", "refused"), 0))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from replio_replay.golden.review import approve
 from replio_replay.golden.store import GoldenStore
 from replio_replay.metrics import summarize
+from replio_replay.report.text import write_approvals
 from replio_replay.results import FixtureResult, RunResult, Status, TraceCall
 
 
@@ -24,3 +26,14 @@ def test_a_result_that_cannot_be_a_golden_is_refused_and_the_rest_are_written(tm
     assert done["err"][0] == "refused" and "ended in error" in done["err"][1]
     assert done["nan"][0] == "refused" and "NaN" in done["nan"][1]
     assert sorted(p.name for p in tmp_path.rglob("*.json")) == ["fine.json"]
+
+
+def test_a_refused_trial_is_named_with_its_trial(tmp_path: Path) -> None:
+    first = FixtureResult(id="flaky", answer="ok")
+    third = FixtureResult(id="flaky", trial=3, status=Status.ERROR, error="context overflow")
+    approvals = approve([_run(first, third)], GoldenStore(tmp_path))
+    out = io.StringIO()
+    write_approvals(approvals, out)
+    assert "golden refused: p:m flaky (trial 3) (it ended in error: context overflow)" in out.getvalue()
+    assert "golden created: p:m flaky\n" in out.getvalue()
+    assert sorted(p.name for p in tmp_path.rglob("*.json")) == ["flaky.json"]
