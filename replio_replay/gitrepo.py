@@ -3,7 +3,7 @@
 The provisioned files are the first commit on `main`; then the fixture's further commits are
 made in order, each on its branch; then its `checkout` is checked out, its `staged` files are
 written and staged, and its `changes` are written, unstaged. Author, committer, dates, the default branch and the configuration are
-fixed and no user or system git config is read, so commit hashes are the same everywhere and
+fixed, no user or system git config or template is read, so commit hashes are the same everywhere and
 a recording made on one machine replays on another. The harness's own `.replio/` is ignored.
 """
 
@@ -31,7 +31,9 @@ def make_repository(root: Path, spec: GitRepo, *, fixture_id: str) -> None:
     FixtureError (naming the fixture) when git is missing or refuses a step.
     """
     git = _Git(root, fixture_id)
-    git("init", "--quiet", "--initial-branch=main")
+    # No template: no machine's hooks (a post-commit hook would still run) and no sample files to
+    # copy now and remove with the worktree.
+    git("init", "--quiet", "--template=", "--initial-branch=main")
     (root / ".git" / "info").mkdir(parents=True, exist_ok=True)
     (root / ".git" / "info" / "exclude").write_text(".replio/\n", encoding="utf-8")
     git("add", "--all")

@@ -51,3 +51,10 @@ def test_without_git_the_fixture_errs_naming_it(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(FixtureError, match="fixture 'fx': git: .*the git program is not installed"):
         _history()
+
+
+def test_no_template_is_copied_into_the_repository() -> None:
+    fixture = make_fixture(files={"app.py": "print('hi')\n"}, git=True)
+    with worktree(fixture, {"tools": "default"}) as root:
+        assert not (root / ".git" / "hooks").exists() or not any((root / ".git" / "hooks").iterdir())
+        assert (root / ".git" / "info" / "exclude").read_text() == ".replio/\n"
