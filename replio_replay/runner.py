@@ -100,7 +100,8 @@ def run_fixture(
     }
     try:
         session = options.session(case, provider, cancel)
-        with worktree(fixture, settings, remove) as root:
+        seen = _worktree_seen(case, session.mcp_modes(case.offered.mcp_servers))
+        with worktree(fixture, settings, remove, repository=seen) as root:
             ctx = ToolContext(Sandbox(root), session.transport, **ctx_limits)  # type: ignore[arg-type]
             mcp = session.mcp_tools(case.offered.mcp_servers, root=root, env=options.env,
                                     project=options.project) if case.offered.mcp_servers else None
@@ -143,6 +144,19 @@ def run_fixture(
     if options.timing:
         result = result.model_copy(update={"timing": {"seconds": seconds}})
     return result
+
+
+def _worktree_seen(case: Case, mcp_modes: Mapping[str, str]) -> bool:
+    """Whether anything in the fixture can look at its worktree: an offered tool that works on files
+    or runs a program, an MCP server started on it (live, or to compare), or a `files` check.
+
+    Where nothing can (stubs and MCP tools replayed from the cassette), a `"git"` fixture's
+    repository is not built: that takes several git processes, and nothing would see it.
+    """
+    fixture = case.fixture
+    return (any(tool.touches_worktree for tool in case.offered.tools)
+            or any(mode != "replay" for mode in mcp_modes.values())
+            or bool(fixture.verifier is not None and fixture.verifier.files))
 
 
 def _with_mcp(case: Case, tools: list[Tool]) -> ToolSet:

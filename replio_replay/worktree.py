@@ -34,9 +34,10 @@ _active_lock = threading.Lock()
 
 @contextmanager
 def worktree(fixture: Fixture, settings: Mapping[str, Any],
-             remove: Callable[[Path], None] | None = None) -> Iterator[Path]:
+             remove: Callable[[Path], None] | None = None, *, repository: bool = True) -> Iterator[Path]:
     """A fresh folder holding the fixture's files and `.replio/config.json` with `settings`, made a git
-    repository when the fixture asks (`git`).
+    repository when the fixture asks (`git`) and `repository` is true (the runner leaves the
+    repository out where nothing could look at it).
 
     The folder is removed on exit, also on error and on KeyboardInterrupt: at once, or handed to
     `remove` (a run's `Removals`, which removes it on a thread of its own).
@@ -52,7 +53,7 @@ def worktree(fixture: Fixture, settings: Mapping[str, Any],
         config = root / ".replio" / "config.json"
         config.parent.mkdir(exist_ok=True)
         config.write_text(json.dumps(dict(settings), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        if fixture.git is not None:
+        if fixture.git is not None and repository:
             from .gitrepo import make_repository
 
             make_repository(root, fixture.git, fixture_id=fixture.id)

@@ -22,18 +22,31 @@ from tests.helpers import builtin_toolset, call, make_case, make_fixture, mock_p
 
 
 @pytest.fixture
-def roots(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """Every worktree the runner makes, in order (the real ones, only watched)."""
+def watched(monkeypatch: pytest.MonkeyPatch) -> tuple[list[Path], list[bool]]:
+    """Every worktree the runner makes, in order (the real ones, only watched), and whether each
+    was made a git repository."""
     made: list[Path] = []
+    repositories: list[bool] = []
 
     @contextmanager
-    def watched(fixture: Any, settings: Mapping[str, Any], remove: Any = None) -> Iterator[Path]:
-        with worktree(fixture, settings, remove) as root:
+    def watching(fixture: Any, settings: Mapping[str, Any], remove: Any = None, **more: Any) -> Iterator[Path]:
+        with worktree(fixture, settings, remove, **more) as root:
             made.append(root)
+            repositories.append((root / ".git").is_dir())
             yield root
 
-    monkeypatch.setattr(runner_module, "worktree", watched)
-    return made
+    monkeypatch.setattr(runner_module, "worktree", watching)
+    return made, repositories
+
+
+@pytest.fixture
+def roots(watched: tuple[list[Path], list[bool]]) -> list[Path]:
+    return watched[0]
+
+
+@pytest.fixture
+def repositories(watched: tuple[list[Path], list[bool]]) -> list[bool]:
+    return watched[1]
 
 
 # the worktree itself -------------------------------------------------------------------------------
@@ -300,3 +313,53 @@ def test_the_files_a_run_leaves_are_judged_before_the_worktree_goes(roots: list[
     result = run_fixture(make_case(fx), provider, RunOptions())
     assert result.passed, result.reasons  # a link leading out of the worktree reads as no file at all
     assert not roots[-1].exists()
+
+
+# a "git" fixture's repository: built only where something can see it ----------------------------------
+
+STUB = {"lookup": {"description": "Look a thing up.", "parameters": {"type": "object"}, "result": "found"}}
+
+
+@pytest.mark.parametrize(("more", "built"), [
+    ({"tools_offered": ["lookup"]}, False),  # a stub cannot see the files: no git processes for nothing
+    ({"tools_offered": ["lookup", "file_read"]}, True),
+    ({"tools_offered": ["lookup"], "verifier": {"files": {"a.txt": "a"}}}, True),  # a files check reads them
+    ({}, True),  # every built-in is offered
+])
+def test_the_repository_is_built_only_where_a_tool_or_check_can_see_it(
+        repositories: list[bool], more: dict[str, Any], built: bool) -> None:
+    fx = make_fixture(files={"a.txt": "a"}, git=True, tools=STUB, **more)
+    result = run_fixture(make_case(fx), mock_provider({"fx": [turn(call("lookup")), turn(text="found")]}), RunOptions())
+    assert result.status is Status.OK, result.error
+    assert repositories == [built]
+
+
+class _Sessions:
+    """Sessions meeting every MCP server as `mode` says (what a replay or a live run decides)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+
+    def __call__(self, case: Any, provider: Any, cancel: Any = None) -> Any:
+        from replio_replay.recording.base import FixtureSession
+
+        mode = self.mode
+
+        class Session(FixtureSession):
+            def mcp_modes(self, servers: Mapping[str, Any]) -> dict[str, Any]:
+                return dict.fromkeys(servers, mode)
+
+        return Session(provider.transport(cancel))
+
+
+@pytest.mark.parametrize(("mode", "built"), [("replay", False), ("live", True), ("compare", True)])
+def test_an_mcp_server_started_on_the_worktree_needs_the_repository(
+        repositories: list[bool], monkeypatch: pytest.MonkeyPatch, mode: str, built: bool) -> None:
+    from replio_replay.tools.mcp import McpTools
+
+    monkeypatch.setattr(McpTools, "open", lambda self: [])  # what the servers offer is not the point here
+    fx = make_fixture(files={"a.txt": "a"}, git=True, tools=STUB, tools_offered=["lookup"],
+                      mcp_servers={"git": {"command": "{python}", "args": ["-m", "mcp_server_git"]}})
+    result = run_fixture(make_case(fx), mock_provider({"fx": [turn(text="done")]}), RunOptions(session=_Sessions(mode)))
+    assert result.status is Status.OK, result.error
+    assert repositories == [built]

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..cases import Case
     from ..mcp.config import McpServer
     from ..providers.base import Provider
-    from ..tools.mcp import McpTools
+    from ..tools.mcp import McpTools, Mode
     from ..tools.toolset import ToolSet
 
 __all__ = ["FixtureSession", "SessionFactory", "live_session"]
@@ -37,12 +37,16 @@ class FixtureSession:
         self.mcp: McpTools | None = None
         self.offered: ToolSet | None = None
 
+    def mcp_modes(self, servers: Mapping[str, McpServer]) -> dict[str, Mode]:
+        """How each server is met: here all started live, nothing recorded."""
+        return dict.fromkeys(servers, "live")
+
     def mcp_tools(self, servers: Mapping[str, McpServer], *, root: Path, env: Mapping[str, str],
                   project: Path | None = None) -> McpTools:
-        """The fixture's MCP servers, to `open` and `close`: here all started live, nothing recorded."""
+        """The fixture's MCP servers, to `open` and `close`, each met as `mcp_modes` says."""
         from ..tools.mcp import McpTools
 
-        self.mcp = McpTools(servers, dict.fromkeys(servers, "live"), root=root, env=env, project=project)
+        self.mcp = McpTools(servers, self.mcp_modes(servers), root=root, env=env, project=project)
         return self.mcp
 
     def finish(self, status: Status) -> None:

@@ -38,7 +38,7 @@ from .transport import CassetteTransport
 
 if TYPE_CHECKING:
     from ..mcp.config import McpServer
-    from ..tools.mcp import McpTools
+    from ..tools.mcp import McpTools, Mode
 
 __all__ = ["CassetteSession", "CassetteSessions"]
 
@@ -99,17 +99,22 @@ class CassetteSession(FixtureSession):
         )
         super().__init__(self.cassette_transport)
 
+    def mcp_modes(self, servers: Mapping[str, McpServer]) -> dict[str, Mode]:
+        """Replayed from the cassette where it replays (`live` ones, or all with --mcp live, also
+        started to compare), else started live and recorded."""
+        if not self.cassette_transport.protected:
+            return dict.fromkeys(servers, "live")
+        return {name: "compare" if self.mcp_live or server.replay == "live" else "replay"
+                for name, server in servers.items()}
+
     def mcp_tools(self, servers: Mapping[str, McpServer], *, root: Path, env: Mapping[str, str],
                   project: Path | None = None) -> McpTools:
         """Replay the servers from the cassette where it replays (comparing the `live` ones), else record them."""
         from ..mcp.recording import parse_records
-        from ..tools.mcp import McpTools, Mode
+        from ..tools.mcp import McpTools
 
+        modes = self.mcp_modes(servers)
         replaying = self.cassette_transport.protected
-        modes: dict[str, Mode] = {
-            name: ("compare" if self.mcp_live or server.replay == "live" else "replay") if replaying else "live"
-            for name, server in servers.items()
-        }
         recorded = parse_records(self.serializer.loaded_mcp, str(self.path)) if replaying else {}
         again = record_flags(RecordMode.ALL, self.case.fixture.id, self.case.toolset.name)
         self.mcp = McpTools(servers, modes, root=root, env=env, recorded=recorded, cassette=str(self.path),

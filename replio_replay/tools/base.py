@@ -136,7 +136,10 @@ class Tool:
     `parameters` is the JSON Schema offered; `source` names where the tool came from
     (``built-in``, a tool-set file, ``plugin:NAME``, a fixture) for messages; `fingerprint`
     is whatever else decides its behaviour (a stub's results, a command's argv), so a
-    tool set's digest changes when it does.
+    tool set's digest changes when it does. `touches_worktree` is False for a tool that can
+    neither see nor change the fixture's files (a stub; an MCP tool, whose server is started
+    on the worktree when it runs live), so a fixture offering only such tools need not have
+    its git repository built when it is replayed.
     """
 
     name: str
@@ -147,6 +150,7 @@ class Tool:
     source: str = BUILTIN
     checks_schema: bool = False
     fingerprint: Any = None
+    touches_worktree: bool = True
 
     def spec(self) -> dict[str, Any]:
         """The provider-neutral spec: name, description, JSON Schema parameters."""

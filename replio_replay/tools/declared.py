@@ -104,7 +104,7 @@ def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | No
         category = decl.category or Category.READ
         fingerprint = {"kind": "stub", **decl.model_dump(mode="json", include={"result", "results"})}
     return Tool(name, decl.description, category, decl.parameters, invoke, source=source,
-                checks_schema=True, fingerprint=fingerprint)
+                checks_schema=True, fingerprint=fingerprint, touches_worktree=decl.command is not None)
 
 
 def _beside(arg: str, base_dir: Path | None) -> str:

@@ -123,6 +123,7 @@ class McpTools:
             parameters=schema if isinstance(schema, dict) else _ANY_OBJECT,
             invoke=functools.partial(self._invoke, server_name, str(spec["name"])),
             source=f"MCP server {server_name!r}",
+            touches_worktree=False,  # its server does, when it runs live: started on the worktree
         )
 
     def _invoke(self, server_name: str, tool: str, arguments: dict[str, Any], ctx: ToolContext) -> str:

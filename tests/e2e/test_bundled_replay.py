@@ -63,3 +63,16 @@ def test_the_repo_replays_offline_without_drift(tmp_path: Path, compare: bool) -
             assert fixture["status"] != "error", fixture["error"]
             assert fixture["drift"] == [], (fixture["id"], fixture["drift"])
             assert fixture["request_drift"] == [], (fixture["id"], fixture["request_drift"])
+
+
+def test_replaying_the_git_fixtures_needs_no_git(tmp_path: Path) -> None:
+    """Their MCP server is replayed and they offer no other tool: nothing could see a repository,
+    so none is built (no git processes), and a machine without git replays them all the same."""
+    env = {**os.environ, "CI": "true", "XDG_CONFIG_HOME": str(tmp_path), "TMPDIR": str(tmp_path),
+           "PATH": str(tmp_path / "no-programs")}
+    args = [str(Path(sys.executable).with_name("replio")), "eval", "--path", str(REPO), "run", "--tag", "git",
+            "--output", "json", "--strict"]
+    done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr + done.stdout[-3000:]
+    fixtures = json.loads(done.stdout)["fixtures"]
+    assert len(fixtures) == 3 and all(f["status"] != "error" and f["drift"] == [] for f in fixtures), fixtures
