@@ -1,9 +1,14 @@
-"""JSON Schema for tool parameters, through the `jsonschema` library: checked on load, applied on call.
+"""JSON Schema for tool parameters, through `jsonschema-rs`: checked on load, applied on call.
 
 `schema_problem` says why a declared `parameters` object is not a usable schema (it must be a
-valid JSON Schema of ``"type": "object"``); `argument_problem` says why a model's arguments do
-not fit one; `merge_patch` applies an override's parameter changes (RFC 7396: objects merge,
-``null`` removes a key, anything else replaces).
+valid JSON Schema of ``"type": "object"``, in the draft its ``$schema`` names, 2020-12 by
+default); `argument_problem` says why a model's arguments do not fit one; `merge_patch`
+applies an override's parameter changes (RFC 7396: objects merge, ``null`` removes a key,
+anything else replaces).
+
+Validators never fetch anything: a ``$ref`` or ``$schema`` that names a remote document is a
+problem with the schema, not a network request. ``format`` is not asserted (as JSON Schema
+2020-12 says by default, and as providers do not).
 """
 
 from __future__ import annotations
@@ -34,23 +39,25 @@ def schema_problem(schema: Any) -> str | None:
         return f"parameters must be a JSON Schema object, not {type(schema).__name__}"
     if schema.get("type") != "object":
         return 'parameters must be a JSON Schema with "type": "object"'
-    from jsonschema.exceptions import SchemaError
+    import jsonschema_rs
 
     try:
-        _validator_class(schema).check_schema(schema)
-    except SchemaError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path)
-        return f"parameters is not a valid JSON Schema{f' at {where}' if where else ''}: {exc.message}"
+        _validator(json.dumps(schema, sort_keys=True))
+    except jsonschema_rs.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.instance_path)
+        return f"parameters is not a valid JSON Schema{f' at {where}' if where else ''}: {_first_line(exc.message)}"
+    except (jsonschema_rs.ReferencingError, ValueError) as exc:
+        return f"parameters is not a valid JSON Schema: {_first_line(str(exc))}"
     return None
 
 
 def argument_problem(schema: Mapping[str, Any], arguments: Any) -> str | None:
     """Why `arguments` do not satisfy `schema` (every violation, in path order), or None."""
     validator = _validator(json.dumps(schema, sort_keys=True))
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: [_part(p) for p in e.absolute_path])
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: [_part(p) for p in e.instance_path])
     if not errors:
         return None
-    parts = [f"{'.'.join(str(p) for p in e.absolute_path) or 'arguments'}: {e.message}" for e in errors]
+    parts = [f"{'.'.join(str(p) for p in e.instance_path) or 'arguments'}: {_first_line(e.message)}" for e in errors]
     return "; ".join(parts) + f" (got {json.dumps(arguments, default=str)[:120]})"
 
 
@@ -59,16 +66,16 @@ def _part(part: object) -> tuple[int, int, str]:
     return (0, part, "") if isinstance(part, int) else (1, 0, str(part))
 
 
-def _validator_class(schema: Mapping[str, Any]) -> Any:
-    from jsonschema.validators import validator_for
-
-    return validator_for(schema)
+def _first_line(message: str) -> str:
+    return message.strip().splitlines()[0] if message.strip() else message
 
 
 @functools.lru_cache(maxsize=256)
 def _validator(schema_text: str) -> Any:
-    schema = json.loads(schema_text)
-    return _validator_class(schema)(schema)
+    """A validator for the schema (checked against its draft's meta-schema as it is built), offline."""
+    import jsonschema_rs
+
+    return jsonschema_rs.validator_for(json.loads(schema_text), validate_formats=False, offline=True)
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import socket
 from typing import Any
 
 import pytest
@@ -104,12 +105,12 @@ def test_an_invalid_schema_names_the_location() -> None:
     problem = schema_problem({"type": "object", "properties": {"n": {"type": "intger"}}})
     assert problem is not None
     assert problem.startswith("parameters is not a valid JSON Schema at properties/n/type: ")
-    assert "'intger'" in problem
+    assert '"intger"' in problem
 
 
 def test_an_invalid_keyword_value_names_the_keyword() -> None:
     assert schema_problem({"type": "object", "required": "q"}) == (
-        "parameters is not a valid JSON Schema at required: 'q' is not of type 'array'"
+        'parameters is not a valid JSON Schema at required: "q" is not of type "array"'
     )
 
 
@@ -119,6 +120,37 @@ def test_an_invalid_schema_at_a_deep_location() -> None:
     }})
     assert problem is not None
     assert "at properties/items/items/minLength: " in problem
+
+
+def test_a_remote_reference_is_a_problem_and_nothing_is_fetched() -> None:
+    with socket.socket() as listener:  # a server that would see the fetch
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/schema.json"
+        problem = schema_problem({"type": "object", "properties": {"a": {"$ref": url}}})
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    assert problem is not None and problem.startswith("parameters is not a valid JSON Schema")
+    assert url in problem
+
+
+def test_an_unknown_meta_schema_is_a_problem_naming_it() -> None:
+    problem = schema_problem({"$schema": "http://127.0.0.1:9/my-dialect", "type": "object"})
+    assert problem is not None and "http://127.0.0.1:9/my-dialect" in problem
+
+
+def test_the_draft_named_by_schema_is_the_one_checked() -> None:
+    draft4 = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+              "properties": {"n": {"type": "integer", "minimum": 1, "exclusiveMinimum": True}}}
+    assert schema_problem(draft4) is None  # a boolean exclusiveMinimum is draft 4's
+    assert schema_problem({**draft4, "$schema": "https://json-schema.org/draft/2020-12/schema"}) is not None
+    assert argument_problem(draft4, {"n": 1}) is not None and argument_problem(draft4, {"n": 2}) is None
+
+
+def test_format_is_not_asserted() -> None:
+    schema = {"type": "object", "properties": {"to": {"type": "string", "format": "email"}}}
+    assert argument_problem(schema, {"to": "not an address"}) is None
 
 
 # argument_problem ---------------------------------------------------------------------------------
@@ -149,7 +181,7 @@ def test_a_single_violation_names_the_argument_and_what_was_given() -> None:
 
 
 def test_a_missing_required_argument_is_at_the_top_level() -> None:
-    assert argument_problem(SCHEMA, {}) == "arguments: 'path' is a required property (got {})"
+    assert argument_problem(SCHEMA, {}) == 'arguments: "path" is a required property (got {})'
 
 
 def test_every_violation_is_listed_in_path_order() -> None:
@@ -160,11 +192,11 @@ def test_every_violation_is_listed_in_path_order() -> None:
     assert len(parts) == 4
     assert parts[0].startswith("arguments: ") and parts[1].startswith("arguments: ")
     assert {parts[0], parts[1]} == {
-        "arguments: 'path' is a required property",
+        'arguments: "path" is a required property',
         "arguments: Additional properties are not allowed ('color' was unexpected)",
     }
-    assert parts[2] == "limit: '3' is not of type 'integer'"
-    assert parts[3] == "tags.1: 2 is not of type 'string'"
+    assert parts[2] == 'limit: "3" is not of type "integer"'
+    assert parts[3] == 'tags.1: 2 is not of type "string"'
     assert got == '{"tags": ["x", 2], "limit": "3", "color": "red"})'
 
 
@@ -173,13 +205,13 @@ def test_array_violations_are_listed_in_index_order() -> None:
     problem = argument_problem(SCHEMA, {"path": "a", "tags": tags})
     assert problem is not None
     assert problem.startswith(
-        "tags.2: 2 is not of type 'string'; tags.10: 10 is not of type 'string' (got "
+        'tags.2: 2 is not of type "string"; tags.10: 10 is not of type "string" (got '
     ), problem
 
 
 def test_arguments_that_are_not_an_object_are_a_problem() -> None:
     assert argument_problem(SCHEMA, ["a"]) == (
-        "arguments: ['a'] is not of type 'object' (got [\"a\"])"
+        'arguments: ["a"] is not of type "object" (got ["a"])'
     )
 
 
