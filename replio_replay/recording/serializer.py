@@ -137,6 +137,13 @@ class ReadableSerializer:
 
 
 def load_cassette_yaml(text: str, source: str) -> Any:
+    """A cassette's YAML as plain data: parsed once per content (`parsecache`)."""
+    from .parsecache import parsed
+
+    return parsed(text, lambda t: _parse_cassette_yaml(t, source))
+
+
+def _parse_cassette_yaml(text: str, source: str) -> Any:
     """A cassette's YAML as plain data, its top-level tool list parsed once per process."""
     found = _TOOLS_BLOCK.search(text)
     tools = _tool_block(found.group(0), source) if found else None

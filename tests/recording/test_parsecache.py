@@ -1,0 +1,118 @@
+"""Cassettes parsed once per content: kept in the cache folder, never stale, never in the way."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replio_replay.errors import CassetteError
+from replio_replay.recording import parsecache
+from replio_replay.recording.parsecache import parsed
+from replio_replay.recording.yamlcodec import load_yaml
+
+TEXT = "version: 1\ninteractions:\n- request: {method: POST, body: {a: [1, 2.5, true, null]}}\n"
+
+
+class Counting:
+    """A parser that counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, text: str) -> Any:
+        self.calls += 1
+        return load_yaml(text, "c.yaml")
+
+
+def test_a_text_is_parsed_once_then_read_back_equal(tmp_path: Path) -> None:
+    parse = Counting()
+    first = parsed(TEXT, parse, tmp_path)
+    again = parsed(TEXT, parse, tmp_path)
+    assert parse.calls == 1
+    assert again == first == {"version": 1, "interactions": [
+        {"request": {"method": "POST", "body": {"a": [1, 2.5, True, None]}}}]}
+    assert [p.suffix for p in tmp_path.iterdir()] == [".marshal"]
+
+
+def test_an_edited_text_is_parsed_again(tmp_path: Path) -> None:
+    parse = Counting()
+    parsed(TEXT, parse, tmp_path)
+    assert parsed(TEXT.replace("2.5", "3.5"), parse, tmp_path)["interactions"][0]["request"]["body"]["a"][1] == 3.5
+    assert parse.calls == 2
+
+
+@pytest.mark.parametrize("damage", [
+    lambda blob: blob[:-3],  # torn
+    lambda blob: blob[:20] + bytes([blob[20] ^ 1]) + blob[21:],  # a flipped bit
+    lambda blob: b"",
+])
+def test_a_damaged_entry_is_parsed_again_and_replaced(tmp_path: Path, damage: Any) -> None:
+    parse = Counting()
+    parsed(TEXT, parse, tmp_path)
+    (entry,) = tmp_path.iterdir()
+    entry.write_bytes(damage(entry.read_bytes()))
+    assert parsed(TEXT, parse, tmp_path)["version"] == 1
+    assert parse.calls == 2
+    assert parsed(TEXT, parse, tmp_path)["version"] == 1 and parse.calls == 2  # written whole again
+
+
+def test_a_folder_that_cannot_be_written_only_costs_the_parse(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    parse = Counting()
+    assert parsed(TEXT, parse, blocker / "cassettes")["version"] == 1
+    assert parsed(TEXT, parse, blocker / "cassettes")["version"] == 1
+    assert parse.calls == 2
+
+
+def test_a_cassette_that_does_not_load_is_not_kept(tmp_path: Path) -> None:
+    with pytest.raises(CassetteError, match="cassette c.yaml does not parse"):
+        parsed("a: [1\n", Counting(), tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_shared_values_stay_shared(tmp_path: Path) -> None:
+    text = "tools: &t [{name: a}]\nrequests:\n- {tools: *t}\n- {tools: *t}\n"
+    parsed(text, Counting(), tmp_path)
+    data = parsed(text, Counting(), tmp_path)
+    assert data["requests"][0]["tools"] is data["requests"][1]["tools"] is data["tools"]
+
+
+def test_over_the_limit_the_oldest_half_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parsecache, "MAX_ENTRIES", 4)
+    for i in range(5):
+        entry = tmp_path / f"old{i}.marshal"
+        entry.write_bytes(b"x")
+        os.utime(entry, ns=(i * 10**9, i * 10**9))
+    monkeypatch.setattr(parsecache, "_pruned", type(parsecache._pruned)())  # a fresh process
+    parsed(TEXT, Counting(), tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("old")) == ["old3.marshal", "old4.marshal"]
+    assert len(list(tmp_path.iterdir())) == 3
+
+
+def test_a_replay_fills_the_cache_and_replays_the_same_from_it(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "CI": "1", "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path),
+           "TMPDIR": str(tmp_path)}
+    args = [str(Path(sys.executable).with_name("replio")), "eval", "--path", str(repo), "run", "--tag", "stub",
+            "--output", "json", "--strict"]
+
+    def replay() -> dict[str, Any]:
+        done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr + done.stdout[-2000:]
+        report = json.loads(done.stdout)
+        for fixture in report["fixtures"]:
+            fixture.pop("seconds", None)
+        return report
+
+    cold = replay()
+    entries = sorted((tmp_path / "cache" / "replio" / "cassettes").iterdir())
+    assert len(entries) == len(cold["fixtures"]) > 0
+    assert replay() == cold
+    assert sorted((tmp_path / "cache" / "replio" / "cassettes").iterdir()) == entries  # read, not written again
