@@ -314,7 +314,8 @@ def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune
     try:
         settings = resolve_settings(project, Flags(cassettes=cassettes, golden=golden, no_bundled=no_bundled))
         pm = plugin_manager()
-        catalog = choose(discover(project, global_fixture_dir(), pm), fixture_ids, tags, bundled=settings.bundled)
+        catalog = choose(discover(project, global_fixture_dir(), pm, bundled=settings.bundled), fixture_ids, tags,
+                         bundled=settings.bundled)
         inv = inventory(settings, catalog, pm)
     except (UsageError, ConfigError) as exc:
         _fail(exc)

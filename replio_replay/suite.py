@@ -191,7 +191,7 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
     """Resolve settings, providers, tool sets and cases; a bad flag or file raises before anything runs."""
     settings = resolve_settings(request.project, request.flags(), fallback_mode=request.fallback_mode)
     reap_stale_worktrees()  # those a killed run left behind
-    catalog = catalog or discover(request.project, global_fixture_dir(), pm)
+    catalog = catalog or discover(request.project, global_fixture_dir(), pm, bundled=settings.bundled)
     has_local = any(f.source == LOCAL for f in catalog.fixtures.values())
     catalog = choose(catalog, request.fixture_ids, request.tags, bundled=settings.bundled)
     found = catalog.sorted()
