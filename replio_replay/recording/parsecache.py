@@ -9,12 +9,14 @@ replio or another Python never meets a stale entry, and nothing but a hash is co
 
 The cache only ever saves time. Every entry carries a checksum of its data; a missing, torn,
 corrupt or unreadable one is parsed again, and a folder that cannot be written is left alone.
-Entries are written whole (a temp file, then a rename), and when the folder holds more than
-`MAX_ENTRIES` the least recently written half is removed.
+Entries are written whole (a temp file, then a rename); reading one marks it used, and when the
+folder holds more than `MAX_ENTRIES` entries or `MAX_BYTES`, the least recently used are removed
+until it holds half of each.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import marshal
@@ -28,10 +30,12 @@ from typing import Any
 
 from ..env import cache_dir
 
-__all__ = ["MAX_ENTRIES", "parsed"]
+__all__ = ["MAX_BYTES", "MAX_ENTRIES", "parsed"]
 
-#: Entries kept before the oldest half is removed (a bundled cassette's entry is about 13 kB).
+#: Entries, and bytes, the folder may hold before the least recently used are removed (a
+#: bundled cassette's entry is about 13 kB).
 MAX_ENTRIES = 4096
+MAX_BYTES = 256 * 1024 * 1024
 
 _SUM = 16  # bytes of the checksum before each entry's data
 _pruned = threading.Event()  # once per process is enough
@@ -44,6 +48,8 @@ def parsed(text: str, parse: Callable[[str], Any], folder: Path | None = None) -
     path = folder / f"{_key(text)}.marshal"
     found = _read(path)
     if found is not _MISSING:
+        with contextlib.suppress(OSError):
+            os.utime(path)  # used: the last to go when the folder is pruned
         return found
     data = parse(text)
     _write(path, data)
@@ -112,13 +118,21 @@ def _write(path: Path, data: Any) -> None:
 
 
 def _prune(folder: Path) -> None:
-    """Over `MAX_ENTRIES` entries: remove the least recently written half."""
+    """Over `MAX_ENTRIES` entries or `MAX_BYTES`: remove the least recently used until half of each is left."""
     try:
-        entries = [e for e in os.scandir(folder) if e.name.endswith(".marshal")]
-        if len(entries) <= MAX_ENTRIES:
-            return
-        entries.sort(key=lambda e: e.stat().st_mtime_ns)
-        for entry in entries[: len(entries) // 2]:
-            Path(entry.path).unlink(missing_ok=True)
+        entries = []
+        for entry in os.scandir(folder):
+            if entry.name.endswith(".marshal"):
+                stat = entry.stat()
+                entries.append((stat.st_mtime_ns, stat.st_size, entry.path))
     except OSError:
-        pass
+        return
+    count, size = len(entries), sum(e[1] for e in entries)
+    if count <= MAX_ENTRIES and size <= MAX_BYTES:
+        return
+    for _, entry_size, path in sorted(entries):
+        if count <= MAX_ENTRIES // 2 and size <= MAX_BYTES // 2:
+            break
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        count, size = count - 1, size - entry_size

@@ -84,16 +84,47 @@ def test_shared_values_stay_shared(tmp_path: Path) -> None:
     assert data["requests"][0]["tools"] is data["requests"][1]["tools"] is data["tools"]
 
 
-def test_over_the_limit_the_oldest_half_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _old_entries(folder: Path, sizes: list[int]) -> None:
+    for i, size in enumerate(sizes):
+        entry = folder / f"old{i}.marshal"
+        entry.write_bytes(b"x" * size)
+        os.utime(entry, ns=((i + 1) * 10**9, (i + 1) * 10**9))
+
+
+def _fresh_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parsecache, "_pruned", type(parsecache._pruned)())
+
+
+def test_over_the_entry_limit_the_least_recently_used_go_down_to_half(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parsecache, "MAX_ENTRIES", 4)
-    for i in range(5):
-        entry = tmp_path / f"old{i}.marshal"
-        entry.write_bytes(b"x")
-        os.utime(entry, ns=(i * 10**9, i * 10**9))
-    monkeypatch.setattr(parsecache, "_pruned", type(parsecache._pruned)())  # a fresh process
+    _old_entries(tmp_path, [1] * 5)
+    _fresh_process(monkeypatch)
     parsed(TEXT, Counting(), tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("old")) == ["old3.marshal", "old4.marshal"]
-    assert len(list(tmp_path.iterdir())) == 3
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("old")) == ["old4.marshal"]
+    assert len(list(tmp_path.iterdir())) == 2
+
+
+def test_over_the_byte_limit_the_least_recently_used_go_down_to_half(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parsecache, "MAX_BYTES", 1000)
+    _old_entries(tmp_path, [400, 400, 300])
+    _fresh_process(monkeypatch)
+    parsed(TEXT, Counting(), tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("old")) == ["old2.marshal"]
+
+
+def test_reading_an_entry_marks_it_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed(TEXT, Counting(), tmp_path)
+    (entry,) = tmp_path.iterdir()
+    os.utime(entry, ns=(10**9, 10**9))
+    parsed(TEXT, Counting(), tmp_path)
+    assert entry.stat().st_mtime_ns > 10**9
+    monkeypatch.setattr(parsecache, "MAX_ENTRIES", 4)
+    _old_entries(tmp_path, [1, 1, 1])  # written before the entry was last read
+    _fresh_process(monkeypatch)
+    parsed(TEXT.replace("2.5", "9.5"), Counting(), tmp_path)  # a fifth entry: down to two
+    assert entry.exists() and not any(p.name.startswith("old") for p in tmp_path.iterdir())
 
 
 def test_a_replay_fills_the_cache_and_replays_the_same_from_it(tmp_path: Path) -> None:
