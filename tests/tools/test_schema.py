@@ -148,6 +148,15 @@ def test_the_draft_named_by_schema_is_the_one_checked() -> None:
     assert argument_problem(draft4, {"n": 1}) is not None and argument_problem(draft4, {"n": 2}) is None
 
 
+def test_patterns_are_ecma_regular_expressions_as_json_schema_says() -> None:
+    python_only = {"type": "object", "properties": {"a": {"type": "string", "pattern": r"abc\Z"}}}
+    assert schema_problem(python_only) == (
+        'parameters is not a valid JSON Schema at properties/a/pattern: "abc\\\\Z" is not a "regex"')
+    unicode = {"type": "object", "properties": {"a": {"type": "string", "pattern": r"^\p{L}+$"}}}
+    assert schema_problem(unicode) is None
+    assert argument_problem(unicode, {"a": "Åsa"}) is None and argument_problem(unicode, {"a": "a1"}) is not None
+
+
 def test_format_is_not_asserted() -> None:
     schema = {"type": "object", "properties": {"to": {"type": "string", "format": "email"}}}
     assert argument_problem(schema, {"to": "not an address"}) is None
