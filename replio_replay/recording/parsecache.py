@@ -39,6 +39,7 @@ MAX_BYTES = 256 * 1024 * 1024
 
 _SUM = 16  # bytes of the checksum before each entry's data
 _pruned = threading.Event()  # once per process is enough
+_MISSING = object()
 
 
 def parsed(text: str, parse: Callable[[str], Any], folder: Path | None = None) -> Any:
@@ -54,9 +55,6 @@ def parsed(text: str, parse: Callable[[str], Any], folder: Path | None = None) -
     data = parse(text)
     _write(path, data)
     return data
-
-
-_MISSING = object()
 
 
 def _key(text: str) -> str:

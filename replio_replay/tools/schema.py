@@ -7,8 +7,8 @@ applies an override's parameter changes (RFC 7396: objects merge, ``null`` remov
 anything else replaces).
 
 Validators never fetch anything: a ``$ref`` or ``$schema`` that names a remote document is a
-problem with the schema, not a network request. ``format`` is not asserted (as JSON Schema
-2020-12 says by default, and as providers do not).
+problem with the schema, not a network request. ``format`` is not asserted (JSON Schema
+2020-12's default; providers do not assert it either).
 """
 
 from __future__ import annotations
