@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 import click
 
 from .errors import ConfigError, GoldenError, ReplioError, UsageError
+from .exiting import leave
 from .interrupts import Interrupts
 from .recording.modes import RecordMode
 
@@ -45,18 +46,23 @@ def main() -> None:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 
-def entry() -> None:
+def entry() -> NoReturn:
     """The `replio` program: `main`, after which no interrupt can change how the process exits
-    (an interrupt during Python's shutdown would otherwise end it by signal, not with 130)."""
+    (an interrupt during Python's shutdown would otherwise end it by signal, not with 130), and
+    which ends without tearing the interpreter down (`exiting`)."""
     # httpx imports its own command-line client (`httpx._main`: rich, pygments) whenever click and
     # rich are installed, as they are here: a seventh of a replay. httpx offers no way out (a lazy
     # import is encode/httpx#3547, unmerged; httpx2 has one), so this process, whose only httpx
     # client is replio's, marks that module absent and httpx falls back to its stub `main`.
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     try:
-        main()
+        main()  # click's standalone mode: always ends in SystemExit
+        code: object = 0
+    except SystemExit as exc:
+        code = exc.code
     finally:
         _ignore_interrupts()
+    leave(code)
 
 
 @main.group("eval")
