@@ -4,8 +4,9 @@ Parsing its YAML is most of what replaying a cassette costs (libyaml builds a no
 value: about 1.7 ms for a bundled cassette, where reading the same data back from `marshal`,
 the form Python keeps compiled modules in, takes 0.06 ms). So the data is kept under
 ``$XDG_CACHE_HOME/replio/cassettes/``, in a file named by a hash of the YAML text and of what
-read it (the size and time of the parser's files, Python's version): an edited cassette, another
-replio or another Python never meets a stale entry, and nothing but a hash is compared.
+read it (the size and time of the parser's files, replio's and PyYAML's, and Python's version):
+an edited cassette, another replio, PyYAML or Python never meets a stale entry, and nothing but
+a hash is compared.
 
 The cache only ever saves time. Every entry carries a checksum of its data; a missing, torn,
 corrupt or unreadable one is parsed again, and a folder that cannot be written is left alone.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib.util
 import marshal
 import os
 import sys
@@ -61,18 +63,23 @@ def _key(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), key=_reader(), digest_size=20).hexdigest()
 
 
+#: The modules whose code decides what a cassette's YAML gives: replio's parser and PyYAML.
+PARSER_MODULES = ("replio_replay.recording.serializer", "replio_replay.recording.yamlcodec",
+                  "replio_replay.recording.limits", "yaml")
+
+
 @functools.cache
 def _reader() -> bytes:
-    """What reads a cassette: the parser's files (as installed or edited) and Python's version."""
-    from . import serializer, yamlcodec
-
+    """What reads a cassette: the parser's files (as installed or edited, found without importing
+    them, so a replay the cache serves never loads PyYAML) and Python's version."""
     stamps = []
-    for module in (serializer, yamlcodec):
+    for name in PARSER_MODULES:
         try:
-            stat = os.stat(str(module.__file__))
-            stamps.append(f"{stat.st_size}:{stat.st_mtime_ns}")
-        except (OSError, TypeError):
-            stamps.append("?")
+            spec = importlib.util.find_spec(name)
+            stat = os.stat(str(spec.origin if spec else None))
+            stamps.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
+        except (OSError, ImportError, ValueError):
+            stamps.append(f"{name}:?")
     who = f"{sys.version_info[:3]}|{marshal.version}|{'|'.join(stamps)}"
     return hashlib.blake2b(who.encode(), digest_size=32).digest()
 

@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import CassetteError
-from .yamlcodec import MAX_DEPTH, dump_yaml, load_yaml
+from .limits import MAX_DEPTH
 
 __all__ = ["HEADER_KEY", "MCP_KEY", "TOOLS_KEY", "ReadableSerializer", "canonical_json", "load_cassette_yaml", "read_header"]
 
@@ -125,6 +125,8 @@ class ReadableSerializer:
         if self.mcp:
             data[MCP_KEY] = self.mcp
         data.update(version=cassette_dict.get("version", 1), interactions=interactions)
+        from .yamlcodec import dump_yaml
+
         return dump_yaml(data)
 
     def deserialize(self, cassette_string: str) -> dict[str, Any]:
@@ -145,6 +147,8 @@ def load_cassette_yaml(text: str, source: str) -> Any:
 
 def _parse_cassette_yaml(text: str, source: str) -> Any:
     """A cassette's YAML as plain data, its top-level tool list parsed once per process."""
+    from .yamlcodec import load_yaml
+
     found = _TOOLS_BLOCK.search(text)
     tools = _tool_block(found.group(0), source) if found else None
     if found and tools is not None:
@@ -161,6 +165,8 @@ def _tool_block(block: str, source: str) -> list[Any] | None:
     tools = _shared_tools.get(block)
     if tools is not None:
         return tools
+    from .yamlcodec import load_yaml
+
     try:
         data = load_yaml(block, source)
     except CassetteError:
@@ -369,6 +375,8 @@ def read_header(path: Path) -> dict[str, Any]:
         raise CassetteError(f"cassette {path} cannot be read: {exc}") from None
     if not lines or not lines[0].startswith(f"{HEADER_KEY}:"):
         return {}
+    from .yamlcodec import load_yaml
+
     data = load_yaml("".join(lines), str(path))
     header = data.get(HEADER_KEY) if isinstance(data, dict) else None
     return header if isinstance(header, dict) else {}

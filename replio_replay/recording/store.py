@@ -11,7 +11,6 @@ from ..atomic import atomic_write
 from ..errors import CassetteError
 from .cassette import Request, interactions
 from .scrub import find_secret
-from .yamlcodec import load_yaml
 
 __all__ = ["AtomicPersister"]
 
@@ -46,6 +45,8 @@ class AtomicPersister:
         text = serializer.serialize(cassette_dict)
         leaked = [s for s in self.secrets if s in text]
         if leaked:
+            from .yamlcodec import load_yaml
+
             where = find_secret(load_yaml(text, str(path)), leaked) or "its text"
             raise CassetteError(
                 f"cassette {path} was not written: it would contain the live value of a secret (an API key, or "

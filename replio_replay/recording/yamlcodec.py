@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from ..errors import CassetteError
+from .limits import MAX_DEPTH, MAX_EXPANDED
 
 __all__ = ["MAX_DEPTH", "MAX_EXPANDED", "dump_yaml", "load_yaml"]
 
@@ -84,23 +85,10 @@ class _LeanLoader(_Loader):
         return super().resolve(kind, value, implicit)
 
 
-#: The most values a document may expand to once every alias is followed. The cassettes in
-#: this repository weigh at most about 11,500. A conversation resends its earlier messages and
-#: the tool list with every request, so the expanded size grows with the square of its turns:
-#: 80 turns with 2 KB of tool output each weigh 470,000 (7 MB of JSON), and this bound lets
-#: such a recording run to about 170 turns (the default turn limit is 12). Past it, a file is
-#: not a recording but an alias bomb (nine levels of ten aliases are a billion values); at it,
-#: what is written out holds at most about 32 MB of text, and encoding it peaks near twice that.
-MAX_EXPANDED = 2_000_000
-
 #: A string counts as one value per this many characters (and at least one): written out it
 #: costs about as much as that many small values, so a long string aliased many times is
 #: caught as surely as many aliased lists, and the bound caps the text written out.
 _CHARS_PER_VALUE = 16
-
-#: The deepest nesting accepted. Recorded bodies nest about 15 levels; this bound keeps every
-#: later recursive walk of the data (JSON encoding, request drift) far from Python's limit.
-MAX_DEPTH = 100
 
 _BUSY = -1  # the weight of a collection still being built: reaching it again is a cycle
 

@@ -47,6 +47,34 @@ def test_an_edited_text_is_parsed_again(tmp_path: Path) -> None:
     assert parse.calls == 2
 
 
+def test_a_changed_parser_is_a_fresh_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The entry's name covers the parser's files (replio's and PyYAML's): an upgrade or an edit
+    # of one never meets what the old parser gave. Here a stand-in module takes their place.
+    (tmp_path / "lib").mkdir()
+    module = tmp_path / "lib" / "standin_parser.py"
+    module.write_text("VERSION = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "lib"))
+    monkeypatch.setattr(parsecache, "PARSER_MODULES", ("standin_parser",))
+    parsecache._reader.cache_clear()
+    parse, cache = Counting(), tmp_path / "cache"
+    parsed(TEXT, parse, cache)
+    module.write_text("VERSION = 22\n")
+    parsecache._reader.cache_clear()  # as a new process finds it
+    parsed(TEXT, parse, cache)
+    parsed(TEXT, parse, cache)
+    assert parse.calls == 2
+    assert len(list(cache.iterdir())) == 2
+    monkeypatch.undo()
+    parsecache._reader.cache_clear()
+
+
+def test_the_parser_files_are_found_without_importing_yaml() -> None:
+    code = ("import sys\nfrom replio_replay.recording import parsecache\nparsecache._key('x')\n"
+            "print('yaml' in sys.modules, len(parsecache.PARSER_MODULES))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "4"]
+
+
 @pytest.mark.parametrize("damage", [
     lambda blob: blob[:-3],  # torn
     lambda blob: blob[:20] + bytes([blob[20] ^ 1]) + blob[21:],  # a flipped bit
