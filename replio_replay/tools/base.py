@@ -9,7 +9,6 @@ Schema (`checks_schema`) are validated against it by the toolbox before they run
 
 from __future__ import annotations
 
-import functools
 import json
 import threading
 from collections.abc import Callable, Mapping
@@ -19,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .modelschema import schema_of
 from .permissions import Category
 from .sandbox import Sandbox
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["BUILTIN", "DEFAULT_TOOL_TIMEOUT", "InvalidArguments", "Invoke", "Params", "Tool", "ToolContext", "ToolFailure", "model_tool", "schema_of"]
+__all__ = ["BUILTIN", "DEFAULT_TOOL_TIMEOUT", "InvalidArguments", "Invoke", "Params", "Tool", "ToolContext", "ToolFailure", "model_tool"]
 
 
 class Params(BaseModel):
@@ -190,23 +190,3 @@ def _brief(exc: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()
     ) + f" (got {json.dumps(exc.errors()[0].get('input'), default=str)[:120]})"
-
-
-def schema_of(params: type[BaseModel]) -> dict[str, Any]:
-    """The JSON Schema of a parameter model, without pydantic's titles (they are noise to a model)."""
-    return json.loads(_schema_text(params))
-
-
-@functools.cache
-def _schema_text(params: type[BaseModel]) -> str:
-    # Generating a schema costs milliseconds; a run builds its tool set once, but tests build many.
-    return json.dumps(_strip_titles(params.model_json_schema()))
-
-
-def _strip_titles(node: Any) -> Any:
-    if isinstance(node, dict):
-        # pydantic's `title` keyword is a string; a property *named* title holds a schema (a dict).
-        return {k: _strip_titles(v) for k, v in node.items() if not (k == "title" and isinstance(v, str))}
-    if isinstance(node, list):
-        return [_strip_titles(v) for v in node]
-    return node

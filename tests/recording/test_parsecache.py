@@ -1,4 +1,5 @@
-"""Cassettes parsed once per content: kept in the cache folder, never stale, never in the way."""
+"""Cassettes parsed once per content: kept in the cache folder, never stale (the store itself,
+its damage and pruning, is tested in tests/test_derived.py)."""
 
 from __future__ import annotations
 
@@ -75,30 +76,6 @@ def test_the_parser_files_are_found_without_importing_yaml() -> None:
     assert done.stdout.split() == ["False", "4"]
 
 
-@pytest.mark.parametrize("damage", [
-    lambda blob: blob[:-3],  # torn
-    lambda blob: blob[:20] + bytes([blob[20] ^ 1]) + blob[21:],  # a flipped bit
-    lambda blob: b"",
-])
-def test_a_damaged_entry_is_parsed_again_and_replaced(tmp_path: Path, damage: Any) -> None:
-    parse = Counting()
-    parsed(TEXT, parse, tmp_path)
-    (entry,) = tmp_path.iterdir()
-    entry.write_bytes(damage(entry.read_bytes()))
-    assert parsed(TEXT, parse, tmp_path)["version"] == 1
-    assert parse.calls == 2
-    assert parsed(TEXT, parse, tmp_path)["version"] == 1 and parse.calls == 2  # written whole again
-
-
-def test_a_folder_that_cannot_be_written_only_costs_the_parse(tmp_path: Path) -> None:
-    blocker = tmp_path / "file"
-    blocker.write_text("not a folder")
-    parse = Counting()
-    assert parsed(TEXT, parse, blocker / "cassettes")["version"] == 1
-    assert parsed(TEXT, parse, blocker / "cassettes")["version"] == 1
-    assert parse.calls == 2
-
-
 def test_a_cassette_that_does_not_load_is_not_kept(tmp_path: Path) -> None:
     with pytest.raises(CassetteError, match="cassette c.yaml does not parse"):
         parsed("a: [1\n", Counting(), tmp_path)
@@ -110,49 +87,6 @@ def test_shared_values_stay_shared(tmp_path: Path) -> None:
     parsed(text, Counting(), tmp_path)
     data = parsed(text, Counting(), tmp_path)
     assert data["requests"][0]["tools"] is data["requests"][1]["tools"] is data["tools"]
-
-
-def _old_entries(folder: Path, sizes: list[int]) -> None:
-    for i, size in enumerate(sizes):
-        entry = folder / f"old{i}.marshal"
-        entry.write_bytes(b"x" * size)
-        os.utime(entry, ns=((i + 1) * 10**9, (i + 1) * 10**9))
-
-
-def _fresh_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parsecache, "_pruned", type(parsecache._pruned)())
-
-
-def test_over_the_entry_limit_the_least_recently_used_go_down_to_half(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parsecache, "MAX_ENTRIES", 4)
-    _old_entries(tmp_path, [1] * 5)
-    _fresh_process(monkeypatch)
-    parsed(TEXT, Counting(), tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("old")) == ["old4.marshal"]
-    assert len(list(tmp_path.iterdir())) == 2
-
-
-def test_over_the_byte_limit_the_least_recently_used_go_down_to_half(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parsecache, "MAX_BYTES", 1000)
-    _old_entries(tmp_path, [400, 400, 300])
-    _fresh_process(monkeypatch)
-    parsed(TEXT, Counting(), tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("old")) == ["old2.marshal"]
-
-
-def test_reading_an_entry_marks_it_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    parsed(TEXT, Counting(), tmp_path)
-    (entry,) = tmp_path.iterdir()
-    os.utime(entry, ns=(10**9, 10**9))
-    parsed(TEXT, Counting(), tmp_path)
-    assert entry.stat().st_mtime_ns > 10**9
-    monkeypatch.setattr(parsecache, "MAX_ENTRIES", 4)
-    _old_entries(tmp_path, [1, 1, 1])  # written before the entry was last read
-    _fresh_process(monkeypatch)
-    parsed(TEXT.replace("2.5", "9.5"), Counting(), tmp_path)  # a fifth entry: down to two
-    assert entry.exists() and not any(p.name.startswith("old") for p in tmp_path.iterdir())
 
 
 def test_a_replay_fills_the_cache_and_replays_the_same_from_it(tmp_path: Path) -> None:
