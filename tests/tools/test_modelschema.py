@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from replio_replay.tools import modelschema
 from replio_replay.tools.base import Params
-from replio_replay.tools.modelschema import _code_of, _strip_titles, schema_of
+from replio_replay.tools.modelschema import _classes_of, _strip_titles, schema_of
 
 
 class Colour(enum.Enum):
@@ -32,8 +32,8 @@ class Outer(Params):
     mode: Literal["a", "b"] = "a"
 
 
-def test_the_code_of_a_model_is_its_classes_and_its_fields_types() -> None:
-    assert set(_code_of(Outer)) == {__name__, "replio_replay.tools.base", "pydantic.main", "enum"}
+def test_a_model_reaches_its_classes_and_its_fields_types() -> None:
+    assert _classes_of(Outer) == [Outer, Inner, Colour]  # a Literal's values are no classes
 
 
 def test_a_schema_is_pydantics_without_titles_and_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,3 +93,29 @@ def test_an_edited_model_is_generated_again(tmp_path: Path) -> None:
 
     assert described("The file.") == "The file."
     assert described("The file to read, from the worktree's root.") == "The file to read, from the worktree's root."
+
+
+def test_a_plugin_tool_is_generated_again_when_a_description_it_imports_changes(tmp_path: Path) -> None:
+    # The description lives in another module than the tool's, and the tool's model is built by
+    # the `tool` decorator: only what the model holds can tell the two versions apart.
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "plugin_tool.py").write_text(
+        "from replio_replay.tools.function import tool\nfrom plugin_types import Count\n"
+        "@tool(category='read')\ndef count_lines(n: Count) -> str:\n    \"\"\"Count lines.\"\"\"\n    return str(n)\n")
+    probe_code = ("import json, sys\nsys.path.insert(0, sys.argv[1])\nfrom plugin_tool import count_lines\n"
+                  "print(json.dumps(count_lines.parameters))")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def schema(description: str, minimum: int) -> dict[str, object]:
+        (lib / "plugin_types.py").write_text(
+            "from typing import Annotated\nfrom pydantic import Field\n"
+            f"Count = Annotated[int, Field(ge={minimum}, description={description!r})]\n")
+        done = subprocess.run([sys.executable, "-c", probe_code, str(lib)], capture_output=True, text=True,
+                              env=env, check=True)
+        return json.loads(done.stdout)["properties"]["n"]  # type: ignore[no-any-return]
+
+    assert schema("Lines.", 1) == {"description": "Lines.", "minimum": 1, "type": "integer"}
+    assert schema("Lines!", 1) == {"description": "Lines!", "minimum": 1, "type": "integer"}  # same size
+    assert schema("Lines!", 2) == {"description": "Lines!", "minimum": 2, "type": "integer"}
+    assert len(list((tmp_path / "cache" / "replio" / "schemas").iterdir())) == 3
