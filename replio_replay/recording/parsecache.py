@@ -1,12 +1,13 @@
-"""Cassettes parsed once per content: the plain data a cassette's YAML gives, kept between runs.
+"""Cassettes loaded once per content: what a cassette's text gives, parsed and checked, kept between runs.
 
-Parsing its YAML is most of what replaying a cassette costs (libyaml builds a node for every
-value: about 1.7 ms for a bundled cassette, where reading the same data back from `marshal`
-takes 0.06 ms). So the data is kept under ``$XDG_CACHE_HOME/replio/cassettes/`` (`derived`),
-named by a hash of the YAML text and of what read it (the size and time of the parser's files,
-replio's and PyYAML's, and Python's version): an edited cassette, another replio, PyYAML or
-Python never meets a stale entry. A missing or damaged entry is parsed again; a cassette that
-does not load is not kept.
+Parsing its YAML and turning its structured bodies back into the JSON text vcrpy compares are
+most of what loading a cassette costs (libyaml builds a node for every value: about 1.7 ms for
+a bundled cassette, where reading the result back from `marshal` takes well under 0.1 ms). So
+the result is kept under ``$XDG_CACHE_HOME/replio/cassettes/`` (`derived`), named by a hash of
+the text and of what read it (the size and time of the parser's files, replio's and PyYAML's,
+and Python's version): an edited cassette, another replio, PyYAML or Python never meets a
+stale entry. A missing or damaged entry is loaded again; a cassette that does not load is not
+kept.
 """
 
 from __future__ import annotations

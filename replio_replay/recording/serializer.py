@@ -28,7 +28,8 @@ from urllib.parse import urlsplit
 from ..errors import CassetteError
 from .limits import MAX_DEPTH
 
-__all__ = ["HEADER_KEY", "MCP_KEY", "TOOLS_KEY", "ReadableSerializer", "canonical_json", "load_cassette_yaml", "read_header"]
+__all__ = ["HEADER_KEY", "MCP_KEY", "TOOLS_KEY", "ReadableSerializer", "canonical_json", "load_cassette", "load_cassette_yaml",
+           "read_header"]
 
 HEADER_KEY = "replio"
 TOOLS_KEY = "tools"
@@ -130,22 +131,28 @@ class ReadableSerializer:
         return dump_yaml(data)
 
     def deserialize(self, cassette_string: str) -> dict[str, Any]:
-        data = load_cassette_yaml(cassette_string, self.source)
-        if isinstance(data, dict) and isinstance(data.get(HEADER_KEY), dict):
-            self.loaded_header = data[HEADER_KEY]
-        if isinstance(data, dict):
-            self.loaded_mcp = data.get(MCP_KEY)
-        return to_vcr(data, self.source)
+        loaded = load_cassette(cassette_string, self.source)
+        self.loaded_header = loaded["header"]
+        self.loaded_mcp = loaded["mcp"]
+        return loaded["cassette"]  # type: ignore[no-any-return]
+
+
+def load_cassette(text: str, source: str) -> dict[str, Any]:
+    """A cassette's text parsed and checked: its ``header`` ({} when it has none), its ``mcp``
+    block and the ``cassette`` in vcrpy's form (`to_vcr`). Kept between runs per content
+    (`parsecache`): an unchanged cassette is neither parsed nor checked again."""
+    from .parsecache import parsed
+
+    return parsed(text, lambda t: _checked(load_cassette_yaml(t, source), source))  # type: ignore[no-any-return]
+
+
+def _checked(data: Any, source: str) -> dict[str, Any]:
+    cassette = to_vcr(data, source)  # first: it says what is wrong with data that is no mapping
+    header = data.get(HEADER_KEY)
+    return {"header": header if isinstance(header, dict) else {}, "mcp": data.get(MCP_KEY), "cassette": cassette}
 
 
 def load_cassette_yaml(text: str, source: str) -> Any:
-    """A cassette's YAML as plain data: parsed once per content (`parsecache`)."""
-    from .parsecache import parsed
-
-    return parsed(text, lambda t: _parse_cassette_yaml(t, source))
-
-
-def _parse_cassette_yaml(text: str, source: str) -> Any:
     """A cassette's YAML as plain data, its top-level tool list parsed once per process."""
     from .yamlcodec import load_yaml
 

@@ -1,4 +1,4 @@
-"""Cassettes parsed once per content: kept in the cache folder, never stale (the store itself,
+"""Cassettes loaded once per content: kept in the cache folder, never stale (the store itself,
 its damage and pruning, is tested in tests/test_derived.py)."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from replio_replay.errors import CassetteError
-from replio_replay.recording import parsecache
+from replio_replay.recording import parsecache, serializer
 from replio_replay.recording.parsecache import parsed
+from replio_replay.recording.serializer import ReadableSerializer
 from replio_replay.recording.yamlcodec import load_yaml
 
 TEXT = "version: 1\ninteractions:\n- request: {method: POST, body: {a: [1, 2.5, true, null]}}\n"
@@ -74,6 +75,28 @@ def test_the_parser_files_are_found_without_importing_yaml() -> None:
             "print('yaml' in sys.modules, len(parsecache.PARSER_MODULES))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "4"]
+
+
+def test_a_cassette_is_loaded_and_checked_once_then_read_back_equal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    text = ReadableSerializer(header={"provider": "openai"}).serialize(
+        {"version": 1, "interactions": [{
+            "request": {"method": "POST", "uri": "http://127.0.0.1:9/v1/chat/completions",
+                        "body": json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
+                        "headers": {}},
+            "response": {"status": {"code": 200, "message": "OK"}, "headers": {},
+                         "body": {"string": json.dumps({"choices": []}).encode()}}}]})
+    checks = []
+    real = serializer.to_vcr
+    monkeypatch.setattr(serializer, "to_vcr", lambda data, source: checks.append(source) or real(data, source))
+    first, again = ReadableSerializer(source="a.yaml"), ReadableSerializer(source="b.yaml")
+    cassette = first.deserialize(text)
+    assert again.deserialize(text) == cassette
+    assert checks == ["a.yaml"]  # the second was read back: neither parsed nor checked
+    assert again.loaded_header == first.loaded_header == {"provider": "openai"}
+    body = cassette["interactions"][0]["request"]["body"]
+    assert body == '{"messages":[{"content":"hi","role":"user"}],"model":"m"}'  # the canonical text vcrpy compares
 
 
 def test_a_cassette_that_does_not_load_is_not_kept(tmp_path: Path) -> None:
