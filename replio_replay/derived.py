@@ -1,17 +1,19 @@
 """Data derived once and kept between runs: what replio computed from inputs that have not changed since.
 
-Some of what a run computes depends only on files that rarely change: a cassette's parsed YAML
-(on the cassette's text and the parser's code), a tool's JSON Schema (on the code of its
-parameter model). `remembered` keeps such data in a folder under the cache folder, in a file
+Some of what a run computes depends only on files that rarely change: a cassette, loaded and
+checked (on its text and the parser's code), a built-in tool's JSON Schema (on replio's tool
+code and pydantic). `remembered` keeps such data in a folder under the cache folder, in a file
 named by a key the caller derives from everything the data depends on (`code_stamp` stamps
-code by its files' size and time, found without importing it), so a changed input never meets
-a stale entry and nothing but a name is compared.
+code by a hash of its source, found without importing it), so a changed input never meets a
+stale entry and nothing but a name is compared.
 
 It only ever saves time. Entries are `marshal` data (the form Python keeps compiled modules in)
 behind a checksum: a missing, torn, corrupt or unreadable entry is computed again, and a folder
 that cannot be written costs only the computing. Entries are written whole (a temp file, then a
-rename); reading one marks it used, and when a folder holds more than `MAX_ENTRIES` entries or
-`MAX_BYTES`, the least recently used are removed until it holds half of each.
+rename); reading one marks it used. The first write of a process to a folder prunes it: past
+`MAX_ENTRIES` entries or `MAX_BYTES` the least recently used are removed until half of each is
+left (processes writing at once may each add theirs before the next prune), and temp files a
+killed writer left go after an hour.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,8 @@ __all__ = ["MAX_BYTES", "MAX_ENTRIES", "code_stamp", "remembered"]
 #: cassettes' entries are 4-73 kB, half of them under 12 kB; a tool's schema under 0.5 kB).
 MAX_ENTRIES = 4096
 MAX_BYTES = 256 * 1024 * 1024
+#: Seconds after which a temp file no writer renamed is an orphan.
+STALE_TEMP = 3600
 
 _SUM = 16  # bytes of the checksum before each entry's data
 _MISSING = object()
@@ -57,18 +62,37 @@ def remembered(folder: Path, key: str, compute: Callable[[], Any]) -> Any:
 
 
 def code_stamp(*modules: str) -> str:
-    """The size and modification time of each module's file, and Python's and marshal's versions:
-    what changes when any of that code is edited, upgraded or reinstalled. The files are found
-    without importing the modules (a submodule's package is imported, as finding it requires)."""
-    stamps = [f"{sys.version_info[:3]}", f"marshal {marshal.version}"]
+    """A hash of each module's source (``pkg.*``: of every module in the package's folder), and of
+    Python's and marshal's versions: what changes when any of that code is edited, upgraded or
+    reinstalled, whatever the files' times say. The files are found without importing the
+    modules (a submodule's package is imported, as finding it requires)."""
+    digest = hashlib.blake2b(f"{sys.version_info[:3]}|marshal {marshal.version}".encode(), digest_size=20)
     for name in modules:
-        try:
-            spec = importlib.util.find_spec(name)
-            stat = os.stat(str(spec.origin if spec else None))
-            stamps.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
-        except (OSError, ImportError, ValueError):
-            stamps.append(f"{name}:?")
-    return "|".join(stamps)
+        digest.update(f"|{name}".encode())
+        for path in _files_of(name):
+            try:
+                with open(path, "rb") as fh:
+                    digest.update(hashlib.blake2b(fh.read(), digest_size=20).digest())
+            except OSError:
+                digest.update(b"?")
+    return digest.hexdigest()
+
+
+def _files_of(name: str) -> list[str]:
+    whole = name.endswith(".*")
+    try:
+        spec = importlib.util.find_spec(name[:-2] if whole else name)
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.origin:
+        return []
+    if not whole:
+        return [spec.origin]
+    folder = os.path.dirname(spec.origin)
+    try:
+        return sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".py"))
+    except OSError:
+        return []
 
 
 def _read(path: Path) -> Any:
@@ -112,13 +136,19 @@ def _write(path: Path, data: Any) -> None:
 
 
 def _prune(folder: Path) -> None:
-    """Over `MAX_ENTRIES` entries or `MAX_BYTES`: remove the least recently used until half of each is left."""
+    """Over `MAX_ENTRIES` entries or `MAX_BYTES`: remove the least recently used until half of each
+    is left. Temp files older than `STALE_TEMP` seconds (a writer killed between writing and
+    renaming) go too."""
     try:
         entries = []
+        stale = time.time() - STALE_TEMP
         for entry in os.scandir(folder):
             if entry.name.endswith(".marshal"):
                 stat = entry.stat()
                 entries.append((stat.st_mtime_ns, stat.st_size, entry.path))
+            elif entry.name.startswith(".") and entry.name.endswith(".tmp") and entry.stat().st_mtime < stale:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
     except OSError:
         return
     count, size = len(entries), sum(e[1] for e in entries)

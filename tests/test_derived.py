@@ -133,14 +133,30 @@ def test_reading_an_entry_marks_it_used(tmp_path: Path, monkeypatch: pytest.Monk
     assert entry.exists() and not any(p.name.startswith("old") for p in tmp_path.iterdir())
 
 
-def test_a_code_stamp_changes_with_the_code_and_not_otherwise(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_code_stamp_follows_the_source_not_the_files_times(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     module = tmp_path / "stamped_module.py"
     module.write_text("VERSION = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     before = code_stamp("stamped_module", "json")
-    assert code_stamp("stamped_module", "json") == before
-    module.write_text("VERSION = 22\n")
+    os.utime(module, ns=(10**9, 10**9))
+    assert code_stamp("stamped_module", "json") == before  # touched: the same source
+    module.write_text("VERSION = 2\n")  # the same size
+    os.utime(module, ns=(10**9, 10**9))  # and the same time, as a store that fixes them has it
     assert code_stamp("stamped_module", "json") != before
     assert "stamped_module" not in sys.modules  # found, not imported
-    assert code_stamp("no_such_module_anywhere").endswith("no_such_module_anywhere:?")
+    assert code_stamp("no_such_module_anywhere") == code_stamp("no_such_module_anywhere") != code_stamp("json")
+
+
+def test_a_package_stamp_covers_every_module_in_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "stamped_package"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("A = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = code_stamp("stamped_package.*")
+    assert code_stamp("stamped_package") != before  # the package's own file only
+    (package / "b.py").write_text("B = 1\n")
+    after_adding = code_stamp("stamped_package.*")
+    (package / "a.py").write_text("A = 2\n")
+    assert len({before, after_adding, code_stamp("stamped_package.*")}) == 3

@@ -58,6 +58,39 @@ def test_the_interpreter_is_not_torn_down() -> None:
     """).stdout == "torn down\n"  # what a plain exit does, so the case above could fail
 
 
+#: A wrapper's code after the program returns (coverage and cProfile save in such a `finally`).
+WRAPPED = """
+from replio_replay.exiting import leave
+try:
+    leave(5)
+finally:
+    print("the wrapper saved its data")
+"""
+
+
+@pytest.mark.parametrize("setup", ["import sys; sys.settrace(lambda *a: None)",
+                                   "import sys; sys.setprofile(lambda *a: None)",
+                                   "import os; os.environ['REPLIO_FAST_EXIT'] = '0'"],
+                         ids=["tracer", "profiler", "asked"])
+def test_a_tracer_a_profiler_or_the_user_get_pythons_own_exit(setup: str) -> None:
+    done = python(f"{setup}\n{WRAPPED}")
+    assert (done.returncode, done.stdout) == (5, "the wrapper saved its data\n")
+    assert python(WRAPPED).stdout == ""  # otherwise the process ends in `leave`: the case above could fail
+
+
+def test_cprofile_still_writes_its_profile(tmp_path: Path) -> None:
+    script = tmp_path / "prog.py"
+    script.write_text("from replio_replay.exiting import leave\nleave(0)\n")
+    subprocess.run([sys.executable, "-m", "cProfile", "-o", str(tmp_path / "prog.prof"), str(script)],
+                   check=True, timeout=60)
+    assert (tmp_path / "prog.prof").stat().st_size > 0
+
+
+def test_a_closed_stdout_is_not_flushed_and_not_an_error() -> None:
+    done = python("import sys\nfrom replio_replay.exiting import leave\nsys.stdout.close()\nleave(0)")
+    assert (done.returncode, done.stderr) == (0, "")
+
+
 def test_a_thread_that_holds_the_exit_is_waited_for() -> None:
     done = python("""
         import threading, time
