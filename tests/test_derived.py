@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +161,14 @@ def test_a_package_stamp_covers_every_module_in_its_folder(tmp_path: Path, monke
     after_adding = code_stamp("stamped_package.*")
     (package / "a.py").write_text("A = 2\n")
     assert len({before, after_adding, code_stamp("stamped_package.*")}) == 3
+
+
+def test_temp_files_a_killed_writer_left_go_after_an_hour(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    old, fresh = tmp_path / ".abc.tmp", tmp_path / ".def.tmp"
+    for temp in (old, fresh):
+        temp.write_bytes(b"half an entry")
+    hours_ago = time.time() - 2 * 3600
+    os.utime(old, (hours_ago, hours_ago))
+    _fresh_process(monkeypatch)
+    remembered(tmp_path, "k", Counting())
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".def.tmp", "k.marshal"]  # a writer may own it yet
