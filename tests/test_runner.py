@@ -62,6 +62,17 @@ def test_worktree_provisions_files_and_config_then_removes_everything() -> None:
     assert not root.exists()
 
 
+def test_worktree_files_are_the_fixtures_text_exactly(tmp_path: Path) -> None:
+    files = {"a/b/c/deep.txt": "deep\n", "a/b/side.txt": "side", "a/top.txt": "crlf\r\nkept\r\n",
+             "unicode.md": "naïve café ✓ \U0001f600\n", "empty.txt": "", "big.txt": "x" * 3_000_000}
+    with worktree(make_fixture(files=files), {}) as root:
+        for rel, content in files.items():
+            assert (root / rel).read_bytes() == content.encode("utf-8"), rel
+        reference = tmp_path / "reference.txt"
+        reference.write_text("what open() makes")
+        assert (root / "empty.txt").stat().st_mode == reference.stat().st_mode  # the umask applies alike
+
+
 @pytest.mark.parametrize("exc", [RuntimeError("boom"), KeyboardInterrupt()])
 def test_worktree_is_removed_on_error_and_on_ctrl_c(exc: BaseException) -> None:
     with pytest.raises(type(exc)):
