@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import typing
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,7 +29,7 @@ class Lookup(Params):
 
 
 @pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     modelschema._schema_text.cache_clear()
     yield tmp_path / "replio" / "schemas"
