@@ -2,7 +2,7 @@
 content) must look like.
 
 A matcher is a literal (equal as JSON values are: ``1`` equals ``1.0``, ``true`` is not ``1``) or
-an operator object: ``{"$regex": r}`` (``re.search`` finds it), ``{"$contains": s}``,
+an operator object: ``{"$regex": r}`` (`r`, in RE2 syntax, occurs somewhere: see `regex`), ``{"$contains": s}``,
 ``{"$icontains": s}`` (ignoring case), ``{"$min": n}`` and/or ``{"$max": n}``, ``{"$any": [m, ...]}``
 (one of them holds), ``{"$not": m}``, ``{"$all": [m, ...]}`` (every one holds),
 ``{"$normalized": s}`` (a string equal to `s` once both are normalised as BFCL does: spaces and
@@ -26,6 +26,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer
 
+from .regex import compile_regex, regex_search
+
 __all__ = [
     "JSON_TYPES",
     "OPERATORS",
@@ -45,6 +47,9 @@ __all__ = [
 OPERATORS = ("$regex", "$contains", "$icontains", "$min", "$max", "$any", "$not", "$all", "$normalized",
              "$type", "$items", "$object", "$optional")
 _TEXT = ("$regex", "$contains", "$icontains", "$normalized")
+#: How a `$regex` says without lookaround that several things must (or must not) occur.
+_REWRITE = ('write each condition as its own matcher: {"$all": [{"$regex": "a"}, {"$regex": "b"}]}, '
+            'and one that must not hold as {"$not": {"$regex": "c"}}')
 #: Operators whose operand is a non-empty list of matchers.
 _LISTS = ("$any", "$all")
 
@@ -94,7 +99,7 @@ class Matcher:
         if not isinstance(actual, str):
             return False
         if self.op == "$regex":
-            return re.search(self.operand, actual) is not None
+            return regex_search(self.operand, actual)
         if self.op == "$icontains":
             return self.operand.casefold() in actual.casefold()
         if self.op == "$normalized":
@@ -140,10 +145,7 @@ def parse_matcher(value: Any) -> Any:
         if not isinstance(operand, str):
             raise ValueError(f"{op} needs a string, not {type(operand).__name__}")
         if op == "$regex":
-            try:
-                re.compile(operand)
-            except re.error as exc:
-                raise ValueError(f"invalid regular expression {operand!r}: {exc}") from None
+            compile_regex(operand, "$regex", _REWRITE)
         return Matcher(op, operand)
     if op in _LISTS:
         if not isinstance(operand, list) or not operand:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import codecs
 import fnmatch
-import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import re2
 from pydantic import Field
 
+from ..regex import OPTIONS, compile_regex, utf8
 from .base import Params, Tool, ToolContext, ToolFailure, model_tool
 from .files import _MAX_LINE
 from .permissions import Category
@@ -33,16 +33,6 @@ _MAX_GREP_BYTES = 10 * 1024 * 1024
 _MAX_SKIPPED_NAMED = 10
 #: Bytes `grep` decodes to tell a binary file (skipped silently) from a text file over the bound.
 _SNIFF_BYTES = 8192
-
-
-def _re2_options() -> Any:
-    options = re2.Options()
-    # RE2 would print every pattern it refuses to stderr; the model is told in the result instead.
-    options.log_errors = False
-    return options
-
-
-_RE2_OPTIONS = _re2_options()
 
 
 class GlobParams(Params):
@@ -74,14 +64,14 @@ def glob(p: GlobParams, ctx: ToolContext) -> str:
     if p.pattern.startswith("/") or ".." in Path(p.pattern).parts:
         raise ToolFailure(f"pattern {p.pattern!r} must stay inside the project; use a relative pattern")
     try:
-        rx = re2.compile(_glob_regex(p.pattern), _RE2_OPTIONS)
+        rx = re2.compile(_glob_regex(p.pattern), OPTIONS)
     except re2.error:
         # Only size can fail here (the translation is always valid RE2): tens of thousands of pieces,
         # which are not worth echoing back whole.
         raise ToolFailure(
             f"pattern of {len(p.pattern)} characters is too long to match; use a shorter pattern"
         ) from None
-    found = [name for name in map(sb.display, sb.walk_files(sb.root)) if rx.fullmatch(_utf8(name))]
+    found = [name for name in map(sb.display, sb.walk_files(sb.root)) if rx.fullmatch(utf8(name))]
     if not found:
         return f"No files match {p.pattern}."
     return _capped(found, "files")
@@ -113,15 +103,9 @@ def _glob_regex(pattern: str) -> str:
             end = i
             while end < len(pattern) and pattern[end] not in "*?":
                 end += 1
-            out.append(re2.escape(_utf8(pattern[i:end]).decode("utf-8")))
+            out.append(re2.escape(utf8(pattern[i:end]).decode("utf-8")))
             i = end
     return "".join(out)
-
-
-def _utf8(text: str) -> bytes:
-    """`text` as RE2 reads it: UTF-8, with each character that has none (a lone surrogate, as a
-    file name's undecodable byte becomes) as one `?`, so it still counts as one character."""
-    return text.encode("utf-8", "replace")
 
 
 def list_dir(p: ListParams, ctx: ToolContext) -> str:
@@ -179,7 +163,7 @@ def grep(p: GrepParams, ctx: ToolContext) -> str:
             continue
         shown = sb.display(f)
         for n, line in enumerate(text.splitlines(), 1):
-            if rx.search(line.encode("utf-8")):  # bytes: RE2 skips the str offset bookkeeping
+            if rx.search(utf8(line)):
                 total += 1
                 if len(shown_lines) < _MAX_RESULTS:
                     shown_lines.append(f"{shown}:{n}:{_cut(line)}")
@@ -190,58 +174,9 @@ def grep(p: GrepParams, ctx: ToolContext) -> str:
 def _grep_regex(pattern: str) -> Any:
     """`pattern` compiled by RE2, or a `ToolFailure` saying what RE2 lacks and what to write instead."""
     try:
-        return re2.compile(pattern, _RE2_OPTIONS)
-    except re2.error as exc:
-        detail = exc.args[0] if exc.args else ""
-        detail = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
-        problem = _regex_problem(pattern, detail)
-    except UnicodeEncodeError:
-        problem = "it holds a lone surrogate character, which no UTF-8 text contains; remove it"
-    raise ToolFailure(f"invalid regular expression '{pattern}': {problem}")
-
-
-_RE2_NOTE = "(grep uses RE2 syntax, a linear-time engine)"
-
-#: Python `re` syntax RE2 refuses, as (what RE2 reports, what the model is told). RE2 lacks these
-#: on purpose: each needs backtracking, which is what makes a regex take exponential time.
-_UNSUPPORTED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(reported), told)
-    for reported, told in [
-        (r"invalid escape sequence: \\[1-9]|invalid perl operator: \(\?P$",
-         f"backreferences are not supported {_RE2_NOTE}; rewrite the pattern without them"),
-        (r"invalid perl operator: \(\?[=!]$",
-         f"lookahead assertions are not supported {_RE2_NOTE}; rewrite the pattern without them"),
-        (r"invalid perl operator: \(\?<[=!]$",
-         f"lookbehind assertions are not supported {_RE2_NOTE}; rewrite the pattern without them"),
-        (r"invalid perl operator: \(\?>$",
-         f"atomic groups are not supported {_RE2_NOTE}; a plain group (?:...) does the same here"),
-        (r"invalid perl operator: \(\?\($",
-         f"conditional groups are not supported {_RE2_NOTE}; use alternation (a|b) instead"),
-        (r"invalid perl operator: \(\?#$",
-         f"comments (?#...) are not supported {_RE2_NOTE}; remove them"),
-        (r"invalid perl operator: \(\?[a-zA-Z-]*$",
-         f"of the inline flags only i, m, s and U are supported {_RE2_NOTE}; remove the others"),
-        (r"bad repetition operator: .+\+$",
-         f"possessive quantifiers are not supported {_RE2_NOTE}; use the plain quantifier"),
-        (r"invalid escape sequence: \\Z$",
-         f"\\Z is not supported {_RE2_NOTE}; use \\z or $ (each line is searched on its own)"),
-        (r"invalid escape sequence: \\[uUN]$",
-         f"\\u, \\U and \\N escapes are not supported {_RE2_NOTE}; use \\x{{hex}} (e.g. \\x{{e9}}) "
-         "or the character itself"),
-        (r"invalid repetition size",
-         f"repetition counts go from 0 to 1000, smallest first {_RE2_NOTE}; use smaller counts"),
-        (r"pattern too large",
-         f"the pattern is too large {_RE2_NOTE}; use a shorter or simpler pattern"),
-    ]
-)
-
-
-def _regex_problem(pattern: str, detail: str) -> str:
-    """What is wrong with `pattern` (RE2 said `detail`), put so that the model can fix it."""
-    for reported, told in _UNSUPPORTED:
-        if reported.search(detail):
-            return told
-    return f"{detail} {_RE2_NOTE}; fix the pattern"
+        return compile_regex(pattern, "grep")
+    except ValueError as exc:
+        raise ToolFailure(str(exc)) from None
 
 
 class _TooLarge(Exception):
