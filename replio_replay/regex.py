@@ -19,7 +19,7 @@ import re2
 
 __all__ = ["compile_regex", "regex_search", "utf8"]
 
-#: What the message for a backreference or lookaround suggests, unless the caller knows better.
+#: What the message for a backreference suggests, and for lookaround unless the caller knows better.
 REWRITE = "rewrite the pattern without them"
 
 
@@ -37,7 +37,7 @@ def compile_regex(pattern: str, who: str, rewrite: str = REWRITE) -> Any:
     """`pattern` compiled by RE2, or ValueError ``invalid regular expression '...': why; what to do``.
 
     `who` names what reads the pattern (``grep``, ``$regex``) in the message; `rewrite` is the
-    advice for what RE2 lacks that a rewrite avoids (backreferences and lookaround).
+    advice for a lookahead or lookbehind.
     """
     try:
         return _compiled(pattern)
@@ -74,7 +74,7 @@ _UNSUPPORTED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(reported), told)
     for reported, told in [
         (r"invalid escape sequence: \\[1-9]|invalid perl operator: \(\?P$",
-         "backreferences are not supported {note}; {rewrite}"),
+         "backreferences are not supported {note}; " + REWRITE),
         (r"invalid perl operator: \(\?[=!]$",
          "lookahead assertions are not supported {note}; {rewrite}"),
         (r"invalid perl operator: \(\?<[=!]$",

@@ -97,6 +97,18 @@ def test_list_reports_broken_files_on_stderr_and_lists_the_rest(mock_project: Pa
     assert "hello" in result.stdout and "broken" not in result.stdout
 
 
+@pytest.mark.parametrize("command", ["list", "run"])
+def test_a_fixture_whose_regex_re2_refuses_is_skipped_and_named(mock_project: Path, command: str) -> None:
+    broken = mock_project / ".replio" / "eval" / "lookahead.json"
+    write_json(broken, {"task": "t", "verifier": {"answer": {"$regex": "(?s)(?=.*a)(?=.*b)"}}})
+    result = invoke(mock_project, command, *(["--fixture", "hello"] if command == "run" else []))
+    assert (f"skipped {broken}: verifier.answer: invalid regular expression '(?s)(?=.*a)(?=.*b)': "
+            "lookahead assertions are not supported ($regex uses RE2 syntax, a linear-time engine); "
+            'write each condition as its own matcher: {"$all": ') in result.stderr
+    assert "hello" in result.stdout and "lookahead" not in result.stdout
+    assert "Traceback" not in result.output
+
+
 def test_list_json(mock_project: Path) -> None:
     (mock_project / ".replio" / "eval" / "bad.json").write_text("{nope")
     result = invoke(mock_project, "list", "--output", "json")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -90,6 +94,57 @@ def test_an_invalid_regex_is_refused() -> None:
     assert "invalid regular expression '(unclosed'" in str(info.value)
 
 
+@pytest.mark.parametrize(("pattern", "lacking"), [
+    ("(?is)(?=.*login)(?=.*py)", "lookahead assertions are not supported"),
+    ("^(?!.*notes)", "lookahead assertions are not supported"),
+    ("(?<=def )main", "lookbehind assertions are not supported"),
+    (r"(a)\1", "backreferences are not supported"),
+    ("(?P<q>a)(?P=q)", "backreferences are not supported"),
+    ("(?>a+)b", "atomic groups are not supported"),
+    ("a*+b", "possessive quantifiers are not supported"),
+])
+def test_what_re2_lacks_is_refused_saying_so_and_how_to_write_it(pattern: str, lacking: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_matcher({"$regex": pattern})
+    message = str(info.value)
+    assert message.startswith(f"invalid regular expression '{pattern}': {lacking} "
+                              "($regex uses RE2 syntax, a linear-time engine); ")
+    if "assertions" in lacking:
+        assert message.endswith('write each condition as its own matcher: {"$all": [{"$regex": "a"}, '
+                                '{"$regex": "b"}]}, and one that must not hold as {"$not": {"$regex": "c"}}')
+    elif "backreferences" in lacking:
+        assert message.endswith("; rewrite the pattern without them")
+
+
+#: Patterns on which a backtracking engine (Python's `re`) takes exponential time, with the text
+#: that makes it: 2^34 ways to split the a's; 28 letters then a character that no `\w` takes.
+BACKTRACKING = [("^(a+)+$", "a" * 34 + "b"), (r"^(\w+\s?)+$", "abcdefghijklmnopqrstuvwxyzab!")]
+
+
+def test_regex_takes_linear_time_on_patterns_that_make_others_backtrack() -> None:
+    """In a child process: a backtracking engine would not return for hours (nor take a signal)."""
+    code = (
+        "import sys, time\n"
+        "from replio_replay.matchers import parse_matcher\n"
+        "for pattern, text in %r:\n"
+        "    matcher = parse_matcher({'$regex': pattern})\n"
+        "    start = time.perf_counter()\n"
+        "    held = matcher.test(text) or matcher.test(text * 100)\n"
+        "    print(held, time.perf_counter() - start)\n" % (BACKTRACKING,)
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=20)
+    assert done.returncode == 0, done.stderr
+    results = [line.split() for line in done.stdout.splitlines()]
+    assert [held for held, _ in results] == ["False", "False"]
+    assert all(float(seconds) < 0.05 for _, seconds in results), results
+
+
+def test_regex_matches_a_text_with_a_lone_surrogate() -> None:
+    assert Matcher("$regex", "^a.b$").test("a\udcffb")  # one character, as Python counts it
+    assert Matcher("$regex", "(?i)KEY").test("\ud800 key")
+
+
 # Matcher.test -------------------------------------------------------------------------------------
 
 
@@ -122,6 +177,8 @@ def test_regex_searches_rather_than_matching_the_whole_text() -> None:
     assert not Matcher("$regex", "^b").test("abc")
     assert Matcher("$regex", "^abc$").test("abc")
     assert Matcher("$regex", "").test("")
+    assert not Matcher("$regex", "^ok$").test("ok\n")  # RE2's `$` is the very end, as documented
+    assert Matcher("$regex", "^ok\n?$").test("ok\n")
 
 
 def test_contains_is_a_case_sensitive_substring() -> None:

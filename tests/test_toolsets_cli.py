@@ -134,6 +134,18 @@ def test_a_broken_tool_set_file_is_a_config_error_naming_file_and_field(project:
     assert "tuned.json: overide: unknown key" in result.stderr
 
 
+def test_a_stub_regex_re2_refuses_is_a_config_error_naming_file_and_field(project: Path) -> None:
+    (project / ".replio" / "tools" / "tuned.json").write_text(json.dumps({"tools": {"lookup": {
+        "description": "Look up.", "results": [{"when": {"q": {"$regex": "(a)\\1"}}, "result": "x"}],
+    }}}))
+    result = _invoke("eval", "--path", str(project), "run", "--tools", "tuned")
+    assert result.exit_code == 2
+    assert "tuned.json: tools.lookup" in result.stderr
+    assert ("invalid regular expression '(a)\\1': backreferences are not supported "
+            "($regex uses RE2 syntax, a linear-time engine)") in result.stderr
+    assert "Traceback" not in result.output
+
+
 def test_a_fixture_naming_a_tool_nobody_offers_is_reported_and_skipped(project: Path, server: LLMServer) -> None:
     fixture = project / ".replio" / "eval" / "beta.json"
     data = json.loads(fixture.read_text())
