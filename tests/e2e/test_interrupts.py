@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -146,8 +147,8 @@ def _command_project(root: Path) -> Path:
     return project
 
 
-def _napping() -> list[int]:
-    """Live (not zombie) processes whose command line holds NAP."""
+def _napping(marker: str = NAP) -> list[int]:
+    """Live (not zombie) processes whose command line holds `marker`."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -157,7 +158,7 @@ def _napping() -> list[int]:
             state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if NAP.encode() in cmdline and b"pytest" not in cmdline and state != "Z":
+        if marker.encode() in cmdline and b"pytest" not in cmdline and state != "Z":
             found.append(int(proc.name))
     return found
 
@@ -230,3 +231,71 @@ def test_worktrees_of_a_killed_run_are_removed_by_the_next_one(tmp_path: Path) -
     assert done.returncode in (0, 1), done.stderr
     assert not stale.exists()
     assert mine.exists(), "a worktree of a live process was removed"
+
+
+#: What a stub's `when` and the answer check look for: under a backtracking engine (Python's `re`)
+#: the lookup's argument and the answer each take hours, holding the interpreter and its signals.
+BACKTRACKING_PLAN = [[("lookup", {"q": "a" * 34 + "b"})], [("nap", {})], "abcdefghijklmnopqrstuvwxyzab!"]
+#: The nap of this test's command tool, apart from the other tests' NAP.
+LONG_NAP = "62.3456"
+
+
+def _backtracking_project(root: Path, nap: str) -> Path:
+    """The alpha fixture: a lookup whose stub matches `^(a+)+$`, then the napping command tool."""
+    project = write_project(root)
+    (project / ".replio" / "eval" / "alpha.json").write_text(json.dumps({
+        "task": "ALPHA: look the letters up, then take a nap.",
+        "tools": {
+            "lookup": {"description": "Look up.", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+                       "results": [{"when": {"q": {"$regex": "^(a+)+$"}}, "result": "only a's"},
+                                   {"result": "not only a's"}]},
+            "nap": {"description": "Sleep.", "category": "read",
+                    "command": [sys.executable, "-c", f"import time; time.sleep({nap})"]},
+        },
+        "tools_offered": ["lookup", "nap"],
+        "verifier": {"answer": {"$regex": r"^(\w+\s?)+$"}},
+    }))
+    return project
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("replay", [False, True], ids=["recording", "offline-replay"])
+def test_sigterm_ends_a_run_whose_fixture_has_backtracking_patterns(tmp_path: Path, llm_server: LLMServer,
+                                                                    replay: bool) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    llm_server.handler = openai_agent({"ALPHA": BACKTRACKING_PLAN})
+    project = _backtracking_project(tmp_path / "proj", "0" if replay else LONG_NAP)
+    if replay:
+        proc = _start(project, llm_server, temp, "--record-mode", "once", "--fixture", "alpha")
+        try:
+            proc.communicate(timeout=30)  # the lookup's stub matched in time, the answer was judged
+        finally:
+            proc.kill()
+        assert proc.returncode in (0, 1)
+        project = _backtracking_project(tmp_path / "proj2", LONG_NAP)
+        shutil.copytree(tmp_path / "proj" / "cassettes", project / "cassettes")
+        llm_server.close()
+    before = _files(project)
+    proc = _start(project, llm_server, temp, "--record-mode", "none" if replay else "once", "--fixture", "alpha",
+                  "--output", "json")
+    try:
+        deadline = time.monotonic() + 20
+        while not _napping(LONG_NAP):  # the lookup went by: its stub's `when` was matched
+            assert time.monotonic() < deadline, "the run never reached the nap"
+            time.sleep(0.02)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=25)
+        assert time.monotonic() - started < 10
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    fixture = json.loads(out)["fixtures"][0]
+    assert fixture["status"] == "cancelled" and fixture["names"] == ["lookup", "nap"]
+    assert fixture["trace"][0]["result"] == "not only a's"
+    assert _files(project) == before, "a cassette or golden was written"
+    assert list(temp.iterdir()) == [], "worktrees left behind"
