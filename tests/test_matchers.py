@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,14 @@ def test_regex_takes_linear_time_on_patterns_that_make_others_backtrack() -> Non
     results = [line.split() for line in done.stdout.splitlines()]
     assert [held for held, _ in results] == ["False", "False"]
     assert all(float(seconds) < 0.05 for _, seconds in results), results
+
+
+def test_regex_holding_a_large_text_whole_is_fast() -> None:
+    text = ("a" * 999 + "\n") * 10_000  # 10 MB that the group repeats over, line after line
+    matcher = parse_matcher({"$regex": r"^(\w+\s?)+$"})
+    start = time.perf_counter()
+    assert matcher.test(text)
+    assert time.perf_counter() - start < 0.5  # captured groups would take RE2 about 2 s
 
 
 def test_regex_matches_a_text_with_a_lone_surrogate() -> None:
