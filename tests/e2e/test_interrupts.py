@@ -299,3 +299,61 @@ def test_sigterm_ends_a_run_whose_fixture_has_backtracking_patterns(tmp_path: Pa
     assert fixture["trace"][0]["result"] == "not only a's"
     assert _files(project) == before, "a cassette or golden was written"
     assert list(temp.iterdir()) == [], "worktrees left behind"
+
+
+SPINNING_PLUGIN = '''
+from pathlib import Path
+
+from replio_replay import ToolContext, hookimpl, tool
+
+
+@tool(category="read")
+def spin(ctx: ToolContext) -> str:
+    """Compute for ever, in pure Python."""
+    Path(%r).touch()
+    n = 0
+    while True:
+        n += sum(range(1000)) %% 7
+
+
+@hookimpl
+def register_tools(tools):
+    """Offer the spinning tool."""
+    tools["spin"] = spin
+'''
+
+
+def test_sigterm_ends_an_offline_run_while_python_code_computes(tmp_path: Path) -> None:
+    """A tool that never stops computing holds a worker, never the main thread: the run ends."""
+    site, spinning = tmp_path / "site", tmp_path / "spinning"
+    site.mkdir()
+    (site / "spinner.py").write_text(SPINNING_PLUGIN % str(spinning))
+    info = site / "spinner-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: spinner\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[replio]\nspinner = spinner\n")
+    project = write_project(tmp_path / "proj", provider="mock")
+    (project / ".replio" / "eval" / "alpha.json").write_text(json.dumps({"task": "Spin.", "tools_offered": ["spin"]}))
+    (project / "script.json").write_text(json.dumps({"alpha": [{"tool_calls": [{"name": "spin", "arguments": {}}]},
+                                                               {"text": "Done."}]}))
+    (project / ".replio" / "config.json").write_text(json.dumps(
+        {"provider": "mock", "providers": {"mock": {"script": "script.json"}}, "tool_timeout": 120}))
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(site), "TMPDIR": str(temp), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    proc = subprocess.Popen([_replio(), "eval", "--path", str(project), "run", "--fixture", "alpha",
+                             "--output", "json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not spinning.exists():
+            assert time.monotonic() < deadline, "the tool never started"
+            time.sleep(0.02)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=25)
+        assert time.monotonic() - started < 10
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert json.loads(out)["fixtures"][0]["status"] == "cancelled"
+    assert list(temp.iterdir()) == [], "worktrees left behind"
