@@ -329,3 +329,27 @@ def test_ctrl_c_ends_the_run_and_its_servers_within_seconds(tmp_path: Path, agen
         proc.kill()
     assert proc.returncode == 130 and took < 6
     assert wait_until_dead(pids(project / "pids")) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+def test_a_call_in_flight_when_the_run_is_interrupted_ends_cancelled(tmp_path: Path, agent: LLMServer,
+                                                                     sig: int) -> None:
+    project = _project(tmp_path / "p", fixtures=("SLOW",))
+    env = {**os.environ, "T_TOKEN": SECRET, "TMPDIR": str(tmp_path)}
+    env.pop("CI", None)
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("replio")), "eval", "--path", str(project), "run",
+                             "--base-url", f"{agent.url}/v1", "--no-cassettes", "--output", "json",
+                             *_only_ours(project)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(agent.requests) < 1 or not pids(project / "pids"):
+            assert time.monotonic() < deadline and proc.poll() is None, "the server never started"
+            time.sleep(0.05)
+        time.sleep(0.5)  # the slow call is in flight
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    (fixture,) = json.loads(out)["fixtures"]
+    assert (fixture["status"], fixture["error"]) == ("cancelled", "the run was interrupted"), fixture
