@@ -11,8 +11,6 @@ at the latest when replio exits (the event loop's thread is a daemon: it never h
 
 from __future__ import annotations
 
-import os
-import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import ExitStack
@@ -21,6 +19,7 @@ from typing import Any, TypeVar
 
 from ..errors import McpError
 from .config import HttpServer, StdioServer, argv, resolve_values
+from .stderr import StderrTail
 
 __all__ = ["McpConnection"]
 
@@ -39,7 +38,7 @@ class McpConnection:
         self._stack = ExitStack()
         self._portal: Any = None
         self._session: Any = None
-        self._errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        self._stderr: StderrTail | None = None  # a stdio server's
         self.info: dict[str, Any] = {}
         self.dead: str | None = None
         self.pids: list[int] = []  # the stdio server's process group (its leader's pid)
@@ -77,6 +76,8 @@ class McpConnection:
             streams = self._portal.wrap_async_context_manager(transport)
             self._stack.callback(self._end_groups)  # after the SDK stopped the server: what is left of it
             read, write, *_ = self._stack.enter_context(streams)
+            if self._stderr is not None:
+                self._stderr.spawned()
             self._track(thread)
             self._session = self._stack.enter_context(
                 self._portal.wrap_async_context_manager(ClientSession(read, write)))
@@ -126,7 +127,8 @@ class McpConnection:
                 command=command, args=args, cwd=str(root),
                 env={"HOME": str(root), **resolve_values(self.server.env, env, where)},
             )
-            return stdio_client(params, errlog=self._errlog)
+            self._stderr = StderrTail()
+            return stdio_client(params, errlog=self._stderr.errlog)
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
@@ -194,14 +196,9 @@ class McpConnection:
         return McpError(f"mcp server {self.name} ({self._command()}): {why}" + (f"; its stderr ends: {tail}" if tail else ""))
 
     def stderr_tail(self) -> str:
-        try:
-            self._errlog.flush()
-            self._errlog.seek(0, os.SEEK_END)
-            size = self._errlog.tell()
-            self._errlog.seek(max(0, size - 4 * _STDERR_TAIL))
-            return " ".join(self._errlog.read().split())[-_STDERR_TAIL:]
-        except (OSError, ValueError):
+        if self._stderr is None:
             return ""
+        return " ".join(self._stderr.text().split())[-_STDERR_TAIL:]
 
     def close(self) -> None:
         """End the session and the server (and all it started)."""
@@ -209,7 +206,8 @@ class McpConnection:
             self._stack.close()
         except BaseException:  # a server that dies noisily on the way out changes nothing now
             pass
-        self._errlog.close()
+        if self._stderr is not None:
+            self._stderr.spawned()  # when it never started
 
 
 def _start_portal(name: str) -> tuple[Any, threading.Thread]:

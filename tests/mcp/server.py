@@ -1,6 +1,6 @@
 """A small MCP server written with the official SDK, for the tests: run as a program.
 
-    python server.py stdio [--stall | --exit]     serve on stdin/stdout
+    python server.py stdio [--stall | --exit | --noisy]   serve on stdin/stdout
     python server.py http PORT                    serve streamable HTTP on 127.0.0.1:PORT/mcp
 
 Tools: echo (text), add (structured), fail (an error result), picture (an image), slow
@@ -8,7 +8,8 @@ Tools: echo (text), add (structured), fail (an error result), picture (an image)
 (reads note.txt where it runs, then NOTE_SUFFIX), token (the TOKEN it was given), where (its
 folder and the names in its environment). `echo`'s description is NOTE_DESCRIPTION when that
 is set. With PIDFILE set, the server and the children `spawn` starts append their pids to it.
-Over HTTP, a request must carry `Authorization: Bearer $TOKEN` when TOKEN is set.
+Over HTTP, a request must carry `Authorization: Bearer $TOKEN` when TOKEN is set. `--noisy`
+writes 20 MB to stderr (first noting in STDERR_NOTE where its stderr goes), then exits.
 """
 
 from __future__ import annotations
@@ -91,6 +92,16 @@ def where() -> str:
     return f"{os.path.basename(os.getcwd())}\n{' '.join(sorted(os.environ))}"
 
 
+def _noisy() -> None:
+    with open(os.environ["STDERR_NOTE"], "w", encoding="utf-8") as fh:
+        fh.write(os.readlink("/proc/self/fd/2"))
+    line = "test-server: chatter " + "x" * 1000 + "\n"
+    for _ in range(20_000):
+        sys.stderr.write(line)
+    sys.stderr.write("test-server: 20 MB later, giving up\n")
+    sys.exit(2)
+
+
 def main() -> None:
     _note_pid(os.getpid())
     mode = sys.argv[1]
@@ -98,6 +109,8 @@ def main() -> None:
         if "--exit" in sys.argv:
             sys.stderr.write("test-server: cannot start, no config\n")
             sys.exit(2)
+        if "--noisy" in sys.argv:
+            _noisy()
         if "--stall" in sys.argv:
             time.sleep(600)
         server.run("stdio")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -91,6 +92,22 @@ def test_a_server_that_does_not_start_is_named_with_its_stderr(tmp_path: Path, c
         mcp.open()
     mcp.close()
     assert time.monotonic() - started < 20
+
+
+def test_a_servers_stderr_is_kept_as_a_bounded_tail_in_memory_never_a_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where a temp file would go
+    note = tmp_path / "stderr-is"
+    mcp = _tools(tmp_path, t=stdio_config("--noisy", env={"STDERR_NOTE": str(note)}))
+    with pytest.raises(McpError) as failed:
+        mcp.open()
+    mcp.close()
+    assert note.read_text().startswith("pipe:")  # the 20 MB went through memory, not the disk
+    assert list(temp.iterdir()) == []
+    message = str(failed.value)
+    assert message.endswith("x test-server: 20 MB later, giving up") and len(message) < 1000
 
 
 def test_a_call_over_the_timeout_is_an_error_and_a_failure(tmp_path: Path) -> None:
