@@ -5,8 +5,10 @@ worktree, or a streamable-HTTP endpoint), initialises it and keeps the session o
 event loop in a background thread, so the synchronous engine can list tools and call them.
 Every step is bounded by the server's `timeout`; a failure is an `McpError` naming the server,
 its command and the tail of what it wrote to stderr. A stdio server runs in its own process
-group (the SDK's doing), killed with everything it started when the connection closes, and
-at the latest when replio exits (the event loop's thread is a daemon: it never holds the exit).
+group (the SDK's doing) and carries a mark in its environment (`groups`): the group, and every
+process carrying the mark (a daemon it started in a session of its own), is killed when the
+connection closes, and at the latest when replio exits (the event loop's thread is a daemon:
+it never holds the exit).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class McpConnection:
         self.info: dict[str, Any] = {}
         self.dead: str | None = None
         self.pids: list[int] = []  # the stdio server's process group (its leader's pid)
+        self._token: str | None = None  # the mark in the stdio server's environment
         self.http_status: str | None = None  # the last error status an HTTP server answered
         self.project: Path | None = None
 
@@ -105,13 +108,15 @@ class McpConnection:
         except OSError:  # not Linux: the SDK still ends the server when the connection closes
             return
         for pid in self.pids:
-            track_group(pid)
+            track_group(pid, self._token)
 
     def _end_groups(self) -> None:
-        from ..groups import end_group
+        from ..groups import end_group, kill_marked
 
         for pid in self.pids:
             end_group(pid)
+        if self._token is not None and not self.pids:  # its pid was not seen: what carries its mark
+            kill_marked(self._token)
 
     def kill(self) -> None:
         """End the server's processes at once (an interrupted run does not wait for a clean close)."""
@@ -122,11 +127,11 @@ class McpConnection:
         if isinstance(self.server, StdioServer):
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
+            from ..groups import marked
+
             command, *args = argv(self.server, self.project)
-            params = StdioServerParameters(
-                command=command, args=args, cwd=str(root),
-                env={"HOME": str(root), **resolve_values(self.server.env, env, where)},
-            )
+            server_env, self._token = marked({"HOME": str(root), **resolve_values(self.server.env, env, where)})
+            params = StdioServerParameters(command=command, args=args, cwd=str(root), env=server_env)
             self._stderr = StderrTail()
             return stdio_client(params, errlog=self._stderr.errlog)
         import httpx2

@@ -134,13 +134,14 @@ def test_a_server_that_dies_fails_every_later_call(tmp_path: Path) -> None:
         mcp.close()
 
 
+@pytest.mark.parametrize("starts", ["spawn", "daemon"])
 @pytest.mark.parametrize("interrupted", [False, True])
-def test_nothing_the_server_started_outlives_it(tmp_path: Path, interrupted: bool) -> None:
+def test_nothing_the_server_started_outlives_it(tmp_path: Path, interrupted: bool, starts: str) -> None:
     pidfile = tmp_path / "pids"
     mcp = _tools(tmp_path, t=stdio_config(env={"PIDFILE": str(pidfile)}))
     try:
         tools = mcp.open()
-        child = int(_call(mcp, tools, "spawn"))
+        child = int(_call(mcp, tools, starts))
         started = pids(pidfile)
         assert child in started and all(alive(p) for p in started)
     finally:
@@ -163,7 +164,7 @@ def test_a_server_left_running_is_killed_when_replio_exits(tmp_path: Path) -> No
         "from pydantic import TypeAdapter\n"
         "from replio_replay.mcp.config import McpServer\n"
         "from replio_replay.tools.mcp import McpTools\n"
-        f"config = TypeAdapter(McpServer).validate_python({stdio_config(env={'PIDFILE': str(pidfile)})!r})\n"
+        f"config = TypeAdapter(McpServer).validate_python({stdio_config('--daemon', env={'PIDFILE': str(pidfile)})!r})\n"
         f"mcp = McpTools({{'t': config}}, {{'t': 'live'}}, root=Path({str(tmp_path)!r}), env={{}})\n"
         "mcp.open()\n"
         "print('open', flush=True)\n"
@@ -173,7 +174,7 @@ def test_a_server_left_running_is_killed_when_replio_exits(tmp_path: Path) -> No
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path.cwd()),
                                                                                    os.environ.get("PYTHONPATH")]))})
     assert done.stdout.strip() == "open", done.stderr
-    assert pids(pidfile) and wait_until_dead(pids(pidfile)) == []
+    assert len(pids(pidfile)) == 2 and wait_until_dead(pids(pidfile)) == []  # the server and its daemon
 
 
 def test_calls_from_several_threads_are_all_recorded(tmp_path: Path) -> None:
