@@ -27,6 +27,7 @@ PLANS = {
     "NOTE": [[("note", {})], "The note says milk."],
     "PICTURE": [[("picture", {}), ("echo", {"text": "hi"})], "A picture and an echo."],
     "SPAWN": [[("spawn", {})], "Started."],
+    "DAEMON": [[("daemon", {})], "Started."],
     "CRASH": [[("crash", {}), ("echo", {"text": "after"})], "It crashed."],
     "TOKEN": [[("token", {})], "I have the token."],
     "SLOW": [[("slow", {"seconds": 60})], "Slept."],
@@ -281,11 +282,11 @@ def test_a_fixture_chooses_servers_by_name_and_a_wrong_name_is_a_problem(tmp_pat
 
 
 def test_no_server_outlives_its_fixture(tmp_path: Path, agent: LLMServer) -> None:
-    project = _project(tmp_path / "p", fixtures=("SPAWN", "NOTE"))
+    project = _project(tmp_path / "p", fixtures=("SPAWN", "DAEMON", "NOTE"))
     code, _, out = _run(project, "--base-url", f"{agent.url}/v1", "--no-cassettes")
     assert code == 0, out
     started = pids(project / "pids")
-    assert len(started) == 3  # two servers, one child
+    assert len(started) == 5  # three servers, a child and a daemon (forked twice, in a session of its own)
     assert wait_until_dead(started, 0.5) == []
 
 
