@@ -316,6 +316,22 @@ def test_a_daemon_in_a_session_of_its_own_does_not_outlive_the_call(
     assert ends_soon(bench.root, pid), f"the daemon `sleep 300` (pid {pid}) outlived the call"
 
 
+@pytest.mark.parametrize("confine", [True, False], ids=["confined", "unconfined"])
+def test_a_detached_child_holding_stdout_neither_delays_nor_empties_the_output(
+        bench: Bench, confine: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if confine and not process.confinement_available():
+        pytest.skip(f"confinement not available: {process.confinement_problem()}")
+    if not confine:
+        monkeypatch.setattr(process, "_bwrap", lambda: None)
+    script = ("echo hello; (setsid sh -c 'echo $$ > child.pid; exec sleep 30' &); "
+              "while [ ! -s child.pid ]; do sleep 0.01; done; exit 0")
+    started = time.monotonic()
+    out = bench.call(bench.tool("detach", command=["sh", "-c", script], timeout=20))
+    assert out == "hello\n"
+    assert time.monotonic() - started < 1.5
+    assert ends_soon(bench.root, pid_in(bench.root / "child.pid"))
+
+
 def test_output_beyond_the_cap_is_cut_with_a_note(bench: Bench) -> None:
     bench.script("long.py", f"import sys\nsys.stdout.write('a' * {OUTPUT_CAP + 5000})\n")
     out = bench.call(bench.tool(command=[sys.executable, "./long.py"]))
