@@ -20,10 +20,9 @@ import contextlib
 import os
 import signal
 import threading
-import uuid
 from collections.abc import Mapping
 
-__all__ = ["MARK", "end_group", "kill_group", "marked", "track_group"]
+__all__ = ["MARK", "end_group", "kill_marked", "marked", "track_group"]
 
 #: The environment variable every program replio starts inherits, naming its session.
 MARK = "REPLIO_SESSION"
@@ -36,11 +35,11 @@ _LOCK = threading.Lock()
 
 def marked(env: Mapping[str, str]) -> tuple[dict[str, str], str]:
     """`env` with a fresh mark added, and the mark's token (for `track_group`)."""
-    token = uuid.uuid4().hex
+    token = os.urandom(16).hex()
     return {**env, MARK: token}, token
 
 
-def kill_group(pid: int) -> None:
+def _kill_group(pid: int) -> None:
     """SIGKILL the process group `pid` leads (nothing if it is gone)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
@@ -58,7 +57,7 @@ def end_group(pid: int) -> None:
     every process carrying its mark, and forget it."""
     with _LOCK:
         token = _LIVE.pop(pid, None)
-    kill_group(pid)
+    _kill_group(pid)
     if token is not None:
         kill_marked(token)
 

@@ -42,7 +42,7 @@ __all__ = [
 _CHUNK = 65536
 _STEP = 0.05  # how often a wait wakes to look at the cap and the cancel event
 #: Seconds the readers get, once the program is ended, to reach the end of its output.
-_DRAIN = 0.5
+_DRAIN = 1.0
 _TMP = Path("/tmp")
 
 

@@ -177,7 +177,7 @@ def test_the_output_is_kept_though_a_child_with_an_emptied_environment_escapes(t
     escaped = pid_in(tmp_path / "sleeper.pid")
     try:
         assert (done.returncode, done.stdout) == (0, b"hello\n")
-        assert time.monotonic() - started < 1.5
+        assert time.monotonic() - started < 2.5  # the readers' second to see the end of the output
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(escaped, signal.SIGKILL)
