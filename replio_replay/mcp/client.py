@@ -5,14 +5,14 @@ worktree, or a streamable-HTTP endpoint), initialises it and keeps the session o
 event loop in a background thread, so the synchronous engine can list tools and call them.
 Every step is bounded by the server's `timeout`; a failure is an `McpError` naming the server,
 its command and the tail of what it wrote to stderr. A stdio server runs in its own process
-group (the SDK's doing), killed with everything it started when the connection closes, and
-at the latest when replio exits (the event loop's thread is a daemon: it never holds the exit).
+group (the SDK's doing) and carries a mark in its environment (`groups`): the group, and every
+process carrying the mark (a daemon it started in a session of its own), is killed when the
+connection closes, and at the latest when replio exits (the event loop's thread is a daemon:
+it never holds the exit).
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import ExitStack
@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from ..errors import McpError
 from .config import HttpServer, StdioServer, argv, resolve_values
+from .stderr import StderrTail
 
 __all__ = ["McpConnection"]
 
@@ -39,10 +40,11 @@ class McpConnection:
         self._stack = ExitStack()
         self._portal: Any = None
         self._session: Any = None
-        self._errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        self._stderr: StderrTail | None = None  # a stdio server's
         self.info: dict[str, Any] = {}
         self.dead: str | None = None
         self.pids: list[int] = []  # the stdio server's process group (its leader's pid)
+        self._token: str | None = None  # the mark in the stdio server's environment
         self.http_status: str | None = None  # the last error status an HTTP server answered
         self.project: Path | None = None
 
@@ -77,6 +79,8 @@ class McpConnection:
             streams = self._portal.wrap_async_context_manager(transport)
             self._stack.callback(self._end_groups)  # after the SDK stopped the server: what is left of it
             read, write, *_ = self._stack.enter_context(streams)
+            if self._stderr is not None:
+                self._stderr.spawned()
             self._track(thread)
             self._session = self._stack.enter_context(
                 self._portal.wrap_async_context_manager(ClientSession(read, write)))
@@ -104,13 +108,15 @@ class McpConnection:
         except OSError:  # not Linux: the SDK still ends the server when the connection closes
             return
         for pid in self.pids:
-            track_group(pid)
+            track_group(pid, self._token)
 
     def _end_groups(self) -> None:
-        from ..groups import end_group
+        from ..groups import end_group, kill_marked
 
         for pid in self.pids:
             end_group(pid)
+        if self._token is not None and not self.pids:  # its pid was not seen: what carries its mark
+            kill_marked(self._token)
 
     def kill(self) -> None:
         """End the server's processes at once (an interrupted run does not wait for a clean close)."""
@@ -121,12 +127,13 @@ class McpConnection:
         if isinstance(self.server, StdioServer):
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
+            from ..groups import marked
+
             command, *args = argv(self.server, self.project)
-            params = StdioServerParameters(
-                command=command, args=args, cwd=str(root),
-                env={"HOME": str(root), **resolve_values(self.server.env, env, where)},
-            )
-            return stdio_client(params, errlog=self._errlog)
+            server_env, self._token = marked({"HOME": str(root), **resolve_values(self.server.env, env, where)})
+            params = StdioServerParameters(command=command, args=args, cwd=str(root), env=server_env)
+            self._stderr = StderrTail()
+            return stdio_client(params, errlog=self._stderr.errlog)
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
@@ -194,14 +201,9 @@ class McpConnection:
         return McpError(f"mcp server {self.name} ({self._command()}): {why}" + (f"; its stderr ends: {tail}" if tail else ""))
 
     def stderr_tail(self) -> str:
-        try:
-            self._errlog.flush()
-            self._errlog.seek(0, os.SEEK_END)
-            size = self._errlog.tell()
-            self._errlog.seek(max(0, size - 4 * _STDERR_TAIL))
-            return " ".join(self._errlog.read().split())[-_STDERR_TAIL:]
-        except (OSError, ValueError):
+        if self._stderr is None:
             return ""
+        return " ".join(self._stderr.text().split())[-_STDERR_TAIL:]
 
     def close(self) -> None:
         """End the session and the server (and all it started)."""
@@ -209,7 +211,8 @@ class McpConnection:
             self._stack.close()
         except BaseException:  # a server that dies noisily on the way out changes nothing now
             pass
-        self._errlog.close()
+        if self._stderr is not None:
+            self._stderr.spawned()  # when it never started
 
 
 def _start_portal(name: str) -> tuple[Any, threading.Thread]:

@@ -8,7 +8,8 @@ in `live`, and what it says is compared with the recording, every difference req
 
 A server that fails (it does not start, does not answer in time, dies) ends the fixture in
 `error`: the failing call, and every call after, gives the model an ``Error:`` result, and
-`failure` names the server, its command and the tail of its stderr.
+`failure` names the server, its command and the tail of its stderr. A call that fails because
+the run was interrupted (its server is stopped under it) is no failure: the fixture is `cancelled`.
 """
 
 from __future__ import annotations
@@ -140,6 +141,9 @@ class McpTools:
         try:
             result = connection.call(tool, arguments)
         except McpError as exc:
+            if ctx.cancel is not None and ctx.cancel.is_set():
+                # The interrupt stopped the server under the call: the fixture is cancelled, not failed.
+                raise ToolFailure("the run was interrupted") from None
             with self._lock:
                 if str(exc) not in self.failures:
                     self.failures.append(str(exc))

@@ -3,7 +3,9 @@
 `run_bounded` starts a program in its own process group with a minimal environment, feeds it
 stdin, reads at most `cap` bytes of each stream (more stops the reading and the program), and
 kills the whole group when it exits, times out, is cancelled or the caller is interrupted,
-and at the latest when replio exits.
+and at the latest when replio exits; unconfined, also every process carrying its mark, such
+as a daemon it started in a session of its own (see `groups`). What it wrote before it exited
+is its output, even when something it started still holds its stdout open.
 
 With `confine` and a working bubblewrap (`bwrap`), the program also runs in its own mount, PID,
 IPC and UTS namespaces: the filesystem read-only but for the worktree, a fresh `/tmp`, only its
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ..groups import forget_group, kill_group, track_group
+from ..groups import end_group, marked, track_group
 
 __all__ = [
     "Finished",
@@ -39,6 +41,8 @@ __all__ = [
 
 _CHUNK = 65536
 _STEP = 0.05  # how often a wait wakes to look at the cap and the cancel event
+#: Seconds the readers get, once the program is ended, to reach the end of its output.
+_DRAIN = 1.0
 _TMP = Path("/tmp")
 
 
@@ -101,17 +105,20 @@ def run_bounded(
         _check_startable(command[0], cwd, env)
         command = _confined(bwrap, command, Path(cwd), env=env, network=network,
                             readable=readable)
+        token = None  # its PID namespace holds all it starts
+    else:
+        env, token = marked(env)
     proc = subprocess.Popen(
         command, cwd=cwd, env=dict(env),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         start_new_session=True,  # its own group, so stopping it stops what it spawned too
     )
-    track_group(proc.pid)
+    track_group(proc.pid, token)
     over = threading.Event()
-    outputs: dict[str, bytes] = {}
+    out, err = bytearray(), bytearray()
     readers = [
-        threading.Thread(target=_read, args=(proc.stdout, cap, over, outputs, "out"), daemon=True),
-        threading.Thread(target=_read, args=(proc.stderr, cap, over, outputs, "err"), daemon=True),
+        threading.Thread(target=_read, args=(proc.stdout, cap, over, out), daemon=True),
+        threading.Thread(target=_read, args=(proc.stderr, cap, over, err), daemon=True),
     ]
     for reader in readers:
         reader.start()
@@ -122,17 +129,14 @@ def run_bounded(
         stopped = _wait(proc, timeout, over, cancel)
     finally:
         # However the call ends (exit, timeout, cap, cancel, an exception here), nothing it
-        # started survives it: the group is killed, and under bubblewrap with it the PID
-        # namespace, which takes along what left the group (setsid, daemons).
-        kill_group(proc.pid)
+        # started survives it: the group is killed, and what left the group (setsid, daemons)
+        # with its mark, or under bubblewrap with the PID namespace.
+        end_group(proc.pid)
         proc.wait()
-        forget_group(proc.pid)
-        for thread in (*readers, writer):
-            thread.join(timeout=2)
+        _join((*readers, writer), _DRAIN)  # what it wrote is in the pipes: read by now
     cut = over.is_set()  # also when the reader hit the cap after the program had exited
     code = None if stopped is not None or cut else proc.returncode
-    out, err = outputs.get("out", b""), outputs.get("err", b"")
-    return Finished(code, out, err, timed_out=stopped == "timeout", cut=cut,
+    return Finished(code, bytes(out), bytes(err), timed_out=stopped == "timeout", cut=cut,
                     stdout_cut=cut and len(out) >= cap, cancelled=stopped == "cancel",
                     confined=bwrap is not None)
 
@@ -290,10 +294,18 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float, over: threading.Event,
             return "timeout"
 
 
-def _read(stream: IO[bytes] | None, cap: int, over: threading.Event, out: dict[str, bytes], key: str) -> None:
+def _join(threads: Sequence[threading.Thread], seconds: float) -> None:
+    """Wait for `threads` to end, `seconds` at most in all (a reader whose pipe an escaped process
+    holds open never sees its end; what it read so far is kept as it goes)."""
+    deadline = time.monotonic() + seconds
+    for thread in threads:
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+
+
+def _read(stream: IO[bytes] | None, cap: int, over: threading.Event, kept: bytearray) -> None:
+    """Append what `stream` gives to `kept`, up to `cap` bytes (more sets `over` and stops)."""
     if stream is None:
         return
-    kept = bytearray()
     with stream:
         while True:
             chunk = stream.read1(_CHUNK) if hasattr(stream, "read1") else stream.read(_CHUNK)
@@ -304,4 +316,3 @@ def _read(stream: IO[bytes] | None, cap: int, over: threading.Event, out: dict[s
             if len(chunk) > room:
                 over.set()
                 break
-    out[key] = bytes(kept)

@@ -1,14 +1,17 @@
 """A small MCP server written with the official SDK, for the tests: run as a program.
 
-    python server.py stdio [--stall | --exit]     serve on stdin/stdout
+    python server.py stdio [--stall | --exit | --noisy | --daemon]   serve on stdin/stdout
     python server.py http PORT                    serve streamable HTTP on 127.0.0.1:PORT/mcp
 
 Tools: echo (text), add (structured), fail (an error result), picture (an image), slow
-(sleeps), crash (the process dies), spawn (starts a child that would outlive it), note
+(sleeps), crash (the process dies), spawn (starts a child that would outlive it), daemon
+(starts `sleep 300` forked twice in a session of its own, as daemons do), note
 (reads note.txt where it runs, then NOTE_SUFFIX), token (the TOKEN it was given), where (its
 folder and the names in its environment). `echo`'s description is NOTE_DESCRIPTION when that
-is set. With PIDFILE set, the server and the children `spawn` starts append their pids to it.
-Over HTTP, a request must carry `Authorization: Bearer $TOKEN` when TOKEN is set.
+is set. With PIDFILE set, the server and the children `spawn` and `daemon` start append their
+pids to it; `--daemon` starts a daemon before serving.
+Over HTTP, a request must carry `Authorization: Bearer $TOKEN` when TOKEN is set. `--noisy`
+writes 20 MB to stderr (first noting in STDERR_NOTE where its stderr goes), then exits.
 """
 
 from __future__ import annotations
@@ -69,6 +72,32 @@ def spawn() -> str:
     return str(child.pid)
 
 
+@server.tool(description="Start a daemon that would outlive the server; answer its pid.")
+def daemon() -> str:
+    return str(_daemon())
+
+
+def _daemon() -> int:
+    """Start `sleep 300` as a daemon does: forked twice, in a session of its own, stdio on /dev/null."""
+    read, write = os.pipe()
+    first = os.fork()
+    if first == 0:
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.write(write, str(os.getpid()).encode())
+            os.execvp("sleep", ["sleep", "300"])
+        os._exit(0)
+    os.close(write)
+    pid = int(os.read(read, 32))
+    os.close(read)
+    os.waitpid(first, 0)
+    _note_pid(pid)
+    return pid
+
+
 def _note_pid(pid: int) -> None:
     if os.environ.get("PIDFILE"):
         with open(os.environ["PIDFILE"], "a", encoding="ascii") as fh:
@@ -91,6 +120,16 @@ def where() -> str:
     return f"{os.path.basename(os.getcwd())}\n{' '.join(sorted(os.environ))}"
 
 
+def _noisy() -> None:
+    with open(os.environ["STDERR_NOTE"], "w", encoding="utf-8") as fh:
+        fh.write(os.readlink("/proc/self/fd/2"))
+    line = "test-server: chatter " + "x" * 1000 + "\n"
+    for _ in range(20_000):
+        sys.stderr.write(line)
+    sys.stderr.write("test-server: 20 MB later, giving up\n")
+    sys.exit(2)
+
+
 def main() -> None:
     _note_pid(os.getpid())
     mode = sys.argv[1]
@@ -98,6 +137,10 @@ def main() -> None:
         if "--exit" in sys.argv:
             sys.stderr.write("test-server: cannot start, no config\n")
             sys.exit(2)
+        if "--noisy" in sys.argv:
+            _noisy()
+        if "--daemon" in sys.argv:
+            _daemon()
         if "--stall" in sys.argv:
             time.sleep(600)
         server.run("stdio")

@@ -27,6 +27,7 @@ PLANS = {
     "NOTE": [[("note", {})], "The note says milk."],
     "PICTURE": [[("picture", {}), ("echo", {"text": "hi"})], "A picture and an echo."],
     "SPAWN": [[("spawn", {})], "Started."],
+    "DAEMON": [[("daemon", {})], "Started."],
     "CRASH": [[("crash", {}), ("echo", {"text": "after"})], "It crashed."],
     "TOKEN": [[("token", {})], "I have the token."],
     "SLOW": [[("slow", {"seconds": 60})], "Slept."],
@@ -281,11 +282,11 @@ def test_a_fixture_chooses_servers_by_name_and_a_wrong_name_is_a_problem(tmp_pat
 
 
 def test_no_server_outlives_its_fixture(tmp_path: Path, agent: LLMServer) -> None:
-    project = _project(tmp_path / "p", fixtures=("SPAWN", "NOTE"))
+    project = _project(tmp_path / "p", fixtures=("SPAWN", "DAEMON", "NOTE"))
     code, _, out = _run(project, "--base-url", f"{agent.url}/v1", "--no-cassettes")
     assert code == 0, out
     started = pids(project / "pids")
-    assert len(started) == 3  # two servers, one child
+    assert len(started) == 5  # three servers, a child and a daemon (forked twice, in a session of its own)
     assert wait_until_dead(started, 0.5) == []
 
 
@@ -329,3 +330,27 @@ def test_ctrl_c_ends_the_run_and_its_servers_within_seconds(tmp_path: Path, agen
         proc.kill()
     assert proc.returncode == 130 and took < 6
     assert wait_until_dead(pids(project / "pids")) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+def test_a_call_in_flight_when_the_run_is_interrupted_ends_cancelled(tmp_path: Path, agent: LLMServer,
+                                                                     sig: int) -> None:
+    project = _project(tmp_path / "p", fixtures=("SLOW",))
+    env = {**os.environ, "T_TOKEN": SECRET, "TMPDIR": str(tmp_path)}
+    env.pop("CI", None)
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("replio")), "eval", "--path", str(project), "run",
+                             "--base-url", f"{agent.url}/v1", "--no-cassettes", "--output", "json",
+                             *_only_ours(project)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(agent.requests) < 1 or not pids(project / "pids"):
+            assert time.monotonic() < deadline and proc.poll() is None, "the server never started"
+            time.sleep(0.05)
+        time.sleep(0.5)  # the slow call is in flight
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    (fixture,) = json.loads(out)["fixtures"]
+    assert (fixture["status"], fixture["error"]) == ("cancelled", "the run was interrupted"), fixture

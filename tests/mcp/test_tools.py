@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -93,6 +94,22 @@ def test_a_server_that_does_not_start_is_named_with_its_stderr(tmp_path: Path, c
     assert time.monotonic() - started < 20
 
 
+def test_a_servers_stderr_is_kept_as_a_bounded_tail_in_memory_never_a_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where a temp file would go
+    note = tmp_path / "stderr-is"
+    mcp = _tools(tmp_path, t=stdio_config("--noisy", env={"STDERR_NOTE": str(note)}))
+    with pytest.raises(McpError) as failed:
+        mcp.open()
+    mcp.close()
+    assert note.read_text().startswith("pipe:")  # the 20 MB went through memory, not the disk
+    assert list(temp.iterdir()) == []
+    message = str(failed.value)
+    assert message.endswith("x test-server: 20 MB later, giving up") and len(message) < 1000
+
+
 def test_a_call_over_the_timeout_is_an_error_and_a_failure(tmp_path: Path) -> None:
     mcp = _tools(tmp_path, t=stdio_config(timeout=4))  # starting takes ~1.4 s here, longer on a busy machine
     try:
@@ -117,13 +134,14 @@ def test_a_server_that_dies_fails_every_later_call(tmp_path: Path) -> None:
         mcp.close()
 
 
+@pytest.mark.parametrize("starts", ["spawn", "daemon"])
 @pytest.mark.parametrize("interrupted", [False, True])
-def test_nothing_the_server_started_outlives_it(tmp_path: Path, interrupted: bool) -> None:
+def test_nothing_the_server_started_outlives_it(tmp_path: Path, interrupted: bool, starts: str) -> None:
     pidfile = tmp_path / "pids"
     mcp = _tools(tmp_path, t=stdio_config(env={"PIDFILE": str(pidfile)}))
     try:
         tools = mcp.open()
-        child = int(_call(mcp, tools, "spawn"))
+        child = int(_call(mcp, tools, starts))
         started = pids(pidfile)
         assert child in started and all(alive(p) for p in started)
     finally:
@@ -146,7 +164,7 @@ def test_a_server_left_running_is_killed_when_replio_exits(tmp_path: Path) -> No
         "from pydantic import TypeAdapter\n"
         "from replio_replay.mcp.config import McpServer\n"
         "from replio_replay.tools.mcp import McpTools\n"
-        f"config = TypeAdapter(McpServer).validate_python({stdio_config(env={'PIDFILE': str(pidfile)})!r})\n"
+        f"config = TypeAdapter(McpServer).validate_python({stdio_config('--daemon', env={'PIDFILE': str(pidfile)})!r})\n"
         f"mcp = McpTools({{'t': config}}, {{'t': 'live'}}, root=Path({str(tmp_path)!r}), env={{}})\n"
         "mcp.open()\n"
         "print('open', flush=True)\n"
@@ -156,7 +174,7 @@ def test_a_server_left_running_is_killed_when_replio_exits(tmp_path: Path) -> No
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path.cwd()),
                                                                                    os.environ.get("PYTHONPATH")]))})
     assert done.stdout.strip() == "open", done.stderr
-    assert pids(pidfile) and wait_until_dead(pids(pidfile)) == []
+    assert len(pids(pidfile)) == 2 and wait_until_dead(pids(pidfile)) == []  # the server and its daemon
 
 
 def test_calls_from_several_threads_are_all_recorded(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from replio_replay.tools import process
 from replio_replay.tools.base import Tool, ToolContext
 from replio_replay.tools.command import OUTPUT_CAP
 from replio_replay.tools.declared import DEFAULT_COMMAND_TIMEOUT, ToolDecl, declared_tool
@@ -277,6 +278,57 @@ def test_a_background_child_holding_stdout_does_not_hold_up_the_call(bench: Benc
     out = bench.call(bench.tool("spawner", command=[sys.executable, "./spawn.py"], timeout=20))
     assert time.monotonic() - started < 5
     assert out == "spawned\n"
+    assert ends_soon(bench.root, pid_in(bench.root / "child.pid"))
+
+
+DAEMON = """
+    import os
+    read, write = os.pipe()
+    first = os.fork()
+    if first == 0:  # a daemon: forked twice, in a session of its own, its stdio on /dev/null
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.write(write, str(os.getpid()).encode())
+            os.execvp("sleep", ["sleep", "300"])
+        os._exit(0)
+    os.close(write)
+    pid = os.read(read, 32).decode()
+    os.waitpid(first, 0)
+    open("daemon.pid", "w").write(pid)
+    print("daemon started")
+"""
+
+
+@pytest.mark.parametrize("confine", [True, False], ids=["confined", "unconfined"])
+def test_a_daemon_in_a_session_of_its_own_does_not_outlive_the_call(
+        bench: Bench, confine: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if confine and not process.confinement_available():
+        pytest.skip(f"confinement not available: {process.confinement_problem()}")
+    if not confine:  # as where bubblewrap is missing
+        monkeypatch.setattr(process, "_bwrap", lambda: None)
+    bench.script("daemon.py", DAEMON)
+    out = bench.call(bench.tool("daemonize", command=[sys.executable, "./daemon.py"]))
+    assert out == "daemon started\n"
+    pid = pid_in(bench.root / "daemon.pid")
+    assert ends_soon(bench.root, pid), f"the daemon `sleep 300` (pid {pid}) outlived the call"
+
+
+@pytest.mark.parametrize("confine", [True, False], ids=["confined", "unconfined"])
+def test_a_detached_child_holding_stdout_neither_delays_nor_empties_the_output(
+        bench: Bench, confine: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if confine and not process.confinement_available():
+        pytest.skip(f"confinement not available: {process.confinement_problem()}")
+    if not confine:
+        monkeypatch.setattr(process, "_bwrap", lambda: None)
+    script = ("echo hello; (setsid sh -c 'echo $$ > child.pid; exec sleep 30' &); "
+              "while [ ! -s child.pid ]; do sleep 0.01; done; exit 0")
+    started = time.monotonic()
+    out = bench.call(bench.tool("detach", command=["sh", "-c", script], timeout=20))
+    assert out == "hello\n"
+    assert time.monotonic() - started < 1.5
     assert ends_soon(bench.root, pid_in(bench.root / "child.pid"))
 
 

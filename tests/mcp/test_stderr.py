@@ -1,0 +1,54 @@
+"""The tail of a server's stderr: bounded, complete up to the call, and gone with the server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+
+from replio_replay.mcp.stderr import StderrTail
+
+
+def _pumps() -> int:
+    return sum(t.name == "replio-mcp-stderr" for t in threading.enumerate())
+
+
+def test_only_the_last_bytes_are_kept_and_everything_written_before_is_seen() -> None:
+    tail = StderrTail(keep=100)
+    program = "import sys\nfor i in range(100_000): sys.stderr.write(f'line {i}\\n')\nsys.stderr.write('the end')"
+    subprocess.run([sys.executable, "-c", program], stderr=tail.errlog, check=True)
+    tail.spawned()
+    text = tail.text()  # at once: what the program wrote is there, whether the thread read it yet or not
+    assert text.endswith("line 99999\nthe end") and len(text.encode()) <= 100
+
+
+def test_the_reading_thread_ends_with_the_last_writer() -> None:
+    before = _pumps()
+    tail = StderrTail()
+    child = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.stderr.write('hi'); time.sleep(30)"],
+                             stderr=tail.errlog)
+    tail.spawned()
+    assert _pumps() == before + 1
+    deadline = time.monotonic() + 20
+    while tail.text() != "hi":
+        assert time.monotonic() < deadline, "the child never wrote"
+        time.sleep(0.01)
+    child.kill()
+    child.wait()
+    deadline = time.monotonic() + 5
+    while _pumps() > before:
+        assert time.monotonic() < deadline, "the thread outlived the pipe's writers"
+        time.sleep(0.01)
+    assert tail.text() == "hi"
+
+
+def test_a_server_never_started_leaves_no_thread() -> None:
+    before = _pumps()
+    tail = StderrTail()
+    tail.spawned()
+    deadline = time.monotonic() + 5
+    while _pumps() > before:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert tail.text() == ""
