@@ -45,7 +45,7 @@ from .storage import CASSETTE, RunKey, recorded_providers
 from .tools.resolve import for_fixture, name_problems
 from .tools.sources import load_toolsets
 from .tools.toolset import ToolSet
-from .verdict import judge
+from .verdict import Verdict, failure_line, judge
 from .worktree import reap_stale_worktrees
 
 if TYPE_CHECKING:
@@ -161,13 +161,18 @@ class Outcome:
         verdict is not ok (see `verdict.judge`); else 0."""
         if self.interrupted:
             return 130
-        if self.problems:
-            return 1
-        verdicts = [
-            judge(f, strict=self.strict, require_pass=f.id in self.require_pass, tools=r.tools)
-            for r in self.runs for f in r.fixtures
-        ]
-        return 0 if all(v.ok for v in verdicts) else 1
+        return 1 if self.problems or not all(v.ok for _, _, v in self._verdicts()) else 0
+
+    def why(self) -> str:
+        """One line saying why the exit code is 1 ('' when it is not; an interrupt says so itself)."""
+        if self.interrupted:
+            return ""
+        return failure_line(self._verdicts(), len(self.problems))
+
+    def _verdicts(self) -> list[tuple[str, str, Verdict]]:
+        return [(r.key.label, f.id, judge(f, strict=self.strict, require_pass=f.id in self.require_pass,
+                                          tools=r.tools))
+                for r in self.runs for f in r.fixtures]
 
 
 def _cases(found: Sequence[Found], toolset: ToolSet, trials: int) -> tuple[list[Case], list[Problem]]:
@@ -302,11 +307,12 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     outcome.problems = [(f, plan.redactor.text(m)) for f, m in outcome.problems]
     outcome.notes = list(plan.notes)
     store = GoldenStore(settings.golden)
-    outcome.runs = [attach_drift(run, store) for run in outcome.runs]
+    tolerance = settings.config.tokens_tolerance
+    outcome.runs = [attach_drift(run, store, tokens_tolerance=tolerance) for run in outcome.runs]
     if plan.request.update_golden and not outcome.interrupted:
         outcome.approvals = approve(outcome.runs, store)
         # Judge the approved state: what was just approved no longer counts as drift.
-        outcome.runs = [attach_drift(run, store) for run in outcome.runs]
+        outcome.runs = [attach_drift(run, store, tokens_tolerance=tolerance) for run in outcome.runs]
     if settings.trials > 1:  # each fixture's trials as one result, with pass^k in the summary
         outcome.runs = [_combined(run) for run in outcome.runs]
     return outcome

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from ..inventory import Inventory
     from ..results import FixtureResult, RunResult, Summary, TrialResult
 
-__all__ = ["describe_change", "drift_text", "fmt_ratio", "request_drift_text", "units", "write_fixture_list",
-           "write_problems", "write_run"]
+__all__ = ["describe_change", "drift_text", "fmt_ratio", "request_drift_text", "skipped_line", "units",
+           "write_fixture_list", "write_problems", "write_run"]
 
 
 def fmt_ratio(value: float | None) -> str:
@@ -38,6 +38,14 @@ def write_problems(problems: Sequence[tuple[str, str]], out: TextIO) -> None:
     """Broken fixture files, one line each, so the user can fix them."""
     for file, message in problems:
         out.write(f"skipped {file}: {message}\n")
+
+
+def skipped_line(problems: Sequence[tuple[str, str]]) -> str:
+    """The line under a table that names the files skipped (why is on stderr); '' when none was."""
+    files = list(dict.fromkeys(file for file, _ in problems))
+    if not files:
+        return ""
+    return f"skipped {len(files)} (see stderr for why): {', '.join(files)}"
 
 
 def _pass(r: FixtureResult) -> str:
@@ -142,7 +150,7 @@ def write_findings(run: RunResult, out: TextIO, *, rich: bool) -> None:
 
 def has_findings(run: RunResult) -> bool:
     """Whether `write_findings` has anything to say about `run`."""
-    return any(r.error or r.reasons or any(u.drift or u.request_drift for u in units(r)) for r in run.fixtures)
+    return any(r.error or r.reasons or any(u.drift or u.drift_info or u.request_drift for u in units(r)) for r in run.fixtures)
 
 
 def trials_line(s: Summary) -> str:
@@ -171,30 +179,30 @@ def describe_change(change: dict[str, object]) -> tuple[str, str]:
     return next((v for k, v in _SIGN.items() if c.kind.endswith(k)), "~"), c.describe()
 
 
-def _change_line(change: dict[str, object]) -> tuple[str, str]:
+def _change_line(change: dict[str, object], prefix: str = "") -> tuple[str, str]:
     sign, text = describe_change(change)
-    return sign, f"    {sign} {text}"
+    return sign, f"    {sign} {prefix}{text}"
 
 
 def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full: bool = False) -> None:
-    """Under the table: what drifted from the golden and which requests changed, per fixture.
+    """Under the table: per fixture, one line saying how it compares with its golden and with the
+    recorded requests, then each change (those of the requests marked `request`, token counts that
+    do not count as drift marked `info`).
 
-    With `full`, fixtures without drift and without a golden are named too (for `diff`).
+    With `full` (for `diff`), every fixture has its line: no drift, no golden yet, or the error that
+    kept it from being compared.
     """
     lines: list[tuple[str, str]] = []
     for r in run.fixtures:
         for unit in units(r):
+            head = _comparison(unit, r.id, run.tools, full=full)
+            if not head:
+                continue
             name = r.id if not r.trials else f"{r.id} (trial {getattr(unit, 'trial', 1)})"
-            if unit.drift:
-                lines.append(("", f"  {name}: drift from golden ({plural(len(unit.drift), 'change')})"))
-                lines.extend(_change_line(c) for c in unit.drift)
-            elif full:
-                lines.append(("", f"  {name}: {'no golden yet' if unit.drift is None else 'no drift'}"))
-            if unit.request_drift:
-                how = record_flags(RecordMode.ALL, r.id, run.tools)
-                lines.append(("", f"  {name}: request drift ({plural(len(unit.request_drift), 'change')}; re-record with "
-                                  f"{how})"))
-                lines.extend(_change_line(c) for c in unit.request_drift)
+            lines.append(("", f"  {name}: {head}"))
+            lines.extend(_change_line(c) for c in unit.drift or [])
+            lines.extend(_change_line(c, "info: ") for c in unit.drift_info or [])
+            lines.extend(_change_line(c, "request: ") for c in unit.request_drift or [])
     if not lines:
         return
     if full:
@@ -208,6 +216,26 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
     console = Console(file=out, highlight=False)
     for sign, text in lines:
         console.print(Text(text, style=_COLOUR.get(sign, "")))
+
+
+def _comparison(unit: TrialResult | FixtureResult, fixture_id: str, tools: str, *, full: bool) -> str:
+    """How one result compares with its golden and its recorded requests, as one phrase each."""
+    parts = []
+    if unit.status.value in ("error", "cancelled"):
+        if full:
+            parts.append(f"{unit.status.value}, not compared with its golden: {unit.error}")
+    elif unit.drift:
+        parts.append(f"drift from golden ({plural(len(unit.drift), 'change')})")
+    elif full:
+        parts.append("no golden yet" if unit.drift is None else "no drift from golden")
+    if unit.drift_info:
+        parts.append("token count changed (within tokens_tolerance: not drift)")
+    if unit.request_drift:
+        how = record_flags(RecordMode.ALL, fixture_id, tools)
+        parts.append(f"request drift ({plural(len(unit.request_drift), 'change')}; re-record with {how})")
+    elif full and unit.request_drift == []:
+        parts.append("requests as recorded")
+    return "; ".join(parts)
 
 
 def write_approvals(approvals: Sequence[Approval], out: TextIO) -> None:
@@ -253,7 +281,8 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
         if r is None:
             return "-"
         status, accuracy, calls, *_ = _numbers(r)
-        return f"{_pass(r)} {status} {accuracy} {calls}c"
+        golden = {"new": " no golden", "-": "", "": ""}.get(drift_cell(r), f" drift {drift_cell(r)}")
+        return f"{_pass(r)} {status} {accuracy} {calls}c{golden}"
 
     fx_columns = [("fixture", "left"), *((r.key.label, "left") for r in runs)]
     fx_rows = [(("* " if i in differ else "  ") + i, *(cell(m, i) for m in by_id)) for i in differ + same]
@@ -267,8 +296,8 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
 
 
 #: What a cell of the compare table holds.
-COMPARE_LEGEND = ("each cell: verdict (pass/FAIL, or trials passed/run), status, accuracy, calls (c); "
-                  "- the fixture was not in that run")
+COMPARE_LEGEND = ("each cell: verdict (pass/FAIL, or trials passed/run), status, accuracy, calls (c), and "
+                  "'no golden' or 'drift N' (changes from the golden); - the fixture was not in that run")
 
 
 def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
