@@ -160,7 +160,8 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         click.option(
             "--record-mode", type=MODES,
             help="none = replay only; once = replay, record what is missing (default; none when CI is "
-            "set); new_episodes = also record requests beyond a cassette; all = record everything again.",
+            "set); new_episodes = also record requests beyond a cassette; all = record everything again; "
+            "stale = record again what changed since it was recorded (see status), and what is missing.",
         ),
         click.option("--no-cassettes", is_flag=True, help="A plain live run: no cassettes read or written."),
         click.option("--cassettes", type=click.Path(file_okay=False, path_type=Path),

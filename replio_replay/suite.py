@@ -37,6 +37,7 @@ from .plural import plural
 from .providers.base import Provider
 from .providers.registry import create_provider
 from .recording.modes import RecordMode
+from .recording.staleness import case_mode
 from .redact import MIN_SECRET, Redactor, placeholder_names
 from .results import RunResult
 from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite
@@ -130,11 +131,14 @@ class Plan:
         return [c for r in self.runs if r.provider.speaks_http for c in r.cases if self._live(r, c)]
 
     def _live(self, run: PlannedRun, case: Case) -> bool:
-        mode = self.settings.record_mode
+        if self.settings.record_mode is None:
+            return True
+        cassette = run.key.path(self.settings.cassettes, case.stem, CASSETTE)
+        mode = case_mode(self.settings.record_mode, cassette, case)
         if mode is RecordMode.NONE:
             return False
         if mode is RecordMode.ONCE:
-            return not run.key.path(self.settings.cassettes, case.id, CASSETTE).is_file()
+            return not cassette.is_file()
         return True
 
     def close(self) -> None:

@@ -318,8 +318,8 @@ def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
         out.write("no cassettes or goldens yet\n")
     stale_count = sum(1 for e in inv.entries if e.stale)
     if stale_count:
-        out.write(f"{plural(stale_count, 'stale cassette')}: re-record with "
-                  "--record-mode all --fixture ID (and --tools NAME for a tool set)\n")
+        out.write(f"{plural(stale_count, 'stale cassette')}: re-record them with "
+                  "--record-mode stale (and --tools NAME for a tool set)\n")
     if inv.orphans:
         out.write(f"orphans ({len(inv.orphans)}): files for fixtures that no longer exist\n")
         out.write("".join(f"  {p}\n" for p in inv.orphans))

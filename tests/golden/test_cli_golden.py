@@ -198,3 +198,31 @@ def test_diff_says_golden_and_request_drift_in_one_line(project: Path, agent: LL
         '"ALPHA: read notes.txt, please."',
         "  beta: no drift from golden; requests as recorded",
     ]
+
+
+def test_record_mode_stale_records_only_what_changed(project: Path, agent: LLMServer) -> None:
+    assert _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--update-golden"))[0] == 0
+    cassettes = project / "cassettes" / "openai" / "test-model"
+    beta_before = (cassettes / "beta.yaml").read_bytes()
+    fixture = project / ".replio" / "eval" / "alpha.json"
+    fixture.write_text(json.dumps({**json.loads(fixture.read_text()), "task": "ALPHA: read notes.txt, please."}))
+    agent.requests.clear()
+
+    code, out, err = _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--record-mode", "stale"))
+    assert code == 0, err
+    assert "recording 1 fixture" in err
+    tasks = {next(m["content"] for m in seen.json()["messages"] if m["role"] == "user") for seen in agent.requests}
+    assert tasks == {"ALPHA: read notes.txt, please."}  # only the changed fixture reached the server
+    alpha, beta = json.loads(out)["fixtures"]
+    assert alpha["request_drift"] is None and beta["request_drift"] == []  # recorded, replayed
+    assert (cassettes / "beta.yaml").read_bytes() == beta_before
+    assert "ALPHA: read notes.txt, please." in (cassettes / "alpha.yaml").read_text()
+
+    agent.requests.clear()
+    code, out, err = _run(*run_args(project, "--record-mode", "none", "--strict"))
+    assert code == 0, err  # both cassettes replay, as recorded, with no drift
+    assert [f["request_drift"] for f in json.loads(out)["fixtures"]] == [[], []]
+    code, out, _ = _run("eval", "--path", str(project), "status")
+    assert "stale cassette" not in out
+    assert _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--record-mode", "stale"))[0] == 0
+    assert agent.requests == []  # nothing stale any more: all replayed
