@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..inventory import Inventory
     from ..results import FixtureResult, RunResult, Summary, TrialResult
 
-__all__ = ["describe_change", "drift_text", "fmt_ratio", "request_drift_text", "skipped_line", "units",
+__all__ = ["compared", "describe_change", "drift_text", "fmt_ratio", "request_drift_text", "skipped_line", "units",
            "write_fixture_list", "write_problems", "write_run"]
 
 
@@ -60,13 +60,21 @@ def units(r: FixtureResult) -> list[TrialResult | FixtureResult]:
     return list(r.trials) if r.trials else [r]
 
 
+def compared(unit: TrialResult | FixtureResult) -> bool:
+    """Whether `unit` was compared with its golden: not when it ended in error or was cancelled."""
+    return unit.status.value not in ("error", "cancelled")
+
+
 def drift_cell(r: FixtureResult) -> str:
-    """`-` no drift, `new` no golden yet (for some trial), else the number of changes (all trials)."""
-    return drift_text([u.drift for u in units(r)])
+    """`-` no drift, `new` no golden yet (for some trial), else the number of changes (all trials);
+    blank when no trial was compared with its golden."""
+    return drift_text([u.drift for u in units(r) if compared(u)])
 
 
 def drift_text(drifts: Sequence[list[dict[str, object]] | None]) -> str:
-    """`drift_cell` of these trials' drifts."""
+    """`drift_cell` of these trials' drifts (those compared with their golden)."""
+    if not drifts:
+        return ""
     if any(d is None for d in drifts):
         return "new"
     count = sum(len(d or []) for d in drifts)
@@ -221,7 +229,7 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
 def _comparison(unit: TrialResult | FixtureResult, fixture_id: str, tools: str, *, full: bool) -> str:
     """How one result compares with its golden and its recorded requests, as one phrase each."""
     parts = []
-    if unit.status.value in ("error", "cancelled"):
+    if not compared(unit):
         if full:
             parts.append(f"{unit.status.value}, not compared with its golden: {unit.error}")
     elif unit.drift:

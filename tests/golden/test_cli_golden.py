@@ -174,6 +174,8 @@ def test_a_fixture_that_ended_in_error_reports_its_error_not_a_drift(project: Pa
                           "--record-mode", "all")
     assert code == 1
     assert "  alpha: error: " in out and "drift" not in out.split("\n  alpha: error: ")[1]
+    row = next(line for line in out.splitlines() if line.startswith("alpha "))
+    assert row.split()[1:3] == ["error", "FAIL"] and "new" not in row  # not compared: no drift cell
     assert err.splitlines()[-1] == "replio: exit 1: 1 fixture ended in error (or cancelled): alpha"
     code, out, _ = _run(*run_args(project, "--base-url", dead, "--record-mode", "all"))
     assert [f["drift"] for f in json.loads(out)["fixtures"]] == [None, None]
