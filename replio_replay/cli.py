@@ -29,6 +29,7 @@ __all__ = ["entry", "main"]
 OUTPUTS = click.Choice(["table", "json"])
 RUN_OUTPUTS = click.Choice(["table", "json", "junit"])
 MODES = click.Choice([m.value for m in RecordMode])
+INTERRUPTED = "interrupted: fixtures in flight were cancelled; the report above is partial."
 
 
 def _exit(code: int, why: str | None) -> NoReturn:
@@ -311,6 +312,8 @@ def diff_cmd(project: Path, **flags: Any) -> None:
         outcome = _execute(project, {**flags, "timing": False}, interrupts)
     for run in outcome.runs:
         write_drift_report(run, sys.stdout, full=True)
+    if outcome.interrupted:
+        click.echo(INTERRUPTED, err=True)
     _exit(outcome.exit_code, outcome.why())
 
 
@@ -399,7 +402,7 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
             click.echo(skipped_line(outcome.problems))
     write_approvals(outcome.approvals, sys.stdout if output == "table" else sys.stderr)
     if outcome.interrupted:
-        click.echo("interrupted: fixtures in flight were cancelled; the report above is partial.", err=True)
+        click.echo(INTERRUPTED, err=True)
 
 
 @eval_group.group("import")

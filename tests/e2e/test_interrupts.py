@@ -230,3 +230,17 @@ def test_worktrees_of_a_killed_run_are_removed_by_the_next_one(tmp_path: Path) -
     assert done.returncode in (0, 1), done.stderr
     assert not stale.exists()
     assert mine.exists(), "a worktree of a live process was removed"
+
+
+def test_an_interrupted_diff_says_so(tmp_path: Path, llm_server: LLMServer) -> None:
+    project = write_project(tmp_path / "proj")
+    _slow_agent(llm_server, delay=0.5)
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    proc = subprocess.Popen([_replio(), "eval", "--path", str(project), "diff", "--fixture", "alpha", "--base-url",
+                             f"{llm_server.url}/v1", "--record-mode", "once"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for_requests(llm_server, 1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert err.splitlines()[-1] == "interrupted: fixtures in flight were cancelled; the report above is partial."
