@@ -289,11 +289,13 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
         tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
         env=settings.env.values, project=settings.project.resolve(), hurry=hurry or threading.Event(),
     )
+    sessions = None
     if settings.record_mode is not None:
         from .recording.session import CassetteSessions
 
-        options.session = CassetteSessions(settings.cassettes, settings.record_mode, plan.redactor.secrets,
-                                           mcp_live=plan.request.mcp_live)
+        sessions = CassetteSessions(settings.cassettes, settings.record_mode, plan.redactor.secrets,
+                                    mcp_live=plan.request.mcp_live)
+        options.session = sessions
     outcome = Outcome(
         problems=[(p.file, p.message) for p in plan.problems],
         strict=plan.request.strict,
@@ -306,10 +308,16 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     with network_blocked(_live_mcp_urls(runs, plan.request.mcp_live)) if settings.record_mode is RecordMode.NONE \
             else nullcontext():
         _run_all(runs, options, outcome, observer)
+    recorded_again = []
+    if sessions is not None and sessions.mode is RecordMode.STALE:
+        recording = dataclasses.replace(options, session=dataclasses.replace(sessions, mode=RecordMode.ALL))
+        recorded_again = _record_drifted(runs, recording, outcome)
     # The one redaction step: everything reported or approved from here on is free of secrets.
     outcome.runs = [plan.redactor.model(run) for run in outcome.runs]
     outcome.problems = [(f, plan.redactor.text(m)) for f, m in outcome.problems]
     outcome.notes = list(plan.notes)
+    if recorded_again:
+        outcome.notes.append(f"recorded again, as their replay showed request drift: {', '.join(recorded_again)}")
     store = GoldenStore(settings.golden)
     tolerance = settings.config.tokens_tolerance
     outcome.runs = [attach_drift(run, store, tokens_tolerance=tolerance) for run in outcome.runs]
@@ -320,6 +328,28 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     if settings.trials > 1:  # each fixture's trials as one result, with pass^k in the summary
         outcome.runs = [_combined(run) for run in outcome.runs]
     return outcome
+
+
+def _record_drifted(runs: list[PlannedRun], recording: RunOptions, outcome: Outcome) -> list[str]:
+    """`--record-mode stale`, second part: the cases whose replay showed request drift (a change the
+    cassette's header does not see, a provider setting say) are recorded again with `recording`,
+    and their results replace the replay's. Returns their names."""
+    if outcome.interrupted:
+        return []
+    drifted = [{(f.id, f.trial) for f in result.fixtures if f.request_drift} for result in outcome.runs]
+    again = [(i, PlannedRun(r.provider, r.toolset, [c for c in r.cases if (c.id, c.trial) in drifted[i]]))
+             for i, r in enumerate(runs)]
+    again = [(i, r) for i, r in again if r.cases]
+    if not again:
+        return []
+    second = Outcome()
+    _run_all([r for _, r in again], recording, second, None)
+    for (i, _), result in zip(again, second.runs):
+        fresh = {(f.id, f.trial): f for f in result.fixtures}
+        fixtures = [fresh.get((f.id, f.trial), f) for f in outcome.runs[i].fixtures]
+        outcome.runs[i] = outcome.runs[i].model_copy(update={"fixtures": fixtures, "summary": summarize(fixtures)})
+    outcome.interrupted = second.interrupted
+    return [f"{r.key.label} {c.stem}" if len(runs) > 1 else c.stem for _, r in again for c in r.cases]
 
 
 def _live_mcp_urls(runs: Sequence[PlannedRun], everything: bool) -> list[str]:

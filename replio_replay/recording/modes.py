@@ -16,7 +16,8 @@ class RecordMode(str, Enum):
     record one that does not. `new_episodes`: replay what is recorded, record requests
     beyond it. `all`: record everything again. `stale`: record again the cassettes whose fixture
     or tool set changed since they were recorded (`recording.staleness`), record the missing
-    ones, replay the rest.
+    ones, replay the rest, and record again those whose replay showed request drift
+    (`suite.execute`).
     """
 
     NONE = "none"

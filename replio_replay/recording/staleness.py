@@ -4,7 +4,7 @@ A cassette is **stale** when the fixture's inputs changed (task, files, permissi
 tools) or its tool set did (a description, a schema, a stub's answer, the system prompt): its
 header says what it was recorded with, and this compares that with the fixture and tool set as
 they are now. `status` lists the reasons; `--record-mode stale` re-records those cassettes (and
-the missing ones) and replays the rest.
+the missing ones) and replays the rest (recording again, after, those whose replay drifted).
 """
 
 from __future__ import annotations

@@ -228,3 +228,20 @@ def test_record_mode_stale_records_only_what_changed(project: Path, agent: LLMSe
     assert "stale cassette" not in out
     assert _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--record-mode", "stale"))[0] == 0
     assert agent.requests == []  # nothing stale any more: all replayed
+
+
+def test_record_mode_stale_records_again_what_replays_with_request_drift(project: Path, agent: LLMServer) -> None:
+    assert _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--update-golden"))[0] == 0
+    config = project / ".replio" / "config.json"  # a provider setting: the requests change, no header does
+    config.write_text(json.dumps({**json.loads(config.read_text()),
+                                  "providers": {"openai": {"temperature": 0.5}}}))
+    agent.requests.clear()
+    code, out, err = _run("eval", "--path", str(project), "run", "--fixture", "alpha", "--fixture", "beta",
+                          "--base-url", f"{agent.url}/v1", "--record-mode", "stale", "--strict")
+    assert code == 0, err
+    assert "replio: note: recorded again, as their replay showed request drift: alpha, beta" in err
+    assert agent.requests and {seen.json()["temperature"] for seen in agent.requests} == {0.5}
+    assert "request drift" not in out  # the results are the new recording's
+    agent.requests.clear()
+    assert _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--record-mode", "stale", "--strict"))[0] == 0
+    assert agent.requests == []
