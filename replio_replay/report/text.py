@@ -289,7 +289,8 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
         if r is None:
             return "-"
         status, accuracy, calls, *_ = _numbers(r)
-        golden = {"new": " no golden", "-": "", "": ""}.get(drift_cell(r), f" drift {drift_cell(r)}")
+        drift = drift_cell(r)
+        golden = " no golden" if drift == "new" else "" if drift in ("-", "") else f" drift {drift}"
         return f"{_pass(r)} {status} {accuracy} {calls}c{golden}"
 
     fx_columns = [("fixture", "left"), *((r.key.label, "left") for r in runs)]
