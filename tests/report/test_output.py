@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from replio_replay.report.text import write_compare
+from replio_replay.results import FixtureResult, RunResult, Status, Summary
 from tests.helpers import call, replio_command, turn, write_json
 
 LONG_ID = "a-rather-long-fixture-id"
@@ -96,11 +99,6 @@ def test_report_files_follow_the_umask(project: Path, tmp_path: Path, umask: int
 
 
 def test_compare_cells_mark_drift_and_no_golden_and_leave_errors_uncompared() -> None:
-    import io
-
-    from replio_replay.report.text import write_compare
-    from replio_replay.results import FixtureResult, RunResult, Status, Summary
-
     change = {"path": "answer", "kind": "answer_changed", "old": "a", "new": "b"}
     fixtures = [FixtureResult(id="drifted", passed=True, drift=[change]),
                 FixtureResult(id="fresh", passed=True, drift=None),
