@@ -21,6 +21,7 @@ import click
 from .errors import ConfigError, GoldenError, ReplioError, UsageError
 from .exiting import leave
 from .interrupts import Interrupts
+from .plural import plural
 from .recording.modes import RecordMode
 
 __all__ = ["entry", "main"]
@@ -28,6 +29,14 @@ __all__ = ["entry", "main"]
 OUTPUTS = click.Choice(["table", "json"])
 RUN_OUTPUTS = click.Choice(["table", "json", "junit"])
 MODES = click.Choice([m.value for m in RecordMode])
+INTERRUPTED = "interrupted: fixtures in flight were cancelled; the report above is partial."
+
+
+def _exit(code: int, why: str | None) -> NoReturn:
+    """End with `code`; a failing one says why on stderr, in one line."""
+    if code and why:
+        click.echo(f"replio: exit {code}: {why}", err=True)
+    sys.exit(code)
 
 
 def _fail(exc: ReplioError) -> NoReturn:
@@ -120,11 +129,16 @@ def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tup
         from .report.jsonout import dumps
 
         click.echo(dumps(found), nl=False)
-        return
-    from .report.text import write_fixture_list, write_problems
+    else:
+        from .report.text import skipped_line, write_fixture_list, write_problems
 
-    write_fixture_list(found["fixtures"], sys.stdout, rich=sys.stdout.isatty())
-    write_problems([(p["file"], p["message"]) for p in found["problems"]], sys.stderr)
+        problems = [(p["file"], p["message"]) for p in found["problems"]]
+        write_fixture_list(found["fixtures"], sys.stdout, rich=sys.stdout.isatty())
+        if problems:
+            click.echo(skipped_line(problems))
+        write_problems(problems, sys.stderr)
+    if found["problems"]:
+        _exit(1, f"{plural(len(found['problems']), 'problem')} in the fixtures: those named were skipped")
 
 
 def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -147,7 +161,8 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         click.option(
             "--record-mode", type=MODES,
             help="none = replay only; once = replay, record what is missing (default; none when CI is "
-            "set); new_episodes = also record requests beyond a cassette; all = record everything again.",
+            "set); new_episodes = also record requests beyond a cassette; all = record everything again; "
+            "stale = record again what changed since it was recorded (see status), and what is missing.",
         ),
         click.option("--no-cassettes", is_flag=True, help="A plain live run: no cassettes read or written."),
         click.option("--cassettes", type=click.Path(file_okay=False, path_type=Path),
@@ -257,7 +272,7 @@ def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path |
                 from .report.html import render_html
 
                 atomic_write(html, render_html(outcome.runs, problems=outcome.problems))
-    sys.exit(outcome.exit_code)
+    _exit(outcome.exit_code, outcome.why())
 
 
 def _write_files(outcome: Any, output: str, compared: bool, output_file: Path | None, junit_xml: Path | None) -> None:
@@ -297,7 +312,9 @@ def diff_cmd(project: Path, **flags: Any) -> None:
         outcome = _execute(project, {**flags, "timing": False}, interrupts)
     for run in outcome.runs:
         write_drift_report(run, sys.stdout, full=True)
-    sys.exit(outcome.exit_code)
+    if outcome.interrupted:
+        click.echo(INTERRUPTED, err=True)
+    _exit(outcome.exit_code, outcome.why())
 
 
 @eval_group.command("status")
@@ -361,7 +378,7 @@ def _specs(provider: str | None, compare: str | None) -> list[str | None]:
 
 
 def _emit(outcome: Any, output: str, compared: bool) -> None:
-    from .report.text import write_approvals, write_problems
+    from .report.text import skipped_line, write_approvals, write_problems
 
     for note in outcome.notes:
         click.echo(f"replio: note: {note}", err=True)
@@ -381,9 +398,11 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
             write_compare(outcome.runs, sys.stdout, rich=rich)
         else:
             write_run(outcome.runs[0], sys.stdout, rich=rich, width=output_width(rich, os.environ))
+        if outcome.problems:
+            click.echo(skipped_line(outcome.problems))
     write_approvals(outcome.approvals, sys.stdout if output == "table" else sys.stderr)
     if outcome.interrupted:
-        click.echo("interrupted: fixtures in flight were cancelled; the report above is partial.", err=True)
+        click.echo(INTERRUPTED, err=True)
 
 
 @eval_group.group("import")
@@ -458,7 +477,7 @@ def merge_cmd(project: Path, results: tuple[Path, ...], output: str, output_file
     with _interrupt_ends("while writing the merged result"):
         _emit(outcome, output, compared)
         _write_files(outcome, output, compared, output_file, junit_xml)
-    sys.exit(outcome.exit_code)
+    _exit(outcome.exit_code, outcome.why())
 
 
 def _saved(path: Path) -> Any:

@@ -64,6 +64,10 @@ class ProjectConfig(BaseModel):
     golden: str | None = None
     record_mode: str | None = None
     require_pass: list[str] = Field(default_factory=list)
+    tokens_tolerance: float | None = Field(
+        None, ge=0, description="How far (relative) a fixture's token count may move from its golden's before "
+        "it counts as drift; null: token counts are reported, never drift by themselves.",
+    )
     tools: str | None = Field(None, description="The default tool-set file, relative to the project.")
     web_allow: list[str] = Field(
         default_factory=list, description="Private hosts, addresses or networks tools may fetch from."

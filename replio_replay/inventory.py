@@ -1,9 +1,7 @@
 """What is on disk for each fixture: cassettes, goldens, their age, whether a recording is stale, orphans.
 
-A cassette is **stale** when what it recorded no longer matches the project: the fixture's
-inputs changed (task, files, permissions, its own tools), or its tool set did (a description,
-a schema, a stub's answer, the system prompt). The cassette's header says what it was
-recorded with; this compares that with the fixture and the tool set as they are now.
+A cassette is **stale** when what it recorded no longer matches the project (see
+`recording.staleness`): the fixture's inputs changed, or its tool set did.
 """
 
 from __future__ import annotations
@@ -23,13 +21,14 @@ from .fixtures.discovery import Catalog, Found
 from .golden.model import Golden
 from .golden.store import GoldenStore
 from .recording.serializer import read_header
+from .recording.staleness import stale_reasons
 from .settings import Settings
 from .storage import CASSETTE, RunKey, scan
 from .tools.resolve import for_fixture
 from .tools.sources import load_toolsets
 from .tools.toolset import DEFAULT_TOOLSET, ToolSet
 
-__all__ = ["Entry", "Inventory", "inventory", "prune_orphans", "stale_reasons"]
+__all__ = ["Entry", "Inventory", "inventory", "prune_orphans"]
 
 _TRIAL_STEM = re.compile(r"(.+)\.t(\d+)")
 
@@ -76,24 +75,6 @@ class Inventory:
             ],
             "orphans": [str(p) for p in self.orphans],
         }
-
-
-def stale_reasons(header: dict[str, Any], found: Found, toolset: ToolSet) -> tuple[str, ...]:
-    """Why a recording with `header` no longer matches the fixture and tool set (empty: it does)."""
-    reasons = []
-    if header.get("fixture_hash") != found.fixture.inputs_hash():
-        reasons.append("fixture changed")
-    if "toolset_hash" in header:
-        if header["toolset_hash"] != toolset.digest:
-            reasons.append(f"tool set {toolset.name!r} changed")
-    else:  # recorded before tool sets: what was offered is all there is to compare
-        try:
-            offered = for_fixture(toolset, found.fixture, found.origin)
-        except ReplioError:
-            offered = toolset
-        if header.get("tool_schema_hash") != offered.schema_hash:
-            reasons.append(f"tool set {toolset.name!r} changed")
-    return tuple(reasons)
 
 
 def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) -> Inventory:
@@ -174,7 +155,15 @@ def _check(cassette: Path | None, found: Found, toolset: ToolSet | str | None) -
         return {}, ("no replio header; re-record it",)
     if not isinstance(toolset, ToolSet):
         return header, (f"tool set cannot be resolved: {toolset}",)
-    return header, stale_reasons(header, found, toolset)
+    return header, stale_reasons(header, found.fixture, toolset, lambda: _offered(toolset, found))
+
+
+def _offered(toolset: ToolSet, found: Found) -> ToolSet:
+    """What the fixture is offered from `toolset`; the whole set when that cannot be resolved."""
+    try:
+        return for_fixture(toolset, found.fixture, found.origin)
+    except ReplioError:
+        return toolset
 
 
 def _recorded(header: dict[str, Any]) -> str | None:

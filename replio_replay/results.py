@@ -61,7 +61,11 @@ class FixtureResult(_Model):
         None, description="Replayed request bodies vs recorded ones: null when nothing was replayed."
     )
     drift: list[dict[str, Any]] | None = Field(
-        None, description="Changes from the approved golden: null when there is no golden yet."
+        None, description="Changes from the approved golden: null when there is no golden yet, or when "
+        "the fixture ended in error or was cancelled (not compared)."
+    )
+    drift_info: list[dict[str, Any]] | None = Field(
+        None, description="Changes from the golden that do not fail it (token counts within tokens_tolerance)."
     )
     timing: dict[str, float] | None = Field(None, description="Volatile wall-clock figures.")
     #: Wall-clock seconds the fixture took (all its trials, once combined); JUnit's `time`.
@@ -86,6 +90,7 @@ class TrialResult(_Model):
     tokens: int = 0
     error: str | None = None
     drift: list[dict[str, Any]] | None = None
+    drift_info: list[dict[str, Any]] | None = None
     request_drift: list[dict[str, Any]] | None = None
 
 
@@ -132,9 +137,12 @@ class RunResult(_Model):
         """The contract's dict: `pass` spelled as such, `timing` only where it was measured."""
         data = self.model_dump(mode="json", by_alias=True)
         for fx in data["fixtures"]:
-            for key in ("timing", "trials", "passes", "n"):
+            for key in ("timing", "trials", "passes", "n", "drift_info"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
+            for trial in fx.get("trials", ()):
+                if trial.get("drift_info") is None:
+                    trial.pop("drift_info")
         for key in ("trials", "pass_hat_k", "pass_at_k", "flaky"):
             if data["summary"].get(key) is None:
                 data["summary"].pop(key, None)

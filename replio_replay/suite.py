@@ -37,6 +37,7 @@ from .plural import plural
 from .providers.base import Provider
 from .providers.registry import create_provider
 from .recording.modes import RecordMode
+from .recording.staleness import case_mode
 from .redact import MIN_SECRET, Redactor, placeholder_names
 from .results import RunResult
 from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite
@@ -45,7 +46,7 @@ from .storage import CASSETTE, RunKey, recorded_providers
 from .tools.resolve import for_fixture, name_problems
 from .tools.sources import load_toolsets
 from .tools.toolset import ToolSet
-from .verdict import judge
+from .verdict import Verdict, failure_line, judge
 from .worktree import reap_stale_worktrees
 
 if TYPE_CHECKING:
@@ -130,11 +131,14 @@ class Plan:
         return [c for r in self.runs if r.provider.speaks_http for c in r.cases if self._live(r, c)]
 
     def _live(self, run: PlannedRun, case: Case) -> bool:
-        mode = self.settings.record_mode
+        if self.settings.record_mode is None:
+            return True
+        cassette = run.key.path(self.settings.cassettes, case.stem, CASSETTE)
+        mode = case_mode(self.settings.record_mode, cassette, case)
         if mode is RecordMode.NONE:
             return False
         if mode is RecordMode.ONCE:
-            return not run.key.path(self.settings.cassettes, case.id, CASSETTE).is_file()
+            return not cassette.is_file()
         return True
 
     def close(self) -> None:
@@ -161,13 +165,18 @@ class Outcome:
         verdict is not ok (see `verdict.judge`); else 0."""
         if self.interrupted:
             return 130
-        if self.problems:
-            return 1
-        verdicts = [
-            judge(f, strict=self.strict, require_pass=f.id in self.require_pass, tools=r.tools)
-            for r in self.runs for f in r.fixtures
-        ]
-        return 0 if all(v.ok for v in verdicts) else 1
+        return 1 if self.problems or not all(v.ok for _, _, v in self._verdicts()) else 0
+
+    def why(self) -> str:
+        """One line saying why the exit code is 1 ('' when it is not; an interrupt says so itself)."""
+        if self.interrupted:
+            return ""
+        return failure_line(self._verdicts(), len(self.problems))
+
+    def _verdicts(self) -> list[tuple[str, str, Verdict]]:
+        return [(r.key.label, f.id, judge(f, strict=self.strict, require_pass=f.id in self.require_pass,
+                                          tools=r.tools))
+                for r in self.runs for f in r.fixtures]
 
 
 def _cases(found: Sequence[Found], toolset: ToolSet, trials: int) -> tuple[list[Case], list[Problem]]:
@@ -280,11 +289,13 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
         tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
         env=settings.env.values, project=settings.project.resolve(), hurry=hurry or threading.Event(),
     )
+    sessions = None
     if settings.record_mode is not None:
         from .recording.session import CassetteSessions
 
-        options.session = CassetteSessions(settings.cassettes, settings.record_mode, plan.redactor.secrets,
-                                           mcp_live=plan.request.mcp_live)
+        sessions = CassetteSessions(settings.cassettes, settings.record_mode, plan.redactor.secrets,
+                                    mcp_live=plan.request.mcp_live)
+        options.session = sessions
     outcome = Outcome(
         problems=[(p.file, p.message) for p in plan.problems],
         strict=plan.request.strict,
@@ -297,19 +308,48 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     with network_blocked(_live_mcp_urls(runs, plan.request.mcp_live)) if settings.record_mode is RecordMode.NONE \
             else nullcontext():
         _run_all(runs, options, outcome, observer)
+    recorded_again = []
+    if sessions is not None and sessions.mode is RecordMode.STALE:
+        recording = dataclasses.replace(options, session=dataclasses.replace(sessions, mode=RecordMode.ALL))
+        recorded_again = _record_drifted(runs, recording, outcome)
     # The one redaction step: everything reported or approved from here on is free of secrets.
     outcome.runs = [plan.redactor.model(run) for run in outcome.runs]
     outcome.problems = [(f, plan.redactor.text(m)) for f, m in outcome.problems]
     outcome.notes = list(plan.notes)
+    if recorded_again:
+        outcome.notes.append(f"recorded again, as their replay showed request drift: {', '.join(recorded_again)}")
     store = GoldenStore(settings.golden)
-    outcome.runs = [attach_drift(run, store) for run in outcome.runs]
+    tolerance = settings.config.tokens_tolerance
+    outcome.runs = [attach_drift(run, store, tokens_tolerance=tolerance) for run in outcome.runs]
     if plan.request.update_golden and not outcome.interrupted:
         outcome.approvals = approve(outcome.runs, store)
         # Judge the approved state: what was just approved no longer counts as drift.
-        outcome.runs = [attach_drift(run, store) for run in outcome.runs]
+        outcome.runs = [attach_drift(run, store, tokens_tolerance=tolerance) for run in outcome.runs]
     if settings.trials > 1:  # each fixture's trials as one result, with pass^k in the summary
         outcome.runs = [_combined(run) for run in outcome.runs]
     return outcome
+
+
+def _record_drifted(runs: list[PlannedRun], recording: RunOptions, outcome: Outcome) -> list[str]:
+    """`--record-mode stale`, second part: the cases whose replay showed request drift (a change the
+    cassette's header does not see, a provider setting say) are recorded again with `recording`,
+    and their results replace the replay's. Returns their names."""
+    if outcome.interrupted:
+        return []
+    drifted = [{(f.id, f.trial) for f in result.fixtures if f.request_drift} for result in outcome.runs]
+    again = [(i, PlannedRun(r.provider, r.toolset, [c for c in r.cases if (c.id, c.trial) in drifted[i]]))
+             for i, r in enumerate(runs)]
+    again = [(i, r) for i, r in again if r.cases]
+    if not again:
+        return []
+    second = Outcome()
+    _run_all([r for _, r in again], recording, second, None)
+    for (i, _), result in zip(again, second.runs):
+        fresh = {(f.id, f.trial): f for f in result.fixtures}
+        fixtures = [fresh.get((f.id, f.trial), f) for f in outcome.runs[i].fixtures]
+        outcome.runs[i] = outcome.runs[i].model_copy(update={"fixtures": fixtures, "summary": summarize(fixtures)})
+    outcome.interrupted = second.interrupted
+    return [f"{r.key.label} {c.stem}" if len(runs) > 1 else c.stem for _, r in again for c in r.cases]
 
 
 def _live_mcp_urls(runs: Sequence[PlannedRun], everything: bool) -> list[str]:

@@ -89,12 +89,15 @@ def test_list_reports_broken_files_on_stderr_and_lists_the_rest(mock_project: Pa
     broken = mock_project / ".replio" / "eval" / "broken.json"
     write_json(broken, {"task": "t", "verifier": {"must_inclde": ["grep"]}})
     result = invoke(mock_project, "list")
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # a fixture file that cannot be loaded fails, as it fails a run
     assert result.stderr == (
         f"skipped {broken}: verifier.must_inclde: unknown key; "
         "check the spelling against the fixture format in the README\n"
+        "replio: exit 1: 1 problem in the fixtures: those named were skipped\n"
     )
-    assert "hello" in result.stdout and "broken" not in result.stdout
+    *table, last = result.stdout.splitlines()
+    assert any(line.startswith("hello ") for line in table) and "broken" not in "\n".join(table)
+    assert last == f"skipped 1 (see stderr for why): {broken}"
 
 
 @pytest.mark.parametrize("command", ["list", "run"])
@@ -112,7 +115,7 @@ def test_a_fixture_whose_regex_re2_refuses_is_skipped_and_named(mock_project: Pa
 def test_list_json(mock_project: Path) -> None:
     (mock_project / ".replio" / "eval" / "bad.json").write_text("{nope")
     result = invoke(mock_project, "list", "--output", "json")
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     data = json.loads(result.stdout)
     assert set(data) == {"fixtures", "problems"}
     by_id = {f["id"]: f for f in data["fixtures"]}
@@ -224,6 +227,15 @@ def test_run_reports_a_broken_fixture_and_runs_the_others(mock_project: Path) ->
     assert 'name="replio.problems"' in junit and f'name="{broken}"' in junit
 
 
+def test_the_run_table_names_the_skipped_files_and_the_exit_says_why(mock_project: Path) -> None:
+    broken = mock_project / ".replio" / "eval" / "broken.json"
+    write_json(broken, {"task": ["not", "text"]})
+    result = invoke(mock_project, "run", "--fixture", "hello")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == f"skipped 1 (see stderr for why): {broken}"
+    assert result.stderr.splitlines()[-1] == "replio: exit 1: 1 problem in the fixtures (skipped, named above)"
+
+
 def test_a_fixture_ending_in_error_exits_1(mock_project: Path, closed_port: int) -> None:
     result = invoke(mock_project, "run", "--fixture", "hello", "--provider", "openai:some-model",
                     "--base-url", f"http://127.0.0.1:{closed_port}/v1", "--output", "json")
@@ -241,6 +253,7 @@ def test_an_error_shows_in_the_table_too(mock_project: Path, closed_port: int) -
                     "--base-url", f"http://127.0.0.1:{closed_port}/v1")
     assert result.exit_code == 1
     assert "  hello: error: " in result.stdout
+    assert result.stderr.splitlines()[-1] == "replio: exit 1: 1 fixture ended in error (or cancelled): hello"
 
 
 @pytest.mark.parametrize(

@@ -117,7 +117,7 @@ def test_merge_prints_the_table_of_the_whole_run_and_exits_1_for_an_error(mock_p
     whole = replio(mock_project, "run", "--no-cassettes", ok=(1,))
     merged = replio(mock_project, "merge", *files, "-o", tmp_path / "merged.json", ok=(1,))
     assert merged.stdout == whole.stdout and "fx-c: error: mock script" in merged.stdout
-    assert merged.stderr == ""
+    assert merged.stderr == whole.stderr == "replio: exit 1: 1 fixture ended in error (or cancelled): fx-c\n"
     data = json.loads((tmp_path / "merged.json").read_text())  # JSON while the table prints
     assert [f["id"] for f in data["fixtures"]] == IDS and data["summary"]["errors"] == 1
 

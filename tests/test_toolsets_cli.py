@@ -205,3 +205,23 @@ def test_recordings_of_a_tool_set_that_cannot_be_found_are_flagged_not_pruned(pr
     assert out["orphans"] == []
     _invoke("eval", "--path", str(project), "status", "--prune")
     assert (project / "cassettes" / "openai" / "test-model" / "tools=tuned" / "alpha.yaml").is_file()
+
+
+def test_strict_fails_a_variant_without_goldens_and_says_why(project: Path, server: LLMServer) -> None:
+    assert _run(project, server, "--update-golden").exit_code == 0  # the default set's goldens only
+    result = _run(project, server, "--tools", "default,tuned", "--strict")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == (
+        "replio: exit 1: 2 fixtures without a golden (--strict; approve with --update-golden): "
+        "alpha (openai:test-model tools=tuned), beta (openai:test-model tools=tuned)")
+    lines = result.stdout.splitlines()
+    alpha = next(line for line in lines if line.startswith("* alpha "))
+    beta = next(line for line in lines if line.startswith("  beta "))
+    assert alpha.split()[2:] == ["FAIL", "ok", "0.00", "0c", "pass", "ok", "1.00", "1c", "no", "golden"]
+    assert beta.split()[1:] == ["pass", "ok", "0.00", "0c", "pass", "ok", "0.00", "1c", "no", "golden"]
+
+def test_strict_with_one_tool_set_names_the_fixtures_without_a_golden(project: Path, server: LLMServer) -> None:
+    result = _run(project, server, "--strict")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == (
+        "replio: exit 1: 2 fixtures without a golden (--strict; approve with --update-golden): alpha, beta")

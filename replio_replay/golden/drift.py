@@ -19,7 +19,7 @@ from typing import Any
 
 from ..diffing import Change, changes
 
-__all__ = ["drift"]
+__all__ = ["drift", "tolerated"]
 
 
 def drift(golden: dict[str, Any], current: dict[str, Any]) -> list[Change]:
@@ -28,6 +28,26 @@ def drift(golden: dict[str, Any], current: dict[str, Any]) -> list[Change]:
     found = [Change(c.path, _kind(c), c.old, c.new) for c in rest]
     found += _aligned(_list(golden.get("turns")), _list(current.get("turns")), "turns", _turn_changes)
     return sorted(found, key=lambda c: (c.path, c.kind))
+
+
+def tolerated(changes: list[Change], tokens_tolerance: float | None) -> tuple[list[Change], list[Change]]:
+    """The changes that fail a golden, and those reported only: a token count that changed by at
+    most `tokens_tolerance` (relative to the golden's; None: by any amount), since token counts
+    move with every description or prompt edit while the behaviour stays the same."""
+    failing: list[Change] = []
+    info: list[Change] = []
+    for change in changes:
+        (info if change.path == "metrics.tokens" and _within(change, tokens_tolerance) else failing).append(change)
+    return failing, info
+
+
+def _within(change: Change, tolerance: float | None) -> bool:
+    if tolerance is None:
+        return True
+    old, new = change.old, change.new
+    if not isinstance(old, (int, float)) or not isinstance(new, (int, float)):
+        return False
+    return abs(new - old) <= tolerance * abs(old)
 
 
 def _without_turns(result: dict[str, Any]) -> dict[str, Any]:

@@ -13,26 +13,32 @@ from ..metrics import summarize
 from ..results import RunResult, Status
 from ..storage import RunKey
 from .canonical import canonical_result
-from .drift import drift
+from .drift import drift, tolerated
 from .store import GoldenStore
 
 __all__ = ["Approval", "approve", "attach_drift"]
 
 
-def attach_drift(run: RunResult, store: GoldenStore) -> RunResult:
-    """The run with `drift` set per fixture: None (no golden), [] (none) or the changes."""
+def attach_drift(run: RunResult, store: GoldenStore, *, tokens_tolerance: float | None = None) -> RunResult:
+    """The run with `drift` set per fixture: None (no golden, or the fixture ended in error and
+    is not compared), [] (none) or the changes; token counts within `tokens_tolerance` (see
+    `drift.tolerated`) go to `drift_info`, reported but not failing."""
     fixtures = []
     for result in run.fixtures:
+        if result.status in (Status.ERROR, Status.CANCELLED):  # its error says what went wrong, not a drift
+            fixtures.append(result.model_copy(update={"drift": None, "drift_info": None}))
+            continue
         try:
             golden = store.load(run.key, trial_stem(result.id, result.trial))
         except GoldenError as exc:
             fixtures.append(result.model_copy(update={"status": Status.ERROR, "error": str(exc)}))
             continue
         if golden is None:
-            fixtures.append(result.model_copy(update={"drift": None}))
+            fixtures.append(result.model_copy(update={"drift": None, "drift_info": None}))
             continue
-        found = drift(golden, canonical_result(result))
-        fixtures.append(result.model_copy(update={"drift": [c.to_json() for c in found]}))
+        failing, info = tolerated(drift(golden, canonical_result(result)), tokens_tolerance)
+        fixtures.append(result.model_copy(update={"drift": [c.to_json() for c in failing],
+                                                  "drift_info": [c.to_json() for c in info] or None}))
     return run.model_copy(update={"fixtures": fixtures, "summary": summarize(fixtures)})
 
 

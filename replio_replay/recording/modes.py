@@ -14,13 +14,17 @@ class RecordMode(str, Enum):
 
     `none`: replay only, never touch the network. `once`: replay a cassette that exists,
     record one that does not. `new_episodes`: replay what is recorded, record requests
-    beyond it. `all`: record everything again.
+    beyond it. `all`: record everything again. `stale`: record again the cassettes whose fixture
+    or tool set changed since they were recorded (`recording.staleness`), record the missing
+    ones, replay the rest, and record again those whose replay showed request drift
+    (`suite.execute`).
     """
 
     NONE = "none"
     ONCE = "once"
     NEW_EPISODES = "new_episodes"
     ALL = "all"
+    STALE = "stale"
 
 
 def parse_mode(value: str | RecordMode, *, source: str = "--record-mode") -> RecordMode:

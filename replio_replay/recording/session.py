@@ -33,6 +33,7 @@ from .base import FixtureSession
 from .cassette import Cassette
 from .modes import RecordMode, record_flags
 from .serializer import ReadableSerializer
+from .staleness import case_mode
 from .store import AtomicPersister
 from .transport import CassetteTransport
 
@@ -76,7 +77,7 @@ class CassetteSession(FixtureSession):
                  cancel: threading.Event | None = None) -> None:
         fixture = case.fixture
         self.path = path
-        self.mode = owner.mode
+        self.mode = case_mode(owner.mode, path, case)
         exists = path.is_file()
         if self.mode is RecordMode.NONE and not exists:
             raise CassetteError(

@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from ..recording.modes import RecordMode, record_flags
 from ..results import FixtureResult, RunResult, TrialResult
-from .text import describe_change, drift_text, fmt_ratio, request_drift_text, units
+from .text import compared, describe_change, drift_text, fmt_ratio, request_drift_text, units
 
 __all__ = ["GROUPS", "Report", "build_report", "render_html"]
 
@@ -184,7 +184,7 @@ def _labels(runs: Sequence[RunResult], origins: Sequence[str]) -> list[str]:
 
 def _cell(unit: Unit) -> Cell:
     return Cell("pass" if unit.passed else "FAIL", unit.status.value, fmt_ratio(unit.accuracy), unit.calls,
-                drift_text([unit.drift]), request_drift_text([unit.request_drift]))
+                drift_text([unit.drift] if compared(unit) else []), request_drift_text([unit.request_drift]))
 
 
 def _cells(result: FixtureResult | None, trials: int) -> list[Cell]:

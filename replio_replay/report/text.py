@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from ..inventory import Inventory
     from ..results import FixtureResult, RunResult, Summary, TrialResult
 
-__all__ = ["describe_change", "drift_text", "fmt_ratio", "request_drift_text", "units", "write_fixture_list",
-           "write_problems", "write_run"]
+__all__ = ["compared", "describe_change", "drift_text", "fmt_ratio", "request_drift_text", "skipped_line", "units",
+           "write_fixture_list", "write_problems", "write_run"]
 
 
 def fmt_ratio(value: float | None) -> str:
@@ -40,6 +40,14 @@ def write_problems(problems: Sequence[tuple[str, str]], out: TextIO) -> None:
         out.write(f"skipped {file}: {message}\n")
 
 
+def skipped_line(problems: Sequence[tuple[str, str]]) -> str:
+    """The line under a table that names the files skipped (why is on stderr); '' when none was."""
+    files = list(dict.fromkeys(file for file, _ in problems))
+    if not files:
+        return ""
+    return f"skipped {len(files)} (see stderr for why): {', '.join(files)}"
+
+
 def _pass(r: FixtureResult) -> str:
     """`pass` or `FAIL`; with repeated trials, the trials that passed of those run (`2/3`)."""
     if r.trials:
@@ -52,13 +60,21 @@ def units(r: FixtureResult) -> list[TrialResult | FixtureResult]:
     return list(r.trials) if r.trials else [r]
 
 
+def compared(unit: TrialResult | FixtureResult) -> bool:
+    """Whether `unit` was compared with its golden: not when it ended in error or was cancelled."""
+    return unit.status.value not in ("error", "cancelled")
+
+
 def drift_cell(r: FixtureResult) -> str:
-    """`-` no drift, `new` no golden yet (for some trial), else the number of changes (all trials)."""
-    return drift_text([u.drift for u in units(r)])
+    """`-` no drift, `new` no golden yet (for some trial), else the number of changes (all trials);
+    blank when no trial was compared with its golden."""
+    return drift_text([u.drift for u in units(r) if compared(u)])
 
 
 def drift_text(drifts: Sequence[list[dict[str, object]] | None]) -> str:
-    """`drift_cell` of these trials' drifts."""
+    """`drift_cell` of these trials' drifts (those compared with their golden)."""
+    if not drifts:
+        return ""
     if any(d is None for d in drifts):
         return "new"
     count = sum(len(d or []) for d in drifts)
@@ -142,7 +158,7 @@ def write_findings(run: RunResult, out: TextIO, *, rich: bool) -> None:
 
 def has_findings(run: RunResult) -> bool:
     """Whether `write_findings` has anything to say about `run`."""
-    return any(r.error or r.reasons or any(u.drift or u.request_drift for u in units(r)) for r in run.fixtures)
+    return any(r.error or r.reasons or any(u.drift or u.drift_info or u.request_drift for u in units(r)) for r in run.fixtures)
 
 
 def trials_line(s: Summary) -> str:
@@ -171,30 +187,30 @@ def describe_change(change: dict[str, object]) -> tuple[str, str]:
     return next((v for k, v in _SIGN.items() if c.kind.endswith(k)), "~"), c.describe()
 
 
-def _change_line(change: dict[str, object]) -> tuple[str, str]:
+def _change_line(change: dict[str, object], prefix: str = "") -> tuple[str, str]:
     sign, text = describe_change(change)
-    return sign, f"    {sign} {text}"
+    return sign, f"    {sign} {prefix}{text}"
 
 
 def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full: bool = False) -> None:
-    """Under the table: what drifted from the golden and which requests changed, per fixture.
+    """Under the table: per fixture, one line saying how it compares with its golden and with the
+    recorded requests, then each change (those of the requests marked `request`, token counts that
+    do not count as drift marked `info`).
 
-    With `full`, fixtures without drift and without a golden are named too (for `diff`).
+    With `full` (for `diff`), every fixture has its line: no drift, no golden yet, or the error that
+    kept it from being compared.
     """
     lines: list[tuple[str, str]] = []
     for r in run.fixtures:
         for unit in units(r):
+            head = _comparison(unit, r.id, run.tools, full=full)
+            if not head:
+                continue
             name = r.id if not r.trials else f"{r.id} (trial {getattr(unit, 'trial', 1)})"
-            if unit.drift:
-                lines.append(("", f"  {name}: drift from golden ({plural(len(unit.drift), 'change')})"))
-                lines.extend(_change_line(c) for c in unit.drift)
-            elif full:
-                lines.append(("", f"  {name}: {'no golden yet' if unit.drift is None else 'no drift'}"))
-            if unit.request_drift:
-                how = record_flags(RecordMode.ALL, r.id, run.tools)
-                lines.append(("", f"  {name}: request drift ({plural(len(unit.request_drift), 'change')}; re-record with "
-                                  f"{how})"))
-                lines.extend(_change_line(c) for c in unit.request_drift)
+            lines.append(("", f"  {name}: {head}"))
+            lines.extend(_change_line(c) for c in unit.drift or [])
+            lines.extend(_change_line(c, "info: ") for c in unit.drift_info or [])
+            lines.extend(_change_line(c, "request: ") for c in unit.request_drift or [])
     if not lines:
         return
     if full:
@@ -208,6 +224,26 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
     console = Console(file=out, highlight=False)
     for sign, text in lines:
         console.print(Text(text, style=_COLOUR.get(sign, "")))
+
+
+def _comparison(unit: TrialResult | FixtureResult, fixture_id: str, tools: str, *, full: bool) -> str:
+    """How one result compares with its golden and its recorded requests, as one phrase each."""
+    parts = []
+    if not compared(unit):
+        if full:
+            parts.append(f"{unit.status.value}, not compared with its golden: {unit.error}")
+    elif unit.drift:
+        parts.append(f"drift from golden ({plural(len(unit.drift), 'change')})")
+    elif full:
+        parts.append("no golden yet" if unit.drift is None else "no drift from golden")
+    if unit.drift_info:
+        parts.append("token count changed (within tokens_tolerance: not drift)")
+    if unit.request_drift:
+        how = record_flags(RecordMode.ALL, fixture_id, tools)
+        parts.append(f"request drift ({plural(len(unit.request_drift), 'change')}; re-record with {how})")
+    elif full and unit.request_drift == []:
+        parts.append("requests as recorded")
+    return "; ".join(parts)
 
 
 def write_approvals(approvals: Sequence[Approval], out: TextIO) -> None:
@@ -253,7 +289,9 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
         if r is None:
             return "-"
         status, accuracy, calls, *_ = _numbers(r)
-        return f"{_pass(r)} {status} {accuracy} {calls}c"
+        drift = drift_cell(r)
+        golden = " no golden" if drift == "new" else "" if drift in ("-", "") else f" drift {drift}"
+        return f"{_pass(r)} {status} {accuracy} {calls}c{golden}"
 
     fx_columns = [("fixture", "left"), *((r.key.label, "left") for r in runs)]
     fx_rows = [(("* " if i in differ else "  ") + i, *(cell(m, i) for m in by_id)) for i in differ + same]
@@ -267,8 +305,8 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
 
 
 #: What a cell of the compare table holds.
-COMPARE_LEGEND = ("each cell: verdict (pass/FAIL, or trials passed/run), status, accuracy, calls (c); "
-                  "- the fixture was not in that run")
+COMPARE_LEGEND = ("each cell: verdict (pass/FAIL, or trials passed/run), status, accuracy, calls (c), and "
+                  "'no golden' or 'drift N' (changes from the golden); - the fixture was not in that run")
 
 
 def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
@@ -289,8 +327,8 @@ def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
         out.write("no cassettes or goldens yet\n")
     stale_count = sum(1 for e in inv.entries if e.stale)
     if stale_count:
-        out.write(f"{plural(stale_count, 'stale cassette')}: re-record with "
-                  "--record-mode all --fixture ID (and --tools NAME for a tool set)\n")
+        out.write(f"{plural(stale_count, 'stale cassette')}: re-record them with "
+                  "--record-mode stale (and --tools NAME for a tool set)\n")
     if inv.orphans:
         out.write(f"orphans ({len(inv.orphans)}): files for fixtures that no longer exist\n")
         out.write("".join(f"  {p}\n" for p in inv.orphans))

@@ -357,3 +357,17 @@ def test_sigterm_ends_an_offline_run_while_python_code_computes(tmp_path: Path) 
     assert proc.returncode == 130, err
     assert json.loads(out)["fixtures"][0]["status"] == "cancelled"
     assert list(temp.iterdir()) == [], "worktrees left behind"
+
+
+def test_an_interrupted_diff_says_so(tmp_path: Path, llm_server: LLMServer) -> None:
+    project = write_project(tmp_path / "proj")
+    _slow_agent(llm_server, delay=0.5)
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    proc = subprocess.Popen([_replio(), "eval", "--path", str(project), "diff", "--fixture", "alpha", "--base-url",
+                             f"{llm_server.url}/v1", "--record-mode", "once"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for_requests(llm_server, 1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert err.splitlines()[-1] == "interrupted: fixtures in flight were cancelled; the report above is partial."

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
+from replio_replay.diffing import Change
 from replio_replay.golden.canonical import canonical_result
-from replio_replay.golden.drift import drift
+from replio_replay.golden.drift import drift, tolerated
 from replio_replay.results import FixtureResult, Status, TraceCall
 
 
@@ -93,3 +96,15 @@ def test_a_repeated_identical_call_or_turn_is_named() -> None:
         ("metrics.calls", "metric_changed"), ("turns[1]", "turn_added")]
     assert [(c.path, c.kind) for c in drift(twice, golden)] == [
         ("metrics.calls", "metric_changed"), ("turns[1]", "turn_removed")]
+
+
+@pytest.mark.parametrize(("tolerance", "new", "fails"), [
+    (None, 10_000, False),  # no tolerance: token counts never drift by themselves
+    (0.2, 120, False), (0.2, 80, False), (0.2, 121, True), (0.0, 101, True),
+])
+def test_token_counts_drift_only_past_the_tolerance(tolerance: float | None, new: int, fails: bool) -> None:
+    tokens = Change("metrics.tokens", "metric_changed", 100, new)
+    answer = Change("answer", "answer_changed", "a", "b")
+    failing, info = tolerated([tokens, answer], tolerance)
+    assert failing == ([tokens, answer] if fails else [answer])
+    assert info == ([] if fails else [tokens])

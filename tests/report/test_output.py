@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from replio_replay.report.text import write_compare
+from replio_replay.results import FixtureResult, RunResult, Status, Summary
 from tests.helpers import call, replio_command, turn, write_json
 
 LONG_ID = "a-rather-long-fixture-id"
@@ -93,3 +96,20 @@ def test_report_files_follow_the_umask(project: Path, tmp_path: Path, umask: int
     replio(project, "--output-file", str(json_file), "--junit-xml", str(junit_file), umask=umask)
     for path in (json_file, junit_file):
         assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+
+
+def test_compare_cells_mark_drift_and_no_golden_and_leave_errors_uncompared() -> None:
+    change = {"path": "answer", "kind": "answer_changed", "old": "a", "new": "b"}
+    fixtures = [FixtureResult(id="drifted", passed=True, drift=[change]),
+                FixtureResult(id="fresh", passed=True, drift=None),
+                FixtureResult(id="failed", status=Status.ERROR, error="boom", drift=None),
+                FixtureResult(id="same", passed=True, drift=[])]
+    runs = [RunResult(provider="p", model=m, fixtures=fixtures, summary=Summary()) for m in ("a", "b")]
+    out = io.StringIO()
+    write_compare(runs, out, rich=False)
+    cells = {line.split()[0]: line.split()[1:] for line in out.getvalue().splitlines()
+             if line.split()[:1] in (["drifted"], ["fresh"], ["failed"], ["same"])}
+    assert cells["drifted"] == ["pass", "ok", "-", "0c", "drift", "1"] * 2
+    assert cells["fresh"] == ["pass", "ok", "-", "0c", "no", "golden"] * 2
+    assert cells["failed"] == ["FAIL", "error", "-", "0c"] * 2
+    assert cells["same"] == ["pass", "ok", "-", "0c"] * 2
