@@ -187,11 +187,13 @@ def test_an_interrupt_ends_a_tool_call_in_flight_and_its_process(tmp_path: Path,
 
 SLOW_PLUGIN = '''
 import time
+from pathlib import Path
 from replio_replay import hookimpl
 
 @hookimpl
 def register_fixtures(fixtures):
-    """Take a long time to start."""
+    """Take a long time to start, once it says so."""
+    Path(%r).touch()
     time.sleep(30)
 '''
 
@@ -199,7 +201,8 @@ def register_fixtures(fixtures):
 def test_an_interrupt_during_start_up_exits_130_with_a_message(tmp_path: Path) -> None:
     site = tmp_path / "site"
     site.mkdir()
-    (site / "slow_plugin.py").write_text(SLOW_PLUGIN)
+    loading = tmp_path / "loading"
+    (site / "slow_plugin.py").write_text(SLOW_PLUGIN % str(loading))
     info = site / "slow_plugin-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: slow-plugin\nVersion: 1.0\n")
@@ -208,7 +211,10 @@ def test_an_interrupt_during_start_up_exits_130_with_a_message(tmp_path: Path) -
     env = {**os.environ, "PYTHONPATH": str(site), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     proc = subprocess.Popen([_replio(), "eval", "--path", str(project), "run"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
+    deadline = time.monotonic() + 30
+    while not loading.exists():  # a loaded machine may take seconds to import replio
+        assert time.monotonic() < deadline, "the plugin never started loading"
+        time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=25)
     assert proc.returncode == 130
