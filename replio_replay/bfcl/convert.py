@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import BenchmarkError
+from ..fixtures.model import id_problem
 from ..tools.schema import schema_problem
 from .answers import BadAnswer, expected_calls
 from .names import encode_name, name_problem
@@ -47,6 +48,10 @@ def to_fixture(case: Mapping[str, Any], answer: Mapping[str, Any] | None, catego
     """The fixture (as JSON data) of one BFCL case and its possible answer (None for irrelevance);
     BenchmarkError naming the case when it cannot be converted."""
     case_id = str(case.get("id", "?"))
+    problem = id_problem(fixture_id(case_id))
+    if problem:
+        raise BenchmarkError(ascii(case_id[:80]), f"its id cannot be a fixture id (a file name): {problem}; "
+                             "fix the id in the data or leave the case out")
     try:
         return _fixture(case, answer, category, case_id)
     except (BadAnswer, UnknownType, KeyError, TypeError, AttributeError) as exc:
