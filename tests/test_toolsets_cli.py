@@ -168,6 +168,21 @@ def test_a_fixture_naming_a_tool_nobody_offers_is_reported_and_skipped(project: 
     assert any("globb" in p["message"] for p in json.loads(listed.stdout)["problems"])
 
 
+def test_a_problem_of_one_tool_set_names_it_in_the_html_report(project: Path, server: LLMServer,
+                                                              tmp_path: Path) -> None:
+    variant = project / ".replio" / "tools" / "tuned.json"
+    variant.write_text(json.dumps({"override": {"file_read": {"description": TUNED}}, "disable": ["glob"]}))
+    fixture = project / ".replio" / "eval" / "beta.json"
+    fixture.write_text(json.dumps({**json.loads(fixture.read_text()), "tools_offered": ["list_dir", "glob"]}))
+    report = tmp_path / "report.html"
+    result = _run(project, server, "--tools", "default,tuned", "--html", str(report))
+    assert result.exit_code == 1
+    said = "fixture 'beta' in tool set 'tuned': tools_offered: no tool named 'glob'"
+    assert said in result.stderr
+    problems = report.read_text(encoding="utf-8").split('<ul class="problems">')[1].split("</ul>")[0]
+    assert said.replace("'", "&#39;") in problems
+
+
 def test_request_drift_names_the_tool_and_the_changed_part(project: Path, server: LLMServer) -> None:
     assert _run(project, server, "--tools", "tuned").exit_code == 0
     variant = project / ".replio" / "tools" / "tuned.json"
