@@ -55,5 +55,5 @@ def judge(result: FixtureResult, *, strict: bool = False, require_pass: bool = F
         if strict and unit.drift is None:
             problems.append(f"{name}: no golden yet; approve one with --update-golden")
     if require_pass and (not result.passed or (result.trials and result.passes != result.n)):
-        problems.append(f"{result.id}: the verifier failed: {'; '.join(result.reasons) or 'in some trials'}")
+        problems.append(f"{result.id}: the verifier failed: {'; '.join(result.shown_reasons) or 'in some trials'}")
     return Verdict("failed", "\n".join(problems)) if problems else Verdict("passed")

@@ -2,7 +2,8 @@
 
 The fixture is judged on the model's first response (`single_response`), with no system
 message unless the case has one (BFCL sends none to function-calling models), offered the
-case's functions only (`tools_offered`: no built-in tool). Its calls must match the possible
+case's functions only (`tools_offered`: no built-in tool), each titled with BFCL's name where
+its tool name differs (`names`), so reports show `math.factorial`. Its calls must match the possible
 answer (`verifier.match_expected`): in order for one call (`simple_*`, `multiple`), in any order
 for several (the `parallel` categories), none at all for `irrelevance`.
 """
@@ -108,9 +109,12 @@ def _messages(question: Any) -> tuple[str, str]:
 
 
 def _tool(function: Mapping[str, Any]) -> dict[str, Any]:
+    """A BFCL function as a stub tool; its `title` is BFCL's name where the tool name differs."""
     parameters = tool_parameters(function["parameters"])
     problem = schema_problem(parameters)
     if problem:
         raise BadAnswer(f"function {function['name']!r}: {problem}")
-    description = function.get("description") or function["name"]
-    return {"description": description, "parameters": parameters, "result": NOT_RUN_RESULT}
+    name = function["name"]
+    title = {"title": name} if encode_name(name) != name else {}
+    return {**title, "description": function.get("description") or name, "parameters": parameters,
+            "result": NOT_RUN_RESULT}

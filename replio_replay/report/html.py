@@ -239,7 +239,7 @@ def _side(fid: str, column: Column, result: FixtureResult | None, cells: list[Ce
             changes.append(Changes("request", f"request drift{trial}: {_changes(unit.request_drift)}; "
                                               f"re-record with {how}",
                                    [describe_change(c) for c in unit.request_drift]))
-    calls = [Call(c.name, _arguments(c.arguments), c.result) for c in result.trace]
+    calls = [Call(result.shown(c.name), _arguments(c.arguments), c.result) for c in result.trace]
     return Side(column.label, result, cells, changes, calls, task)
 
 
