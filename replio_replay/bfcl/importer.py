@@ -58,7 +58,7 @@ def import_bfcl(source: Path, out: Path, categories: Sequence[str] = (), limit: 
         for case in read.cases[:limit]:
             try:
                 fixture = to_fixture(case, read.answers.get(str(case.get("id"))), category)
-                path = _target(out, fixture["id"], seen)
+                path = _target(out, str(case["id"]), fixture["id"], seen)
             except BenchmarkError as exc:
                 report.problems.append(exc)
                 continue
@@ -70,10 +70,9 @@ def import_bfcl(source: Path, out: Path, categories: Sequence[str] = (), limit: 
     return report
 
 
-def _target(out: Path, fixture_id: str, seen: set[str]) -> Path:
-    """The file of fixture `fixture_id` in `out`, once per import; BenchmarkError for an id seen
-    before or a path that would leave `out` (a symbolic link there, say)."""
-    case_id = fixture_id.removeprefix("bfcl-")
+def _target(out: Path, case_id: str, fixture_id: str, seen: set[str]) -> Path:
+    """The file of case `case_id`'s fixture in `out`, once per import; BenchmarkError for an id
+    seen before or a path that would leave `out` (a symbolic link there, say)."""
     if fixture_id in seen:
         raise BenchmarkError(case_id, "the id is used by an earlier case of this import, whose file is kept; "
                              "give each case an id of its own")
