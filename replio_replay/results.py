@@ -6,6 +6,8 @@ asked for, is the only volatile part and is left out of comparisons.
 
 from __future__ import annotations
 
+import functools
+import re
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +77,28 @@ class FixtureResult(_Model):
     trials: list[TrialResult] | None = Field(None, description="Each trial's outcome, when the run has several.")
     passes: int | None = Field(None, description="Trials that passed (c), when the run has several.")
     n: int | None = Field(None, description="Trials run (n), when the run has several.")
+    titles: dict[str, str] | None = Field(
+        None, description="Tool name -> the name reports show (the tool's `title`), for the tools offered that "
+                          "have one; `trace`, `names` and `reasons` keep the tool names.")
+
+    def shown(self, name: str) -> str:
+        """The name a person reads for tool `name`: its title, when it has one."""
+        return (self.titles or {}).get(name, name)
+
+    @property
+    def shown_reasons(self) -> list[str]:
+        """`reasons` as a person reads them: each tool name that has a title written as its title."""
+        if not self.titles:
+            return list(self.reasons)
+        pattern = _title_pattern(tuple(self.titles))
+        return [pattern.sub(lambda m: self.shown(m[0]), reason) for reason in self.reasons]
+
+
+@functools.lru_cache(maxsize=256)
+def _title_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of `names` as a whole tool name: not part of a longer name (letters, digits, `_`, `-`, `.`)."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w.-])(?:{alternatives})(?![\w-]|\.\w)")
 
 
 class TrialResult(_Model):
@@ -137,7 +161,7 @@ class RunResult(_Model):
         """The contract's dict: `pass` spelled as such, `timing` only where it was measured."""
         data = self.model_dump(mode="json", by_alias=True)
         for fx in data["fixtures"]:
-            for key in ("timing", "trials", "passes", "n", "drift_info"):
+            for key in ("timing", "trials", "passes", "n", "drift_info", "titles"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
             for trial in fx.get("trials", ()):

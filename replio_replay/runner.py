@@ -139,6 +139,8 @@ def run_fixture(
         result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=error))
     if case.trial != 1:
         result = result.model_copy(update={"trial": case.trial})
+    if case.offered.titles:
+        result = result.model_copy(update={"titles": case.offered.titles})
     seconds = round(time.perf_counter() - started, 4)
     result = result.model_copy(update={"seconds": seconds})
     if options.timing:

@@ -74,7 +74,7 @@ def judge(result: FixtureResult, *, strict: bool = False, require_pass: bool = F
             problems.append(f"{name}: no golden yet; approve one with --update-golden")
     if require_pass and (not result.passed or (result.trials and result.passes != result.n)):
         kinds.add("verifier")
-        problems.append(f"{result.id}: the verifier failed: {'; '.join(result.reasons) or 'in some trials'}")
+        problems.append(f"{result.id}: the verifier failed: {'; '.join(result.shown_reasons) or 'in some trials'}")
     return Verdict("failed", "\n".join(problems), frozenset(kinds)) if problems else Verdict("passed")
 
 

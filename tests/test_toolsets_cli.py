@@ -98,6 +98,27 @@ def test_two_tool_sets_side_by_side_with_the_flip_first(project: Path, server: L
     assert runs[0]["tools_hash"] != runs[1]["tools_hash"]
 
 
+def test_a_tool_set_given_by_path_never_writes_another_sets_recordings(project: Path, server: LLMServer,
+                                                                      tmp_path: Path) -> None:
+    assert _run(project, server, "--update-golden").exit_code == 0
+    assert _run(project, server, "--tools", "tuned", "--update-golden").exit_code == 0
+    recordings = sorted(p for root in ("cassettes", "golden") for p in (project / root).rglob("*") if p.is_file())
+    before = {p: p.read_bytes() for p in recordings}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for stem in ("default", "tuned"):  # named like the default set and like a variant
+        (elsewhere / f"{stem}.json").write_text(json.dumps({"override": {"file_read": {"description": TUNED}}}))
+        result = _run(project, server, "--tools", str(elsewhere / f"{stem}.json"), "--record-mode", "all",
+                      "--update-golden", "--output", "json")
+        assert result.exit_code == 0, result.output
+        name = json.loads(result.stdout)["tools"]
+        assert name.startswith(f"{stem}@") and name not in (stem, "default", "tuned")
+        for root in ("cassettes", "golden"):
+            folder = project / root / "openai" / "test-model" / f"tools={name.replace('@', '%40')}"
+            assert sorted(p.stem for p in folder.iterdir()) == ["alpha", "beta"]
+    assert {p: p.read_bytes() for p in recordings} == before
+
+
 def test_compare_and_tools_run_the_cross_product(project: Path, server: LLMServer) -> None:
     with LLMServer() as second_server:
         second_server.handler = _agent
@@ -157,6 +178,21 @@ def test_a_fixture_naming_a_tool_nobody_offers_is_reported_and_skipped(project: 
     assert [f["id"] for f in json.loads(result.stdout)["fixtures"]] == ["alpha"]
     listed = _invoke("eval", "--path", str(project), "list", "--output", "json")
     assert any("globb" in p["message"] for p in json.loads(listed.stdout)["problems"])
+
+
+def test_a_problem_of_one_tool_set_names_it_in_the_html_report(project: Path, server: LLMServer,
+                                                              tmp_path: Path) -> None:
+    variant = project / ".replio" / "tools" / "tuned.json"
+    variant.write_text(json.dumps({"override": {"file_read": {"description": TUNED}}, "disable": ["glob"]}))
+    fixture = project / ".replio" / "eval" / "beta.json"
+    fixture.write_text(json.dumps({**json.loads(fixture.read_text()), "tools_offered": ["list_dir", "glob"]}))
+    report = tmp_path / "report.html"
+    result = _run(project, server, "--tools", "default,tuned", "--html", str(report))
+    assert result.exit_code == 1
+    said = "fixture 'beta' in tool set 'tuned': tools_offered: no tool named 'glob'"
+    assert said in result.stderr
+    problems = report.read_text(encoding="utf-8").split('<ul class="problems">')[1].split("</ul>")[0]
+    assert said.replace("'", "&#39;") in problems
 
 
 def test_request_drift_names_the_tool_and_the_changed_part(project: Path, server: LLMServer) -> None:

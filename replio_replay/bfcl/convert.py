@@ -2,7 +2,8 @@
 
 The fixture is judged on the model's first response (`single_response`), with no system
 message unless the case has one (BFCL sends none to function-calling models), offered the
-case's functions only (`tools_offered`: no built-in tool). Its calls must match the possible
+case's functions only (`tools_offered`: no built-in tool), each titled with BFCL's name where
+its tool name differs (`names`), so reports show `math.factorial`. Its calls must match the possible
 answer (`verifier.match_expected`): in order for one call (`simple_*`, `multiple`), in any order
 for several (the `parallel` categories), none at all for `irrelevance`.
 """
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import BenchmarkError
+from ..fixtures.model import id_problem
 from ..tools.schema import schema_problem
 from .answers import BadAnswer, expected_calls
 from .names import encode_name, name_problem
@@ -47,6 +49,10 @@ def to_fixture(case: Mapping[str, Any], answer: Mapping[str, Any] | None, catego
     """The fixture (as JSON data) of one BFCL case and its possible answer (None for irrelevance);
     BenchmarkError naming the case when it cannot be converted."""
     case_id = str(case.get("id", "?"))
+    problem = id_problem(fixture_id(case_id))
+    if problem:
+        raise BenchmarkError(ascii(case_id[:80]), f"its id cannot be a fixture id (a file name): {problem}; "
+                             "fix the id in the data or leave the case out")
     try:
         return _fixture(case, answer, category, case_id)
     except (BadAnswer, UnknownType, KeyError, TypeError, AttributeError) as exc:
@@ -103,9 +109,12 @@ def _messages(question: Any) -> tuple[str, str]:
 
 
 def _tool(function: Mapping[str, Any]) -> dict[str, Any]:
+    """A BFCL function as a stub tool; its `title` is BFCL's name where the tool name differs."""
     parameters = tool_parameters(function["parameters"])
     problem = schema_problem(parameters)
     if problem:
         raise BadAnswer(f"function {function['name']!r}: {problem}")
-    description = function.get("description") or function["name"]
-    return {"description": description, "parameters": parameters, "result": NOT_RUN_RESULT}
+    name = function["name"]
+    title = {"title": name} if encode_name(name) != name else {}
+    return {**title, "description": function.get("description") or name, "parameters": parameters,
+            "result": NOT_RUN_RESULT}

@@ -51,21 +51,37 @@ def import_bfcl(source: Path, out: Path, categories: Sequence[str] = (), limit: 
         raise UsageError(f"{source} holds no BFCL category {missing[0]!r}; it holds: {', '.join(data.categories)}")
     report = ImportReport()
     out.mkdir(parents=True, exist_ok=True)
+    seen: set[str] = set()
     for category in wanted:
         read = data.read(category)
         written = unchanged = 0
         for case in read.cases[:limit]:
             try:
                 fixture = to_fixture(case, read.answers.get(str(case.get("id"))), category)
+                path = _target(out, str(case["id"]), fixture["id"], seen)
             except BenchmarkError as exc:
                 report.problems.append(exc)
                 continue
-            if _write(out / f"{fixture['id']}.json", render(fixture)):
+            if _write(path, render(fixture)):
                 written += 1
             else:
                 unchanged += 1
         report.written[category], report.unchanged[category] = written, unchanged
     return report
+
+
+def _target(out: Path, case_id: str, fixture_id: str, seen: set[str]) -> Path:
+    """The file of case `case_id`'s fixture in `out`, once per import; BenchmarkError for an id
+    seen before or a path that would leave `out` (a symbolic link there, say)."""
+    if fixture_id in seen:
+        raise BenchmarkError(case_id, "the id is used by an earlier case of this import, whose file is kept; "
+                             "give each case an id of its own")
+    seen.add(fixture_id)
+    path = out / f"{fixture_id}.json"
+    if not path.resolve().is_relative_to(out.resolve()):
+        raise BenchmarkError(case_id, f"{path} leads outside {out} (to {path.resolve()}); nothing was written "
+                             "there, remove that link")
+    return path
 
 
 def _write(path: Path, text: str) -> bool:

@@ -83,11 +83,17 @@ class Row:
     id: str
     group: str
     differ: bool
-    drifted: bool
+    golden_drift: bool
+    request_drift: bool
     failed: bool
     cells: list[list[Cell]]
     task: str | None
     sides: list[Side]
+
+    @property
+    def drifted(self) -> bool:
+        """Whether it drifted from its golden or its recorded requests, in any run."""
+        return self.golden_drift or self.request_drift
 
 
 @dataclass(frozen=True)
@@ -165,7 +171,9 @@ def build_report(runs: Sequence[RunResult], *, problems: Sequence[tuple[str, str
             for fid in dict.fromkeys(f.id for run in runs for f in run.fixtures)]
     rows.sort(key=lambda r: GROUPS.index(r.group))
     series = [(label, _PALETTE[i % len(_PALETTE)]) for i, (label, _) in enumerate(_points(columns))]
-    counts = {flag: sum(getattr(r, flag) for r in rows) for flag in ("differ", "drifted", "failed")}
+    # fixtures, in any run: the summary's rows of the same names count them per run
+    counts = {flag: sum(getattr(r, flag) for r in rows)
+              for flag in ("differ", "drifted", "golden_drift", "request_drift", "failed")}
     return Report(
         title="replio report: " + " vs ".join(c.label for c in columns), columns=columns,
         summary=_summary(columns), series=series, panels=_panels(columns, series), rows=rows,
@@ -197,14 +205,24 @@ def _row(fid: str, columns: Sequence[Column], results: Sequence[FixtureResult | 
     """The fixture `fid` across the runs (`results`, None where a run lacks it)."""
     cells = [_cells(r, c.trials) for r, c in zip(results, columns)]
     verdicts = {cell.verdict for per_run in cells for cell in per_run}
-    drifted = any(u.drift or u.request_drift for r in results if r for u in units(r))
+    golden_drift = any(_golden_drift(r) for r in results if r)
+    request_drift = any(_request_drift(r) for r in results if r)
     failed = any(c.verdict == "FAIL" for per_run in cells for c in per_run)
     differ = len(verdicts) > 1
-    group = "differ" if differ else "drifted" if drifted else "failed" if failed else "stable"
+    group = "differ" if differ else "drifted" if golden_drift or request_drift else "failed" if failed else "stable"
     tasks = {r.task for r in results if r and r.task is not None}
     sides = [_side(fid, c, r, cs, r.task if r and len(tasks) > 1 else None)
              for c, r, cs in zip(columns, results, cells)]
-    return Row(fid, group, differ, drifted, failed, cells, next(iter(tasks)) if len(tasks) == 1 else None, sides)
+    return Row(fid, group, differ, golden_drift, request_drift, failed, cells,
+               next(iter(tasks)) if len(tasks) == 1 else None, sides)
+
+
+def _golden_drift(result: FixtureResult) -> bool:
+    return any(u.drift for u in units(result))
+
+
+def _request_drift(result: FixtureResult) -> bool:
+    return any(u.request_drift for u in units(result))
 
 
 def _side(fid: str, column: Column, result: FixtureResult | None, cells: list[Cell], task: str | None) -> Side:
@@ -221,7 +239,7 @@ def _side(fid: str, column: Column, result: FixtureResult | None, cells: list[Ce
             changes.append(Changes("request", f"request drift{trial}: {_changes(unit.request_drift)}; "
                                               f"re-record with {how}",
                                    [describe_change(c) for c in unit.request_drift]))
-    calls = [Call(c.name, _arguments(c.arguments), c.result) for c in result.trace]
+    calls = [Call(result.shown(c.name), _arguments(c.arguments), c.result) for c in result.trace]
     return Side(column.label, result, cells, changes, calls, task)
 
 
@@ -247,7 +265,8 @@ def _summary(columns: Sequence[Column]) -> list[tuple[str, list[str]]]:
         ("redundant", [str(s.redundant) for s in summaries]),
         ("errors", [str(s.errors) for s in summaries]),
         ("tokens", [str(s.tokens) for s in summaries]),
-        ("drifted", [str(s.drifted) for s in summaries]),
+        ("golden drift", [str(s.drifted) for s in summaries]),
+        ("request drift", [str(sum(map(_request_drift, c.run.fixtures))) for c in columns]),
         ("no golden yet", [str(s.new) for s in summaries]),
     ]
     most = max((c.trials for c in columns), default=1)

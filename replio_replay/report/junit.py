@@ -43,7 +43,7 @@ def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: 
                 value = data[key]
                 text = "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
                 ET.SubElement(props, "property", name=key, value=text)
-            ET.SubElement(props, "property", name="names", value=" > ".join(result.names))
+            ET.SubElement(props, "property", name="names", value=" > ".join(map(result.shown, result.names)))
             counts["tests"] += 1
             if verdict.outcome == "error":
                 counts["errors"] += 1
@@ -52,7 +52,7 @@ def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: 
                 counts["failures"] += 1
                 ET.SubElement(case, "failure", message=verdict.text.splitlines()[0]).text = verdict.text
             if result.reasons:  # why the verifier failed, whether or not that fails the test
-                ET.SubElement(case, "system-out").text = "".join(f"{r}\n" for r in result.reasons)
+                ET.SubElement(case, "system-out").text = "".join(f"{r}\n" for r in result.shown_reasons)
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value

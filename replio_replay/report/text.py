@@ -121,7 +121,7 @@ def write_run(run: RunResult, out: TextIO, *, rich: bool, width: int | None = No
     for r in run.fixtures:
         status, accuracy, calls, redundant, errors, tokens = _numbers(r)
         rows.append((r.id, status, _pass(r), accuracy, calls, redundant, errors, tokens, drift_cell(r),
-                     request_drift_cell(r), " > ".join(r.names) or "-"))
+                     request_drift_cell(r), " > ".join(map(r.shown, r.names)) or "-"))
     chrome = 3 * len(RUN_COLUMNS) + 1 if rich else 0  # a rich table's borders and padding
     if width is not None and table_width(RUN_COLUMNS, rows) + chrome > width:
         _write_narrow(run.key.label, rows, out, width)
@@ -152,7 +152,7 @@ def write_findings(run: RunResult, out: TextIO, *, rich: bool) -> None:
         if r.error:
             out.write(f"  {r.id}: {r.status.value}: {r.error}\n")
         elif r.reasons:
-            out.write(f"  {r.id}: {'; '.join(r.reasons)}\n")
+            out.write(f"  {r.id}: {'; '.join(r.shown_reasons)}\n")
     write_drift_report(run, out, rich=rich)
 
 

@@ -139,7 +139,8 @@ class Tool:
     tool set's digest changes when it does. `touches_worktree` is False for a tool that can
     neither see nor change the fixture's files (a stub; an MCP tool, whose server is started
     on the worktree when it runs live), so a fixture offering only such tools need not have
-    its git repository built when it is replayed.
+    its git repository built when it is replayed. `title` is the name reports show, when it is
+    not `name` (it is never offered to the model).
     """
 
     name: str
@@ -151,6 +152,7 @@ class Tool:
     checks_schema: bool = False
     fingerprint: Any = None
     touches_worktree: bool = True
+    title: str | None = None
 
     def spec(self) -> dict[str, Any]:
         """The provider-neutral spec: name, description, JSON Schema parameters."""

@@ -42,6 +42,9 @@ class ToolDecl(_Strict):
     """A stub or command tool as declared in JSON."""
 
     description: StrictStr = Field(min_length=1)
+    title: StrictStr | None = Field(None, min_length=1, max_length=200, description=(
+        "The name reports show for the tool (its key is the name the model is offered), such as an "
+        "imported benchmark's own name; it is not sent to the model."))
     parameters: dict[str, Any] = Field(default_factory=lambda: dict(_EMPTY_OBJECT))
     category: Category | None = Field(None, description="Default: read for a stub, bash for a command.")
     result: Any = Field(None, description="stub: the answer to every call.")
@@ -104,7 +107,8 @@ def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | No
         category = decl.category or Category.READ
         fingerprint = {"kind": "stub", **decl.model_dump(mode="json", include={"result", "results"})}
     return Tool(name, decl.description, category, decl.parameters, invoke, source=source,
-                checks_schema=True, fingerprint=fingerprint, touches_worktree=decl.command is not None)
+                checks_schema=True, fingerprint=fingerprint, touches_worktree=decl.command is not None,
+                title=decl.title)
 
 
 def _beside(arg: str, base_dir: Path | None) -> str:

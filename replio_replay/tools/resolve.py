@@ -127,15 +127,15 @@ def for_fixture(base: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
     if not fixture.tools and fixture.tools_offered is None and fixture.system_prompt is None \
             and fixture.mcp_servers is None:
         return base
-    where = f"fixture {fixture.id!r}"
+    where = f"fixture {fixture.id!r} in tool set {base.name!r}"
     servers = _fixture_servers(base, fixture, where)
     base_dir = Path(origin).parent if not origin.startswith("plugin:") else None
     tools = list(base.tools)
     for tool_name, decl in fixture.tools.items():
         if tool_name in base.known:
-            raise ToolSetError(f"{where}: tools.{tool_name}: tool set {base.name!r} already has a tool of "
-                               "that name; rename the fixture's tool")
-        tools.append(declared_tool(tool_name, decl, source=f"{where} ({origin})", base_dir=base_dir))
+            raise ToolSetError(f"{where}: tools.{tool_name}: the tool set already has a tool of that name; "
+                               "rename the fixture's tool")
+        tools.append(declared_tool(tool_name, decl, source=f"fixture {fixture.id!r} ({origin})", base_dir=base_dir))
     only = None
     if fixture.tools_offered is not None:
         names = {t.name for t in tools}
@@ -161,7 +161,7 @@ def _fixture_servers(base: ToolSet, fixture: Fixture, where: str) -> Mapping[str
     unknown = [n for n in chosen if n not in base.mcp_servers]
     if unknown:
         have = ", ".join(sorted(base.mcp_servers)) or "none"
-        raise ToolSetError(f"{where}: mcp_servers: tool set {base.name!r} has no MCP server named {unknown[0]!r} "
+        raise ToolSetError(f"{where}: mcp_servers: the tool set has no MCP server named {unknown[0]!r} "
                            f"(it has: {have}); add it to mcp_servers in .replio/config.json or the tool-set file")
     return {n: base.mcp_servers[n] for n in chosen}
 

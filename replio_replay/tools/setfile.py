@@ -1,14 +1,17 @@
 """Tool-set files: where they are, their format, and reading one with its `extends` chain.
 
 The project's default set is `.replio/tools.json` (or the file the config's `tools` names);
-named variants are `.replio/tools/<name>.json`; `--tools` may also give a file path. A file
+named variants are `.replio/tools/<name>.json`; `--tools` may also give a file path, named by
+the path's digest unless it is one of those files (`locate`). A file
 may `extends` another (a path relative to itself), so a variant states only what differs.
 Unknown keys, wrong types and loops are errors naming the file and the field.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +28,8 @@ __all__ = ["DEFAULT_FILE", "VARIANT_DIR", "SetFile", "ToolSetFile", "load_chain"
 
 DEFAULT_FILE = Path(".replio") / "tools.json"
 VARIANT_DIR = Path(".replio") / "tools"
+#: The names of tool sets given by a file path (`_path_name`), refused as variant names.
+_BY_PATH = re.compile(r".*@[0-9a-f]{12}")
 
 
 class _Strict(BaseModel):
@@ -63,6 +68,9 @@ def locate(project: Path, name: str, configured: str | None = None) -> tuple[str
         path = project / DEFAULT_FILE
         return DEFAULT_TOOLSET, path if path.is_file() else None
     if "/" not in name and "\\" not in name and not name.endswith(".json"):
+        if _BY_PATH.fullmatch(name):
+            raise UsageError(f"--tools {name}: a name ending in '@' and 12 hex digits is a tool set given by a file "
+                             "path (named by the path's digest); give that file's path, or rename the variant")
         path = project / VARIANT_DIR / f"{name}.json"
         if not path.is_file():
             known = [DEFAULT_TOOLSET, *variants(project)]
@@ -72,7 +80,22 @@ def locate(project: Path, name: str, configured: str | None = None) -> tuple[str
     path = Path(name)
     if not path.is_file():
         raise UsageError(f"--tools: no tool-set file at {path}")
-    return path.stem, path
+    return _path_name(project, path, configured), path
+
+
+def _path_name(project: Path, path: Path, configured: str | None) -> str:
+    """The name of the tool set in file `path`: the default's or a variant's when it is that file,
+    else `<stem>@<digest of where it is>`, which no variant can be called (`_BY_PATH`), so its
+    recordings never share a folder with another set's. The digest is of the resolved path
+    (relative to the project inside it), not of the content, so editing the file keeps its folder
+    (and its recordings turn stale, as a variant's do)."""
+    real, root = path.resolve(), project.resolve()
+    if real == (root / (configured or DEFAULT_FILE)).resolve():
+        return DEFAULT_TOOLSET
+    if path.suffix == ".json" and real == (root / VARIANT_DIR / path.name).resolve():
+        return path.stem
+    where = real.relative_to(root) if real.is_relative_to(root) else real
+    return f"{real.stem[:40]}@{hashlib.sha256(where.as_posix().encode()).hexdigest()[:12]}"
 
 
 def variants(project: Path) -> list[str]:

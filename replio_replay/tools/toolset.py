@@ -94,6 +94,11 @@ class ToolSet:
         """Provider-neutral specs, in offer order: name, description, JSON Schema parameters."""
         return tuple(t.spec() for t in self.tools)
 
+    @property
+    def titles(self) -> dict[str, str]:
+        """Tool name -> the name reports show, for the offered tools that have a `title`."""
+        return {t.name: t.title for t in self.tools if t.title and t.title != t.name}
+
     @functools.cached_property
     def schema_hash(self) -> str:
         """A hash of the specs offered: changes when a name, description or schema does."""

@@ -106,3 +106,50 @@ def test_a_bad_source_exits_2(project: Path, tmp_path: Path) -> None:
         assert done.returncode == 2, done.stderr
         assert message in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def irrelevance_source(tmp_path: Path, ids: list[str]) -> Path:
+    """A data folder of irrelevance cases (no answers needed) with these ids, from the first sample case."""
+    sample = json.loads((DATA / "BFCL_v4_irrelevance.json").read_text().splitlines()[0])
+    source = tmp_path / "crafted"
+    source.mkdir()
+    lines = [json.dumps({**sample, "id": case_id}) for case_id in ids]
+    (source / "BFCL_v4_irrelevance.json").write_text("\n".join(lines) + "\n")
+    return source
+
+
+def test_case_ids_follow_the_fixture_id_rule_and_no_file_leaves_out(project: Path, tmp_path: Path) -> None:
+    victim = tmp_path / "victim" / "settings.json"
+    victim.parent.mkdir()
+    victim.write_text("{}")
+    escape = "x/" + "../" * 6 + "victim/settings"
+    long_id, nul_id = "a" * 300, "nul\0id"
+    source = irrelevance_source(tmp_path, ["irrelevance_0", escape, long_id, nul_id, "irrelevance_1", "irrelevance_0"])
+    done = replio(project, "import", "bfcl", str(source))
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout.splitlines() == ["irrelevance: 2 written, 0 unchanged"]
+    assert victim.read_text() == "{}"
+    assert written(project) == {"bfcl-irrelevance_0", "bfcl-irrelevance_1"}
+    assert sorted(p.name for p in (project / ".replio").rglob("*") if p.is_file()) == [
+        "bfcl-irrelevance_0.json", "bfcl-irrelevance_1.json", "config.json"]
+    skipped = [line for line in done.stderr.splitlines() if line.startswith("replio: skipped BFCL case ")]
+    assert len(skipped) == 4, done.stderr
+    assert "x/../" in skipped[0] and "is not valid: an id is its own file name" in skipped[0]
+    assert "'" + "a" * 80 + "'" in skipped[1] and "1 to 128 letters" in skipped[1]
+    assert "\0" not in done.stderr and "'nul\\x00id'" in skipped[2]
+    assert skipped[3].startswith("replio: skipped BFCL case irrelevance_0: the id is used by an earlier case")
+
+
+def test_a_link_in_out_leading_elsewhere_is_not_followed(project: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.json"
+    victim.write_text("{}")
+    (out / "bfcl-irrelevance_0.json").symlink_to(victim)
+    done = replio(project, "import", "bfcl", str(irrelevance_source(tmp_path, ["irrelevance_0", "irrelevance_1"])),
+                  "--out", str(out))
+    assert done.returncode == 1, done.stderr
+    assert victim.read_text() == "{}"
+    assert (out / "bfcl-irrelevance_1.json").is_file()
+    assert f"replio: skipped BFCL case irrelevance_0: {out / 'bfcl-irrelevance_0.json'} leads outside {out}" in done.stderr

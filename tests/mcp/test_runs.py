@@ -278,7 +278,7 @@ def test_a_fixture_chooses_servers_by_name_and_a_wrong_name_is_a_problem(tmp_pat
     fixture.write_text(json.dumps({**data, "mcp_servers": ["nope"]}))
     code, run, out = _run(project, "--base-url", f"{agent.url}/v1", "--no-cassettes")
     assert code == 1
-    assert "mcp_servers: tool set 'default' has no MCP server named 'nope' (it has: t)" in out
+    assert "in tool set 'default': mcp_servers: the tool set has no MCP server named 'nope' (it has: t)" in out
 
 
 def test_no_server_outlives_its_fixture(tmp_path: Path, agent: LLMServer) -> None:

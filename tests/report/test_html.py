@@ -55,7 +55,8 @@ def test_fixtures_whose_verdicts_differ_come_first_then_drifted_then_failed() ->
         ("differing", "differ"), ("missing-in-b", "differ"), ("drifting", "drifted"), ("failing", "failed"),
         ("stable", "stable"),
     ]
-    assert report.counts == {"fixtures": 5, "differ": 2, "drifted": 1, "failed": 2}
+    assert report.counts == {"fixtures": 5, "differ": 2, "drifted": 1, "golden_drift": 1, "request_drift": 0,
+                             "failed": 2}
     html = render_html([a, b])
     assert fixture_order(html) == ["differing", "missing-in-b", "drifting", "failing", "stable"]
     assert "not run" in html
@@ -67,6 +68,20 @@ def test_request_drift_counts_as_drift_and_says_how_to_re_record() -> None:
     assert 'data-drifted="1"' in html
     assert "request drift: 1 change; re-record with --record-mode all --fixture req --tools terse" in html
     assert "messages[1].content value_changed: &#34;a&#34; -&gt; &#34;b&#34;" in html
+
+
+def test_the_header_and_the_summary_count_golden_and_request_drift_alike() -> None:
+    runs = [run("a", fx("golden", drift=GOLDEN_DRIFT), fx("requests", request_drift=REQUEST_DRIFT), fx("both",
+            drift=GOLDEN_DRIFT, request_drift=REQUEST_DRIFT), fx("steady"))]
+    report = build_report(runs)
+    summary = dict(report.summary)
+    assert (summary["golden drift"], summary["request drift"]) == (["2"], ["2"])
+    assert "drifted" not in summary
+    html = render_html(runs)
+    header = html[html.index("<header>"):html.index("</header>")]
+    assert re.findall(r">(\d+) (golden drift|request drift)</span>", header) == [("2", "golden drift"),
+                                                                               ("2", "request drift")]
+    assert "<tr><th>golden drift</th><td>2</td></tr>" in html and "<tr><th>request drift</th><td>2</td></tr>" in html
 
 
 def test_golden_drift_is_listed_with_its_sign() -> None:

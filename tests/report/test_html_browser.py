@@ -94,8 +94,37 @@ def test_the_report_of_a_drifted_run_in_chromium(tmp_path: Path, browser: Any, a
     page.uncheck("input[data-filter='drifted']")
     assert all(r.is_visible() for r in rows.all())
 
+    headings = page.locator("h4")
+    assert headings.count() > 0
+    assert {h.evaluate("h => getComputedStyle(h).textTransform") for h in headings.all()} == {"none"}
+    assert drifty.locator(".changes.golden h4").inner_text() == "drift from golden: 1 change"
+
     shot = artifacts / "html-report.png"
     page.screenshot(path=str(shot), full_page=True)
     print(f"screenshot of the HTML report: {shot}")
     assert others == [], "the report made network requests"
+    page.close()
+
+
+def test_open_all_in_the_url_opens_every_conversation(tmp_path: Path, browser: Any, artifacts: Path) -> None:
+    from playwright.sync_api import expect
+
+    report = drifted_report(tmp_path / "proj", tmp_path / "report.html")
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.set_default_timeout(30_000)
+    details = page.locator("details[data-fixture]")
+    page.goto(report.resolve().as_uri() + "#open=all")
+    assert details.count() == 3
+    assert [d.evaluate("d => d.open") for d in details.all()] == [True, True, True]
+    page.click("#collapse")
+    assert not any(d.evaluate("d => d.open") for d in details.all())
+    page.evaluate("location.hash = 'fx-steady'")  # changes of the fragment, without reloading
+    expect(page.locator("#fx-steady")).to_have_js_property("open", True)
+    assert not page.locator("#fx-drifty").evaluate("d => d.open")
+    page.evaluate("location.hash = 'open=all'")
+    for d in details.all():
+        expect(d).to_have_js_property("open", True)
+    shot = artifacts / "html-report-open-all.png"
+    page.screenshot(path=str(shot), full_page=True)
+    print(f"screenshot of the HTML report, every conversation open: {shot}")
     page.close()

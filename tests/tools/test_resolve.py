@@ -360,12 +360,12 @@ def test_a_fixtures_own_tool_is_added() -> None:
 def test_a_fixture_tool_colliding_with_a_set_tool_names_the_fixture_and_field() -> None:
     with pytest.raises(ToolSetError) as info:
         for_fixture(builtin_toolset(), make_fixture(tools={"grep": stub()}), "x.json")
-    assert str(info.value).startswith("fixture 'fx': tools.grep: tool set 'default' already has")
+    assert str(info.value).startswith("fixture 'fx' in tool set 'default': tools.grep: the tool set already has")
 
 
 def test_a_fixture_tool_colliding_with_a_disabled_tool_is_an_error() -> None:
     base = resolve(link("/p/tools.json", disable=["grep"]), name="slim")
-    with pytest.raises(ToolSetError, match=r"^fixture 'fx': tools\.grep: tool set 'slim'"):
+    with pytest.raises(ToolSetError, match=r"^fixture 'fx' in tool set 'slim': tools\.grep: the tool set already has"):
         for_fixture(base, make_fixture(tools={"grep": stub()}), "x.json")
 
 
@@ -388,13 +388,13 @@ def test_an_unknown_tools_offered_name_suggests_the_closest() -> None:
     with pytest.raises(ToolSetError) as info:
         for_fixture(builtin_toolset(), make_fixture(tools_offered=["grep", "gerp"]), "x.json")
     assert str(info.value) == (
-        "fixture 'fx': tools_offered: no tool named 'gerp'; did you mean 'grep'?"
+        "fixture 'fx' in tool set 'default': tools_offered: no tool named 'gerp'; did you mean 'grep'?"
     )
 
 
 def test_tools_offered_may_not_name_a_disabled_tool() -> None:
     base = resolve(link("/p/tools.json", disable=["grep"]))
-    with pytest.raises(ToolSetError, match=r"^fixture 'fx': tools_offered: no tool named 'grep'"):
+    with pytest.raises(ToolSetError, match=r"^fixture 'fx' in tool set 't': tools_offered: no tool named 'grep'"):
         for_fixture(base, make_fixture(tools_offered=["grep"]), "x.json")
 
 

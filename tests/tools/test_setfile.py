@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +62,32 @@ def test_a_variant_ignores_the_configured_default_file(tmp_path: Path) -> None:
     assert locate(tmp_path, "terse", "agent.json") == ("terse", path)
 
 
-def test_a_file_path_is_named_by_its_stem(tmp_path: Path) -> None:
-    path = write_json(tmp_path / "elsewhere" / "experiment.json", {})
-    assert locate(tmp_path / "project", str(path)) == ("experiment", path)
+def test_a_file_path_is_named_by_its_stem_and_the_digest_of_where_it_is(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    elsewhere = write_json(tmp_path / "elsewhere" / "default.json", {})
+    name, path = locate(project, str(elsewhere))
+    assert path == elsewhere
+    assert name == "default@" + hashlib.sha256(str(elsewhere.resolve()).encode()).hexdigest()[:12]
+    elsewhere.write_text('{"system_prompt": "Edited."}')
+    assert locate(project, str(elsewhere))[0] == name  # the folder stays while the file is edited
+    inside = write_json(project / "experiments" / "tuned.json", {})
+    assert locate(project, str(inside))[0] == "tuned@" + hashlib.sha256(b"experiments/tuned.json").hexdigest()[:12]
+
+
+def test_the_path_of_the_default_or_a_variant_file_is_that_set(tmp_path: Path) -> None:
+    variant = write_json(tools_dir(tmp_path) / "tuned.json", {})
+    default = write_json(tmp_path / ".replio" / "tools.json", {})
+    assert locate(tmp_path, str(variant)) == ("tuned", variant)
+    assert locate(tmp_path, str(default)) == ("default", default)
+    configured = write_json(tmp_path / "agent.json", {})
+    assert locate(tmp_path, str(configured), "agent.json") == ("default", configured)
+    assert locate(tmp_path, str(default), "agent.json")[0].startswith("tools@")
+
+
+def test_a_name_of_a_set_given_by_path_is_no_variant_name(tmp_path: Path) -> None:
+    write_json(tools_dir(tmp_path) / "default@0123456789ab.json", {})
+    with pytest.raises(UsageError, match="a tool set given by a file path"):
+        locate(tmp_path, "default@0123456789ab")
 
 
 def test_a_missing_file_path_is_a_usage_error(tmp_path: Path) -> None:

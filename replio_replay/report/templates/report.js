@@ -37,6 +37,12 @@
   });
   document.getElementById("expand").addEventListener("click", function () { openAll(true); });
   document.getElementById("collapse").addEventListener("click", function () { openAll(false); });
-  if (location.hash) { open(decodeURIComponent(location.hash.slice(1))); }
+  // "#open=all" opens every conversation (to print the page, or take a screenshot of it).
+  function follow() {
+    if (location.hash === "#open=all") { openAll(true); }
+    else if (location.hash) { open(decodeURIComponent(location.hash.slice(1))); }
+  }
+  window.addEventListener("hashchange", follow);
   apply();
+  follow();
 })();
