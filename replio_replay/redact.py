@@ -2,10 +2,14 @@
 
 The secrets are the values of the environment's key-like variables (`*_API_KEY`, `*_TOKEN`,
 `*_SECRET`, `*_PASSWORD`, and every variable a provider is configured to read its key from)
-and the passwords in base URLs. A value under 8 characters is a placeholder a local server
+and the passwords and key-like query parameters (`SECRET_QUERY`) in base URLs. A value under 8 characters is a placeholder a local server
 needs (`OPENAI_API_KEY=x`), not a secret: it is neither redacted nor refused in a cassette.
 Results are redacted once, as a run ends, before anything is written: goldens, JSON, JUnit,
 tables, the pytest plugin's reports and error messages all come from the redacted results.
+
+Text cut short during a run (a quoted answer, an error body, a tool result in the trace) is cut
+with `Redactor.cut` alone: it redacts the whole text first, so no cut can split a secret into a
+prefix the final redaction no longer recognises, and it masks a secret's prefix left where it cut.
 """
 
 from __future__ import annotations
@@ -14,30 +18,55 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel
 
-__all__ = ["MIN_SECRET", "REDACTED", "Redactor", "placeholder_names", "url_password", "without_credentials"]
+__all__ = [
+    "MIN_PREFIX", "MIN_SECRET", "NO_SECRETS", "REDACTED", "SECRET_QUERY", "Redactor", "placeholder_names",
+    "shown_url", "url_secrets", "without_credentials",
+]
 
 REDACTED = "[REDACTED]"
 #: Shorter values are placeholders, not secrets.
 MIN_SECRET = 8
+#: A secret's start this long where text is cut is taken for the secret itself; shorter ones
+#: (``sk-``) say nothing about it.
+MIN_PREFIX = 4
 
 _KEY_LIKE = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def url_password(url: str | None) -> str | None:
-    """The password (or lone user token) in a URL's userinfo, if any."""
-    if not url or "@" not in url:
-        return None
+#: Query parameters whose values are secrets (compared lower-case).
+SECRET_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token", "auth", "secret"})
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The password (or lone user token) in a URL's userinfo and its key-like query values."""
+    if not url:
+        return []
     try:
         parts = urlsplit(url if "://" in url else f"http://{url}")
     except ValueError:
-        return None
-    return parts.password or parts.username
+        return []
+    found = [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() in SECRET_QUERY and v]
+    credential = parts.password or parts.username if "@" in parts.netloc else None
+    return [credential, *found] if credential else found
+
+
+def shown_url(url: str, mark: str = REDACTED) -> str:
+    """`url` fit to be shown or stored: no userinfo, and `mark` for each key-like query value."""
+    url = without_credentials(url) or url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if not parts.query:
+        return url
+    query = [(k, mark if k.lower() in SECRET_QUERY else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 def without_credentials(url: str | None) -> str | None:
@@ -74,7 +103,7 @@ class Redactor:
         """The secrets of `env` (key-like names, and `names`) and of the base URLs in `urls`."""
         chosen = {n for n in names if n} | {n for n in env if _KEY_LIKE.search(n)}
         values = [env[n] for n in chosen if env.get(n)]
-        values += [p for p in map(url_password, urls) if p]
+        values += [s for url in urls for s in url_secrets(url)]
         return cls(tuple(values))
 
     def __bool__(self) -> bool:
@@ -85,6 +114,27 @@ class Redactor:
         if self._pattern is None or not value:
             return value
         return self._pattern.sub(REDACTED, value)
+
+    def cut(self, text: str, limit: int, more: str = "...") -> str:
+        """`text` redacted, then cut to `limit` characters followed by `more` (where ``{left}``
+        stands for how many were left out); a ``[REDACTED]`` is never split, and a secret's start
+        (`MIN_PREFIX` characters or more) where the text is cut is redacted as the secret."""
+        text = self.text(text)
+        if len(text) <= limit:
+            return text
+        for found in re.finditer(re.escape(REDACTED), text[: limit + len(REDACTED)]):
+            if found.start() < limit < found.end():
+                limit = found.end()
+        kept = self._masked_tail(text[:limit])
+        return kept + more.replace("{left}", str(len(text) - limit)) if limit < len(text) else kept
+
+    def _masked_tail(self, kept: str) -> str:
+        """`kept` with a trailing start of a secret replaced: what follows it was cut off."""
+        for secret in self.secrets:
+            for size in range(min(len(secret) - 1, len(kept)), MIN_PREFIX - 1, -1):
+                if kept.endswith(secret[:size]):
+                    return kept[:-size] + REDACTED
+        return kept
 
     def data(self, value: Any) -> Any:
         """A copy of JSON-like `value` with every secret replaced, in keys and values."""
@@ -125,6 +175,10 @@ class Redactor:
             same = all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items()))
             return value if same else dict(pairs)
         return value
+
+
+#: The redactor of a run without secrets, and the default wherever text is cut.
+NO_SECRETS = Redactor()
 
 
 def placeholder_names(env: Mapping[str, str], names: Iterable[str]) -> list[str]:

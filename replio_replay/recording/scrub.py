@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..redact import without_credentials
+from ..redact import shown_url
 
-__all__ = ["REDACTED", "SECRET_HEADERS", "SECRET_QUERY", "find_secret", "scrub_headers", "scrub_url"]
+__all__ = ["REDACTED", "SECRET_HEADERS", "find_secret", "scrub_headers", "scrub_url"]
 
 REDACTED = "REDACTED"
 
@@ -20,9 +19,6 @@ SECRET_HEADERS = frozenset({
     "x-auth-token",
 })
 
-#: Query parameters whose values are replaced with REDACTED.
-SECRET_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token", "auth", "secret"})
-
 
 def scrub_headers(headers: dict[str, Any]) -> dict[str, Any]:
     """The headers without the secret ones."""
@@ -31,12 +27,7 @@ def scrub_headers(headers: dict[str, Any]) -> dict[str, Any]:
 
 def scrub_url(url: str) -> str:
     """The URL without credentials: no userinfo, key-like query parameters replaced by REDACTED."""
-    url = without_credentials(url) or url
-    parts = urlsplit(url)
-    if not parts.query:
-        return url
-    query = [(k, REDACTED if k.lower() in SECRET_QUERY else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-    return urlunsplit(parts._replace(query=urlencode(query)))
+    return shown_url(url, REDACTED)
 
 
 def find_secret(data: Any, secrets: Iterable[str]) -> str | None:

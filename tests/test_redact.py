@@ -1,0 +1,32 @@
+"""The redactor's cut: redacted first, never split, and a secret's start at the cut is a secret."""
+
+from __future__ import annotations
+
+from replio_replay.redact import REDACTED, Redactor, shown_url, url_secrets
+
+KEY = "sk-cut-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"
+
+
+def test_a_key_across_the_cut_is_redacted_whole() -> None:
+    assert Redactor((KEY,)).cut("x" * 40 + KEY + " tail", 80) == "x" * 40 + REDACTED + " tail"
+
+
+def test_the_cut_never_splits_the_mark() -> None:
+    assert Redactor((KEY,)).cut("x" * 75 + KEY + "y" * 20, 80) == "x" * 75 + REDACTED + "..."
+
+
+def test_a_start_of_a_key_where_the_text_is_cut_is_a_secret() -> None:
+    # the text itself was cut before (the key's end is not in it): its end is a cut point too
+    cut = Redactor((KEY,)).cut("x" * 76 + KEY[:30], 80, more=" ({left} more)")
+    assert cut == "x" * 76 + REDACTED + " (26 more)"
+    assert Redactor((KEY,)).cut("x" * 77 + "sk-" + "y" * 10, 80) == "x" * 77 + "sk-..."  # 3 characters say nothing
+
+
+def test_the_cut_counts_what_it_left_out_of_the_redacted_text() -> None:
+    assert Redactor((KEY,)).cut(KEY + "z" * 20, 15, more="[{left} more]") == REDACTED + "zzzzz[15 more]"
+
+
+def test_a_key_in_a_url_query_is_a_secret_and_never_shown() -> None:
+    url = "http://user:pw-1234567890@127.0.0.1:1/v1?api_key=query-key-123&model=m"
+    assert url_secrets(url) == ["pw-1234567890", "query-key-123"]
+    assert shown_url(url) == "http://127.0.0.1:1/v1?api_key=%5BREDACTED%5D&model=m"
