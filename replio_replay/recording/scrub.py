@@ -31,7 +31,8 @@ def scrub_url(url: str) -> str:
 
 
 def find_secret(data: Any, secrets: Iterable[str]) -> str | None:
-    """The path of the first value in `data` that contains one of `secrets`, else None."""
+    """The path of the first value in `data` that contains one of `secrets` (bytes read as UTF-8, what
+    is not UTF-8 replaced), else None."""
     wanted = [s for s in secrets if s and len(s) >= 4]
     if not wanted:
         return None

@@ -48,6 +48,9 @@ class AtomicPersister:
             from .yamlcodec import load_yaml
 
             where = find_secret(load_yaml(text, str(path)), leaked) or "its text"
+        else:  # a body that is not UTF-8 is written as base64 (!!binary): the key is in its bytes only
+            where = find_secret(cassette_dict, self.secrets)
+        if where is not None:
             raise CassetteError(
                 f"cassette {path} was not written: it would contain the live value of a secret (an API key, or "
                 f"a variable an MCP server reads) in {where}; keep it out of that field (a server should not "
