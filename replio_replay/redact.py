@@ -1,8 +1,10 @@
 """Secrets out of every output: the one redaction step, applied where results leave the process.
 
 The secrets are the values of the environment's key-like variables (`*_API_KEY`, `*_TOKEN`,
-`*_SECRET`, `*_PASSWORD`, and every variable a provider is configured to read its key from)
-and the passwords and key-like query parameters (`SECRET_QUERY`) in base URLs. A value under 8 characters is a placeholder a local server
+`*_SECRET`, `*_PASSWORD`, and every variable a provider or an MCP server is configured to read
+from), the credential alone of such a value written as an auth header's ``Scheme credential``
+(``Bearer <token>``; a Basic one's password too), and the passwords and key-like query
+parameters (`SECRET_QUERY`) in base URLs. A value under 8 characters is a placeholder a local server
 needs (`OPENAI_API_KEY=x`), not a secret: it is neither redacted nor refused in a cassette.
 Results are redacted once, as a run ends, before anything is written: goldens, JSON, JUnit,
 tables, the pytest plugin's reports and error messages all come from the redacted results.
@@ -14,6 +16,7 @@ prefix the final redaction no longer recognises, and it masks a secret's prefix 
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +38,8 @@ MIN_SECRET = 8
 MIN_PREFIX = 4
 
 _KEY_LIKE = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
+#: An auth header's value: a scheme word, then the credential.
+_SCHEME_CREDENTIAL = re.compile(r"([A-Za-z][\w.-]*) +(\S+)")
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -102,7 +107,7 @@ class Redactor:
                          urls: Iterable[str | None] = ()) -> Redactor:
         """The secrets of `env` (key-like names, and `names`) and of the base URLs in `urls`."""
         chosen = {n for n in names if n} | {n for n in env if _KEY_LIKE.search(n)}
-        values = [env[n] for n in chosen if env.get(n)]
+        values = [part for n in chosen if env.get(n) for part in _with_credential(env[n])]
         values += [s for url in urls for s in url_secrets(url)]
         return cls(tuple(values))
 
@@ -175,6 +180,22 @@ class Redactor:
             same = all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items()))
             return value if same else dict(pairs)
         return value
+
+
+def _with_credential(value: str) -> list[str]:
+    """`value`, and its credential when it is written as an auth header's ``Scheme credential``: a
+    server that echoes ``<token>`` of ``Bearer <token>`` hands out the secret all the same."""
+    found = _SCHEME_CREDENTIAL.fullmatch(value.strip())
+    if found is None:
+        return [value]
+    scheme, credential = found.groups()
+    if scheme.lower() != "basic":
+        return [value, credential]
+    try:
+        password = base64.b64decode(credential, validate=True).decode("utf-8").partition(":")[2]
+    except (ValueError, UnicodeDecodeError):
+        password = ""
+    return [value, credential, *filter(None, [password])]
 
 
 #: The redactor of a run without secrets, and the default wherever text is cut.

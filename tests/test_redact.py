@@ -30,3 +30,9 @@ def test_a_key_in_a_url_query_is_a_secret_and_never_shown() -> None:
     url = "http://user:pw-1234567890@127.0.0.1:1/v1?api_key=query-key-123&model=m"
     assert url_secrets(url) == ["pw-1234567890", "query-key-123"]
     assert shown_url(url) == "http://127.0.0.1:1/v1?api_key=%5BREDACTED%5D&model=m"
+
+
+def test_the_credential_of_an_auth_header_value_is_a_secret_of_its_own() -> None:
+    env = {"DOCS_AUTH": "Bearer token-0123456789", "BASIC_TOKEN": "Basic dXNlcjpwYXNzLTAxMjM0NTY3", "NAMED": "x"}
+    redactor = Redactor.from_environment(env, names=["DOCS_AUTH"])
+    assert redactor.text("echo token-0123456789, pass-01234567") == f"echo {REDACTED}, {REDACTED}"
