@@ -295,8 +295,10 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
             for r in plan.runs]
     from .recording.network import network_blocked
 
+    from .mcp.logs import routed
+
     with network_blocked(_live_mcp_urls(runs, plan.request.mcp_live)) if settings.record_mode is RecordMode.NONE \
-            else nullcontext():
+            else nullcontext(), routed(plan.redactor):
         _run_all(runs, options, outcome, observer)
     # The one redaction step: everything reported or approved from here on is free of secrets.
     outcome.runs = [plan.redactor.model(run) for run in outcome.runs]
