@@ -12,6 +12,10 @@ tables, the pytest plugin's reports and error messages all come from the redacte
 Text cut short during a run (a quoted answer, an error body, a tool result in the trace) is cut
 with `Redactor.cut` alone: it redacts the whole text first, so no cut can split a secret into a
 prefix the final redaction no longer recognises, and it masks a secret's prefix left where it cut.
+Text cut where no redactor is at hand (a tool's output capped for the model, pydantic showing a
+long value's start and end around ``...``) can still hold a part of a secret: a start or an end
+of one of `MIN_FRAGMENT` characters or more is redacted wherever it appears, so is refused in a
+cassette too. Shorter parts are left: they would also match public prefixes (``sk-ant-api03-``).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from pydantic import BaseModel
 
 __all__ = [
-    "MIN_PREFIX", "MIN_SECRET", "NO_SECRETS", "REDACTED", "SECRET_QUERY", "Redactor", "placeholder_names",
+    "MIN_FRAGMENT", "MIN_PREFIX", "MIN_SECRET", "NO_SECRETS", "REDACTED", "SECRET_QUERY", "Redactor", "placeholder_names",
     "shown_url", "url_secrets", "without_credentials",
 ]
 
@@ -36,6 +40,8 @@ MIN_SECRET = 8
 #: A secret's start this long where text is cut is taken for the secret itself; shorter ones
 #: (``sk-``) say nothing about it.
 MIN_PREFIX = 4
+#: A secret's start or end this long is redacted anywhere.
+MIN_FRAGMENT = 16
 
 _KEY_LIKE = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
 #: An auth header's value: a scheme word, then the credential.
@@ -100,7 +106,10 @@ class Redactor:
         wanted = sorted({s for s in self.secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
         object.__setattr__(self, "secrets", tuple(wanted))
         if wanted:
-            object.__setattr__(self, "_pattern", re.compile("|".join(map(re.escape, wanted))))
+            # A value with spaces (``Bearer <token>``) has its credential as a secret of its own.
+            parts = [*map(re.escape, wanted),
+                     *(f for s in wanted if len(s) > MIN_FRAGMENT and len(s.split()) == 1 for f in _fragments(s))]
+            object.__setattr__(self, "_pattern", re.compile("|".join(parts)))
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str], *, names: Iterable[str] = (),
@@ -119,6 +128,10 @@ class Redactor:
         if self._pattern is None or not value:
             return value
         return self._pattern.sub(REDACTED, value)
+
+    def found(self, text: str) -> bool:
+        """Whether `text` holds a secret, or a start or end of one (`MIN_FRAGMENT`)."""
+        return self._pattern is not None and self._pattern.search(text) is not None
 
     def cut(self, text: str, limit: int, more: str = "...") -> str:
         """`text` redacted, then cut to `limit` characters followed by `more` (where ``{left}``
@@ -180,6 +193,17 @@ class Redactor:
             same = all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items()))
             return value if same else dict(pairs)
         return value
+
+
+def _fragments(secret: str) -> tuple[str, str]:
+    """Patterns matching the longest start, and the longest end, of `secret` of `MIN_FRAGMENT`
+    characters or more (``abc(?:d(?:e)?)?``: one character more at a time, as many as there are)."""
+    start = end = ""
+    for ch in reversed(secret[MIN_FRAGMENT:-1]):
+        start = f"(?:{re.escape(ch)}{start})?"
+    for ch in secret[1:-MIN_FRAGMENT]:
+        end = f"(?:{end}{re.escape(ch)})?"
+    return re.escape(secret[:MIN_FRAGMENT]) + start, end + re.escape(secret[-MIN_FRAGMENT:])
 
 
 def _with_credential(value: str) -> list[str]:

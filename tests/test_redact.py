@@ -17,8 +17,8 @@ def test_the_cut_never_splits_the_mark() -> None:
 
 def test_a_start_of_a_key_where_the_text_is_cut_is_a_secret() -> None:
     # the text itself was cut before (the key's end is not in it): its end is a cut point too
-    cut = Redactor((KEY,)).cut("x" * 76 + KEY[:30], 80, more=" ({left} more)")
-    assert cut == "x" * 76 + REDACTED + " (26 more)"
+    cut = Redactor((KEY,)).cut("x" * 76 + KEY[:12], 80, more=" ({left} more)")
+    assert cut == "x" * 76 + REDACTED + " (8 more)"
     assert Redactor((KEY,)).cut("x" * 77 + "sk-" + "y" * 10, 80) == "x" * 77 + "sk-..."  # 3 characters say nothing
 
 
@@ -36,3 +36,12 @@ def test_the_credential_of_an_auth_header_value_is_a_secret_of_its_own() -> None
     env = {"DOCS_AUTH": "Bearer token-0123456789", "BASIC_TOKEN": "Basic dXNlcjpwYXNzLTAxMjM0NTY3", "NAMED": "x"}
     redactor = Redactor.from_environment(env, names=["DOCS_AUTH"])
     assert redactor.text("echo token-0123456789, pass-01234567") == f"echo {REDACTED}, {REDACTED}"
+
+
+def test_a_long_start_or_end_of_a_key_is_redacted_anywhere() -> None:
+    redactor = Redactor((KEY,))
+    shortened = f"input_value='{KEY[:24]}...{KEY[-24:]}'"  # as pydantic shows a long value
+    assert redactor.text(shortened) == f"input_value='{REDACTED}...{REDACTED}'"
+    assert redactor.text(f"{KEY[:40]}\n(output cut at 40 characters)") == f"{REDACTED}\n(output cut at 40 characters)"
+    assert redactor.text(KEY[:15] + " " + KEY[-15:]) == KEY[:15] + " " + KEY[-15:]  # too short to say
+    assert redactor.found(KEY[10:30]) is False and redactor.found("x" + KEY[:16]) is True

@@ -3,10 +3,10 @@ no live key appears anywhere in a cassette about to be written."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from ..redact import shown_url
+from ..redact import Redactor, shown_url
 
 __all__ = ["REDACTED", "SECRET_HEADERS", "find_secret", "scrub_headers", "scrub_url"]
 
@@ -30,14 +30,13 @@ def scrub_url(url: str) -> str:
     return shown_url(url, REDACTED)
 
 
-def find_secret(data: Any, secrets: Iterable[str]) -> str | None:
-    """The path of the first value in `data` that contains one of `secrets` (bytes read as UTF-8, what
-    is not UTF-8 replaced), else None."""
-    wanted = [s for s in secrets if s and len(s) >= 4]
-    if not wanted:
+def find_secret(data: Any, secrets: Redactor) -> str | None:
+    """The path of the first value in `data` that holds one of `secrets` or a long part of one
+    (`Redactor.found`; bytes read as UTF-8, what is not UTF-8 replaced), else None."""
+    if not secrets:
         return None
     for path, value in _leaves(data, ""):
-        if any(s in value for s in wanted):
+        if secrets.found(value):
             return path or "(root)"
     return None
 

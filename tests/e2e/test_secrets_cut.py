@@ -26,7 +26,8 @@ def _reply(message: dict[str, Any]) -> Reply:
 
 def _splitting(seen: Seen) -> Reply:
     """ANSWER: an answer quoted to 80 characters; ERROR: an error body cut at 160; TRACE: a tool
-    result kept to 4,000 characters in the trace. Each has the key's prefix end at the cut."""
+    result kept to 4,000 characters in the trace; LINE: a line file_read shows 2,000 characters of
+    (a cut where no redactor is at hand). Each has the key's prefix end at the cut."""
     body = seen.json()
     task = next(m["content"] for m in body["messages"] if m["role"] == "user")
     if task.startswith("ANSWER"):
@@ -36,7 +37,7 @@ def _splitting(seen: Seen) -> Reply:
     if any(m["role"] == "tool" for m in body["messages"]):
         return _reply({"content": "read it"})
     return _reply({"content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
-        "name": "file_read", "arguments": json.dumps({"path": "secret.txt"})}}]})
+        "name": "file_read", "arguments": json.dumps({"path": task.split()[2]})}}]})
 
 
 def _project(root: Path) -> Path:
@@ -47,6 +48,8 @@ def _project(root: Path) -> Path:
     (fixtures / "error.json").write_text(json.dumps({"task": "ERROR: fail"}))
     (fixtures / "trace.json").write_text(json.dumps({"task": "TRACE: read secret.txt",
                                                      "files": {"secret.txt": "\n".join(TRACE_LINES) + "\n"}}))
+    (fixtures / "line.json").write_text(json.dumps({"task": "LINE: read long.txt",
+                                                    "files": {"long.txt": "d" * 1960 + KEY + "\n"}}))
     (root / ".replio" / "config.json").write_text(json.dumps({"provider": "openai:test-model"}))
     return root
 
@@ -78,6 +81,7 @@ def test_a_key_cut_at_each_limit_leaves_no_prefix_in_any_output(tmp_path: Path, 
     assert "y" * 120 + "[REDACTED]" in fixtures["error"]["error"]
     result = fixtures["trace"]["trace"][0]["result"]
     assert "c" * 1334 + "[REDACTED]\n" in result and result.endswith("[... cut: 79 more characters not shown]")
+    assert fixtures["line"]["trace"][0]["result"] == "     1  " + "d" * 1960 + "[REDACTED]"
     outputs = "".join(r.stdout + r.stderr for r in runs) + "".join(p.read_text() for p in out.iterdir())
     assert PREFIX[:8] not in outputs
 
