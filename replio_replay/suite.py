@@ -293,9 +293,8 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     )
     runs = [PlannedRun(r.provider, r.toolset, [c for c in r.cases if only is None or only(r, c)])
             for r in plan.runs]
-    from .recording.network import network_blocked
-
     from .mcp.logs import routed
+    from .recording.network import network_blocked
 
     with network_blocked(_live_mcp_urls(runs, plan.request.mcp_live)) if settings.record_mode is RecordMode.NONE \
             else nullcontext(), routed(plan.redactor):

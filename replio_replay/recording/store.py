@@ -44,6 +44,7 @@ class AtomicPersister:
         """Write `cassette_dict` (vcrpy's format: version and interactions) through `serializer`."""
         path = Path(cassette_path)
         text = serializer.serialize(cassette_dict)
+        where: str | None = None
         if self.secrets.found(text):
             from .yamlcodec import load_yaml
 
