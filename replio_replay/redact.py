@@ -21,6 +21,7 @@ cassette too. Shorter parts are left: they would also match public prefixes (``s
 from __future__ import annotations
 
 import base64
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -100,16 +101,25 @@ class Redactor:
     """Replaces every secret in text and data with ``[REDACTED]``."""
 
     secrets: tuple[str, ...] = ()
+    #: Every secret, and the first and last `MIN_FRAGMENT` characters of each long one: where
+    #: one of these is found, `_spans` looks at what surrounds it.
     _pattern: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _every: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)  # overlapping too
+    _secrets_of: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         wanted = sorted({s for s in self.secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
         object.__setattr__(self, "secrets", tuple(wanted))
-        if wanted:
+        for secret in wanted:
+            self._secrets_of.setdefault(secret, []).append(secret)
             # A value with spaces (``Bearer <token>``) has its credential as a secret of its own.
-            parts = [*map(re.escape, wanted),
-                     *(f for s in wanted if len(s) > MIN_FRAGMENT and len(s.split()) == 1 for f in _fragments(s))]
-            object.__setattr__(self, "_pattern", re.compile("|".join(parts)))
+            if len(secret) > MIN_FRAGMENT and len(secret.split()) == 1:
+                for anchor in {secret[:MIN_FRAGMENT], secret[-MIN_FRAGMENT:]}:
+                    self._secrets_of.setdefault(anchor, []).append(secret)
+        if wanted:
+            literals = "|".join(map(re.escape, sorted(self._secrets_of, key=len, reverse=True)))
+            object.__setattr__(self, "_pattern", re.compile(literals))
+            object.__setattr__(self, "_every", re.compile(f"(?=({literals}))"))
 
     @classmethod
     def from_environment(cls, env: Mapping[str, str], *, names: Iterable[str] = (),
@@ -125,9 +135,33 @@ class Redactor:
 
     def text(self, value: str) -> str:
         """`value` with every secret replaced."""
-        if self._pattern is None or not value:
+        if self._pattern is None or not value or self._pattern.search(value) is None:
             return value
-        return self._pattern.sub(REDACTED, value)
+        out, done = [], 0
+        for start, end in self._spans(value):
+            out += [value[done:start], REDACTED]
+            done = end
+        return "".join([*out, value[done:]])
+
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        """Where `text` holds a secret or a long start or end of one, overlapping ones joined."""
+        found = []
+        for match in self._every.finditer(text) if self._every is not None else ():
+            literal, at = match.group(1), match.start()
+            for secret in self._secrets_of[literal]:
+                if secret.startswith(literal):
+                    found.append((at, at + len(os.path.commonprefix([text[at:at + len(secret)], secret]))))
+                if secret.endswith(literal):
+                    end = at + len(literal)
+                    before = text[max(0, end - len(secret)):end]
+                    found.append((end - len(os.path.commonprefix([before[::-1], secret[::-1]])), end))
+        joined: list[tuple[int, int]] = []
+        for start, end in sorted(found):
+            if joined and start < joined[-1][1]:
+                joined[-1] = (joined[-1][0], max(end, joined[-1][1]))
+            else:
+                joined.append((start, end))
+        return joined
 
     def found(self, text: str) -> bool:
         """Whether `text` holds a secret, or a start or end of one (`MIN_FRAGMENT`)."""
@@ -193,17 +227,6 @@ class Redactor:
             same = all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items()))
             return value if same else dict(pairs)
         return value
-
-
-def _fragments(secret: str) -> tuple[str, str]:
-    """Patterns matching the longest start, and the longest end, of `secret` of `MIN_FRAGMENT`
-    characters or more (``abc(?:d(?:e)?)?``: one character more at a time, as many as there are)."""
-    start = end = ""
-    for ch in reversed(secret[MIN_FRAGMENT:-1]):
-        start = f"(?:{re.escape(ch)}{start})?"
-    for ch in secret[1:-MIN_FRAGMENT]:
-        end = f"(?:{end}{re.escape(ch)})?"
-    return re.escape(secret[:MIN_FRAGMENT]) + start, end + re.escape(secret[-MIN_FRAGMENT:])
 
 
 def _with_credential(value: str) -> list[str]:

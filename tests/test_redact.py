@@ -45,3 +45,8 @@ def test_a_long_start_or_end_of_a_key_is_redacted_anywhere() -> None:
     assert redactor.text(f"{KEY[:40]}\n(output cut at 40 characters)") == f"{REDACTED}\n(output cut at 40 characters)"
     assert redactor.text(KEY[:15] + " " + KEY[-15:]) == KEY[:15] + " " + KEY[-15:]  # too short to say
     assert redactor.found(KEY[10:30]) is False and redactor.found("x" + KEY[:16]) is True
+
+
+def test_overlapping_secrets_are_redacted_together() -> None:
+    # matched one after the other, the first would have left the second's end in the text
+    assert Redactor(("abcdefgh12", "12345678xy")).text("<abcdefgh12345678xy>") == f"<{REDACTED}>"
