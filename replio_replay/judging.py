@@ -12,6 +12,7 @@ from typing import Any
 from .engine import Transcript
 from .fixtures.model import Fixture
 from .metrics import accuracy, redundant
+from .redact import NO_SECRETS, Redactor
 from .results import FixtureResult, Status, TraceCall
 from .verifier import Evidence, verify
 
@@ -23,17 +24,15 @@ _UNFINISHED = (Status.ERROR, Status.CANCELLED)
 RESULT_CAP = 4000
 
 
-def _capped(text: str) -> str:
-    if len(text) <= RESULT_CAP:
-        return text
-    return text[:RESULT_CAP] + f"\n[... cut: {len(text) - RESULT_CAP} more characters not shown]"
-
-
-def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] | None = None) -> FixtureResult:
-    """A transcript judged: trace, metrics and the verifier's verdict."""
-    trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=_capped(r.result)) for r in t.records]
+def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] | None = None,
+                     redactor: Redactor = NO_SECRETS) -> FixtureResult:
+    """A transcript judged: trace, metrics and the verifier's verdict; what is cut for the trace and
+    the reasons is cut by `redactor`."""
+    more = "\n[... cut: {left} more characters not shown]"
+    trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=redactor.cut(r.result, RESULT_CAP, more))
+             for r in t.records]
     names = [c.name for c in trace]
-    passed, reasons = verify(fixture, Evidence(trace, t.answer, t.files))
+    passed, reasons = verify(fixture, Evidence(trace, t.answer, t.files, redactor))
     if t.status in _UNFINISHED:
         passed, reasons = False, [f"the run ended in {t.status.value}"]
     extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}

@@ -26,6 +26,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer
 
+from .redact import NO_SECRETS, Redactor
 from .regex import compile_regex, regex_search
 
 __all__ = [
@@ -214,9 +215,9 @@ def shown(wanted: Mapping[str, Any]) -> dict[str, Any]:
     return {k: written(e) for k, e in wanted.items()}
 
 
-def quoted(text: str, limit: int = 80) -> str:
-    """The start of `text` as a JSON string, for a message."""
-    return json.dumps(text if len(text) <= limit else text[:limit] + "...", ensure_ascii=False)
+def quoted(text: str, limit: int = 80, redactor: Redactor = NO_SECRETS) -> str:
+    """The start of `text` as a JSON string, for a message, redacted before it is cut."""
+    return json.dumps(redactor.cut(text, limit), ensure_ascii=False)
 
 
 #: A pydantic field type: a literal, or an operator object validated into a `Matcher`.

@@ -25,7 +25,7 @@ from .judging import cancelled_result, judge_transcript
 from .metrics import summarize
 from .providers.base import ChatRequest, ChatResponse, Exchange, Provider
 from .recording.base import SessionFactory, live_session
-from .redact import without_credentials
+from .redact import NO_SECRETS, Redactor, shown_url
 from .results import FixtureResult, RunResult, Status
 from .tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
 from .tools.permissions import Category, Permissions
@@ -63,6 +63,7 @@ class RunOptions:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))  # what MCP servers' `from_env` read
     project: Path | None = None  # what `{project}` stands for in an MCP server's command
     hurry: threading.Event = field(default_factory=threading.Event)  # set: the grace ends now
+    redactor: Redactor = NO_SECRETS  # the secrets nothing cut short during the run may show a part of
 
     def observed(self, observer: Observer | None, label: str) -> RunOptions:
         """These options, reporting each fixture's start and end to `observer` as the run `label`."""
@@ -88,7 +89,7 @@ def run_fixture(
     settings = {
         "provider": provider.settings.name,
         "model": provider.model,
-        "base_url": without_credentials(provider.settings.base_url),
+        "base_url": provider.settings.base_url and shown_url(provider.settings.base_url),
         "tools": case.toolset.name,
         **permissions.to_json(),
     }
@@ -109,7 +110,7 @@ def run_fixture(
                 offered = case.offered if mcp is None else _with_mcp(case, mcp.open())
                 session.offered = offered
                 toolbox = Toolbox(ctx, permissions, offered)
-                exchange = Exchange(fixture.id, session.transport)
+                exchange = Exchange(fixture.id, session.transport, options.redactor)
 
                 def generate(request: ChatRequest) -> ChatResponse:
                     if case.trial != 1:
@@ -131,12 +132,12 @@ def run_fixture(
             session.finish(transcript.status)
         except ReplioError as exc:
             transcript.status, transcript.error = Status.ERROR, str(exc)
-        result = judge_transcript(fixture, transcript, session.extras)
+        result = judge_transcript(fixture, transcript, session.extras, options.redactor)
     except ReplioError as exc:
-        result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=str(exc)))
+        result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=str(exc)), redactor=options.redactor)
     except Exception as exc:  # a harness bug ends this fixture, never the suite
         error = f"internal error: {type(exc).__name__}: {exc}"
-        result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=error))
+        result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=error), redactor=options.redactor)
     if case.trial != 1:
         result = result.model_copy(update={"trial": case.trial})
     if case.offered.titles:

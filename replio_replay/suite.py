@@ -288,6 +288,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
         limits=Limits(settings.max_turns, settings.max_calls), jobs=settings.jobs, timing=plan.request.timing,
         tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
         env=settings.env.values, project=settings.project.resolve(), hurry=hurry or threading.Event(),
+        redactor=plan.redactor,
     )
     sessions = None
     if settings.record_mode is not None:
@@ -303,10 +304,11 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     )
     runs = [PlannedRun(r.provider, r.toolset, [c for c in r.cases if only is None or only(r, c)])
             for r in plan.runs]
+    from .mcp.logs import routed
     from .recording.network import network_blocked
 
     with network_blocked(_live_mcp_urls(runs, plan.request.mcp_live)) if settings.record_mode is RecordMode.NONE \
-            else nullcontext():
+            else nullcontext(), routed(plan.redactor):
         _run_all(runs, options, outcome, observer)
     recorded_again = []
     if sessions is not None and sessions.mode is RecordMode.STALE:

@@ -20,6 +20,7 @@ from enum import Enum
 from typing import Any, Protocol
 
 from .matchers import matches, matches_all, optional, written
+from .redact import NO_SECRETS, Redactor
 
 __all__ = ["MatchMode", "Call", "call_matches", "call_problem", "in_order", "mismatches", "trajectory_matches"]
 
@@ -51,15 +52,16 @@ def call_matches(expected: Any, call: Call) -> bool:
                 and matches_all(expected.arguments, call.arguments, extra=expected.extra_arguments))
 
 
-def call_problem(expected: Any, call: Call) -> str | None:
-    """Why `call` is not the `expected` one (the first difference), or None when it is."""
+def call_problem(expected: Any, call: Call, redactor: Redactor = NO_SECRETS) -> str | None:
+    """Why `call` is not the `expected` one (the first difference), or None when it is; the values
+    it quotes are cut by `redactor`."""
     if isinstance(expected, str):
         return None if call.name == expected else f"called {call.name}, expected {expected}"
     if call.name != expected.name:
         return f"called {call.name}, expected {expected.name}"
     args = call.arguments
     if not isinstance(args, dict):
-        return f"{call.name}'s arguments are not a JSON object: {_short(args)}"
+        return f"{call.name}'s arguments are not a JSON object: {_short(args, redactor)}"
     if not expected.extra_arguments:
         extra = [k for k in args if k not in expected.arguments]
         if extra:
@@ -69,12 +71,15 @@ def call_problem(expected: Any, call: Call) -> str | None:
             if not optional(want):
                 return f"{call.name} is missing the argument {key!r}"
         elif not matches(want, args[key]):
-            return f"{call.name}'s argument {key!r} is {_short(args[key])}, expected {_short(written(want))}"
+            return (f"{call.name}'s argument {key!r} is {_short(args[key], redactor)}, "
+                    f"expected {_short(written(want), redactor)}")
     return None
 
 
-def mismatches(calls: Sequence[Call], expected: Sequence[Any], mode: MatchMode) -> list[str]:
-    """What keeps `calls` from matching `expected` under `mode`, for a reason line (empty: they match)."""
+def mismatches(calls: Sequence[Call], expected: Sequence[Any], mode: MatchMode,
+               redactor: Redactor = NO_SECRETS) -> list[str]:
+    """What keeps `calls` from matching `expected` under `mode`, for a reason line (empty: they match);
+    the values it quotes are cut by `redactor`."""
     if trajectory_matches(calls, expected, mode):
         return []
     names, wanted = [c.name for c in calls], [_name(e) for e in expected]
@@ -82,12 +87,12 @@ def mismatches(calls: Sequence[Call], expected: Sequence[Any], mode: MatchMode) 
         return [f"{len(calls)} calls {names}, expected {len(expected)} {wanted} ({mode.value})"]
     if mode is MatchMode.STRICT:
         return [f"call {i}: {why}" for i, (e, c) in enumerate(zip(expected, calls), 1)
-                if (why := call_problem(e, c)) is not None]
+                if (why := call_problem(e, c, redactor)) is not None]
     unmatched = [e for e in expected if not any(call_matches(e, c) for c in calls)]
     if not unmatched:
         return [f"calls {names} cannot be paired one to one with {wanted} ({mode.value})"]
-    return [f"no call matches {_short(_written_call(e))}"
-            + (f": {call_problem(e, near[0])}" if (near := [c for c in calls if c.name == _name(e)]) else "")
+    return [f"no call matches {_short(_written_call(e), redactor)}"
+            + (f": {call_problem(e, near[0], redactor)}" if (near := [c for c in calls if c.name == _name(e)]) else "")
             for e in unmatched]
 
 
@@ -99,9 +104,8 @@ def _written_call(expected: Any) -> Any:
     return expected if isinstance(expected, str) else {expected.name: {k: written(m) for k, m in expected.arguments.items()}}
 
 
-def _short(value: Any, limit: int = 160) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    return text if len(text) <= limit else text[:limit] + "..."
+def _short(value: Any, redactor: Redactor, limit: int = 160) -> str:
+    return redactor.cut(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str), limit)
 
 
 def trajectory_matches(calls: Sequence[Call], expected: Sequence[Any], mode: MatchMode) -> bool:

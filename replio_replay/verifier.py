@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from .fixtures.model import FileCheck, Fixture, Verifier
 from .matchers import Matcher, matches, matches_all, quoted, shown, written
+from .redact import NO_SECRETS, Redactor
 from .results import TraceCall
 from .trajectory import in_order, mismatches, trajectory_matches
 
@@ -23,11 +24,13 @@ __all__ = ["CHECKS", "Evidence", "verify"]
 
 @dataclass(frozen=True)
 class Evidence:
-    """What a run did: its calls, its answer, and each checked file's content (None: no such file)."""
+    """What a run did: its calls, its answer, and each checked file's content (None: no such file);
+    and the run's secrets, which reasons quote nothing of."""
 
     trace: Sequence[TraceCall] = ()
     answer: str = ""
     files: Mapping[str, str | None] = field(default_factory=dict)
+    redactor: Redactor = NO_SECRETS
 
 
 Check = Callable[[Verifier, Fixture, Evidence], list[str]]
@@ -89,7 +92,7 @@ def check_match_expected(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
         return ["match_expected: true needs an `expected` list in the fixture"]
     if trajectory_matches(ev.trace, fx.expected, fx.match):
         return []
-    return [f"match_expected: {why}" for why in mismatches(ev.trace, fx.expected, fx.match)]
+    return [f"match_expected: {why}" for why in mismatches(ev.trace, fx.expected, fx.match, ev.redactor)]
 
 
 def check_answer(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
@@ -99,15 +102,16 @@ def check_answer(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
         held = v.answer.test(ev.answer)
     else:  # a literal is the whole answer, surrounding whitespace aside
         held = isinstance(v.answer, str) and ev.answer.strip() == v.answer.strip()
-    return [] if held else [f"answer: expected {_show(v.answer)}, the answer is {quoted(ev.answer)}"]
+    return [] if held else [f"answer: expected {_show(v.answer)}, the answer is {quoted(ev.answer, redactor=ev.redactor)}"]
 
 
 def check_files(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
     return [f"files.{path}: {why}" for path, check in v.files.items()
-            if (why := _file_problem(check, ev.files.get(path), fx.files.get(path))) is not None]
+            if (why := _file_problem(check, ev.files.get(path), fx.files.get(path), ev.redactor)) is not None]
 
 
-def _file_problem(check: FileCheck, content: str | None, provisioned: str | None) -> str | None:
+def _file_problem(check: FileCheck, content: str | None, provisioned: str | None,
+                  redactor: Redactor) -> str | None:
     """Why the file does not satisfy `check`, or None."""
     if check.kind == "missing":
         return None if content is None else "the file exists; it should have been removed"
@@ -118,10 +122,10 @@ def _file_problem(check: FileCheck, content: str | None, provisioned: str | None
     if check.kind == "unchanged":
         if provisioned is None:
             return "the fixture did not provision it, so it cannot be unchanged; it was created"
-        return None if content == provisioned else f"it changed; it now starts {quoted(content)}"
+        return None if content == provisioned else f"it changed; it now starts {quoted(content, redactor=redactor)}"
     if matches(check.matcher, content):
         return None
-    return f"expected {_show(check.matcher)}, it holds {quoted(content)}"
+    return f"expected {_show(check.matcher)}, it holds {quoted(content, redactor=redactor)}"
 
 
 def _show(expectation: object) -> str:

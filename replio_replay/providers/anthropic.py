@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+
 from .base import ChatRequest, ChatResponse
-from .http import HTTPProvider
+from .http import HTTPProvider, joined
 from .wire import anthropic as wire
 
 __all__ = ["AnthropicProvider"]
@@ -27,7 +29,8 @@ class AnthropicProvider(HTTPProvider):
 
     @property
     def url(self) -> str:
-        return self.base_url + ("/messages" if self.base_url.endswith("/v1") else "/v1/messages")
+        versioned = httpx.URL(self.base_url).path.rstrip("/").endswith("/v1")
+        return joined(self.base_url, "/messages" if versioned else "/v1/messages")
 
     def headers(self) -> dict[str, str]:
         headers = {"anthropic-version": wire.API_VERSION}

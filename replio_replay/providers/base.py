@@ -12,6 +12,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
+from ..redact import NO_SECRETS, Redactor
+
 if TYPE_CHECKING:
     import httpx
 
@@ -90,10 +92,12 @@ class ChatResponse:
 
 @dataclass(frozen=True)
 class Exchange:
-    """Per-fixture context a provider sends through: the transport and the fixture's id."""
+    """Per-fixture context a provider sends through: the transport, the fixture's id, and the run's
+    secrets, which the start of a body quoted in an error shows nothing of."""
 
     fixture_id: str
     transport: httpx.BaseTransport | None = None
+    redactor: Redactor = NO_SECRETS
 
 
 @dataclass(frozen=True)

@@ -31,13 +31,13 @@ from ..errors import (
     ProviderHTTPError,
     ProviderResponseError,
 )
-from ..redact import without_credentials
+from ..redact import NO_SECRETS, Redactor, shown_url, without_credentials
 from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings
 from .bounded import BoundedTransport, ResponseTooLarge
 from .retry import RETRY_STATUSES, Backoff, Retryable, Sleep, retry_after_seconds, with_retries
 from .wire import clean, clean_text, preview
 
-__all__ = ["REPLAYED", "Endpoint", "HTTPProvider", "Pools", "dumps", "post_json", "shared_ssl_context"]
+__all__ = ["REPLAYED", "Endpoint", "HTTPProvider", "Pools", "dumps", "joined", "post_json", "shared_ssl_context"]
 
 #: The response extension a cassette sets on what it replays: the URL it was recorded from, which
 #: messages name (so a replay says what the recording said), and retries do not wait again.
@@ -120,7 +120,7 @@ def dumps(body: Any) -> bytes:
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where a request goes and what its error messages should name."""
+    """Where a request goes and what its error messages should name (`shown`: never a key)."""
 
     provider: str
     url: str
@@ -128,22 +128,28 @@ class Endpoint:
     key_env: str | None = None
     has_key: bool = False
     base_url_env: str | None = None
+    redactor: Redactor = NO_SECRETS
+
+    @property
+    def shown(self) -> str:
+        """The URL as messages name it: no userinfo, no key-like query value."""
+        return shown_url(self.url)
 
 
-def _server_message(raw: bytes) -> str:
+def _server_message(raw: bytes, redactor: Redactor) -> str:
     """What the server said went wrong: its JSON error message, else the body's start."""
     try:
         data = json.loads(raw)
     except ValueError:
-        return preview(raw, 160)
+        return preview(raw, 160, redactor)
     if isinstance(data, dict):
         error = data.get("error")
         if isinstance(error, dict) and error.get("message"):
-            return preview(str(error["message"]), 160)
+            return preview(str(error["message"]), 160, redactor)
         for candidate in (error, data.get("message"), data.get("detail")):
             if isinstance(candidate, str) and candidate:
-                return preview(candidate, 160)
-    return preview(raw, 160)
+                return preview(candidate, 160, redactor)
+    return preview(raw, 160, redactor)
 
 
 def _reason(exc: Exception) -> str:
@@ -164,14 +170,14 @@ def _auth_error(ep: Endpoint, status: int, said: str) -> ProviderAuthError:
             f"providers.{ep.provider}.api_key_env in .replio/config.json"
         )
     return ProviderAuthError(
-        f"{ep.provider}: authentication failed (HTTP {status} from {ep.url}): {said}; {hint}"
+        f"{ep.provider}: authentication failed (HTTP {status} from {ep.shown}): {said}; {hint}"
     )
 
 
 def _connect_error(ep: Endpoint, exc: Exception) -> ProviderConnectError:
     where = "--base-url" + (f", {ep.base_url_env}" if ep.base_url_env else "")
     return ProviderConnectError(
-        f"{ep.provider}: cannot connect to {ep.base_url} ({_reason(exc)}); is the server running? "
+        f"{ep.provider}: cannot connect to {shown_url(ep.base_url)} ({_reason(exc)}); is the server running? "
         f"Set the URL with {where} or providers.{ep.provider}.base_url in .replio/config.json"
     )
 
@@ -193,7 +199,7 @@ def _attempt(
     except httpx.TimeoutException as exc:
         def no_answer(tries: str) -> ProviderConnectError:
             return ProviderConnectError(
-                f"{ep.provider}: no response from {ep.url} within {timeout:g} s ({tries}); "
+                f"{ep.provider}: no response from {ep.shown} within {timeout:g} s ({tries}); "
                 f"check the server or raise providers.{ep.provider}.timeout in .replio/config.json"
             )
 
@@ -202,7 +208,7 @@ def _attempt(
         raise no_answer("1 attempt; not retried: the server may still be working on it") from None
     except ResponseTooLarge as exc:
         raise ProviderResponseError(
-            f"{ep.provider}: the response from {ep.url} was refused: {exc}; raise max_response_bytes "
+            f"{ep.provider}: the response from {ep.shown} was refused: {exc}; raise max_response_bytes "
             "in .replio/config.json if that is expected"
         ) from None
     except httpx.ConnectError as exc:  # refused or unresolvable: another try will not help
@@ -211,7 +217,7 @@ def _attempt(
         reason = _reason(exc)
         raise Retryable(
             lambda tries: ProviderConnectError(
-                f"{ep.provider}: the connection to {ep.url} was dropped ({reason}) ({tries})"
+                f"{ep.provider}: the connection to {ep.shown} was dropped ({reason}) ({tries})"
             )
         ) from None
     except httpx.TransportError as exc:  # an unsupported scheme, a proxy error, ...
@@ -227,10 +233,10 @@ def _attempt(
         except (ValueError, RecursionError):  # not JSON, or nested past what Python can read
             kind = response.headers.get("content-type", "no content-type")
             raise ProviderResponseError(
-                f"{ep.provider}: the response from {ep.url} is not JSON (HTTP {status}, {kind}); "
-                f"the body starts: {preview(raw)}"
+                f"{ep.provider}: the response from {ep.shown} is not JSON (HTTP {status}, {kind}); "
+                f"the body starts: {preview(raw, redactor=ep.redactor)}"
             ) from None
-    said = _server_message(raw)
+    said = _server_message(raw, ep.redactor)
     if status in (401, 403):
         raise _auth_error(ep, status, said)
     if status in RETRY_STATUSES:
@@ -238,16 +244,16 @@ def _attempt(
         wait = 0.0 if recorded_from else retry_after_seconds(response.headers.get("retry-after"))
         if wait is not None and wait > backoff.retry_after_max:
             raise ProviderHTTPError(
-                f"{ep.provider}: HTTP {status} from {ep.url}: {said}; the server asks to retry "
+                f"{ep.provider}: HTTP {status} from {ep.shown}: {said}; the server asks to retry "
                 f"after {wait:g} s, longer than replio waits ({backoff.retry_after_max:g} s)"
             )
         raise Retryable(
             lambda tries: ProviderHTTPError(
-                f"{ep.provider}: HTTP {status} from {ep.url} ({tries}): {said}"
+                f"{ep.provider}: HTTP {status} from {ep.shown} ({tries}): {said}"
             ),
             wait,
         )
-    raise ProviderHTTPError(f"{ep.provider}: HTTP {status} from {ep.url}: {said}")
+    raise ProviderHTTPError(f"{ep.provider}: HTTP {status} from {ep.shown}: {said}")
 
 
 def post_json(
@@ -291,6 +297,12 @@ def _cleaned(response: ChatResponse) -> ChatResponse:
     return dataclasses.replace(response, text=clean_text(response.text), tool_calls=calls)
 
 
+def joined(base_url: str, path: str) -> str:
+    """`path` appended to the path of `base_url`, whose query stays the query."""
+    base = httpx.URL(base_url)
+    return str(base.copy_with(path=base.path.rstrip("/") + path))
+
+
 def _basic_auth(url: str) -> dict[str, str]:
     parts = httpx.URL(url)
     if not parts.userinfo:
@@ -328,7 +340,7 @@ class HTTPProvider(Provider):
         url = url.strip().rstrip("/")
         where = "--base-url" + (f", {self.base_url_env}" if self.base_url_env else "")
         fix = f"set it with {where} or providers.{self.settings.name}.base_url in .replio/config.json"
-        shown = without_credentials(url) if url.startswith(("http://", "https://")) else url
+        shown = shown_url(url) if url.startswith(("http://", "https://")) else url
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"{self.settings.name}: base URL {shown!r} must start with http:// or https:// ({fix})")
         try:
@@ -342,10 +354,10 @@ class HTTPProvider(Provider):
     @property
     def url(self) -> str:
         """The full URL requests are sent to."""
-        return self.base_url + self.path
+        return joined(self.base_url, self.path)
 
-    def endpoint(self) -> Endpoint:
-        """The target and what error messages name."""
+    def endpoint(self, redactor: Redactor = NO_SECRETS) -> Endpoint:
+        """The target and what error messages name, quoting nothing of `redactor`'s secrets."""
         return Endpoint(
             provider=self.settings.name,
             url=self.url,
@@ -353,6 +365,7 @@ class HTTPProvider(Provider):
             key_env=self.settings.api_key_env,
             has_key=bool(self.settings.api_key),
             base_url_env=self.base_url_env,
+            redactor=redactor,
         )
 
     def headers(self) -> dict[str, str]:
@@ -373,7 +386,7 @@ class HTTPProvider(Provider):
         transport = exchange.transport if exchange.transport is not None else self.transport()
         data = post_json(
             transport,
-            self.endpoint(),
+            self.endpoint(exchange.redactor),
             self.encode(request),
             headers={**self.basic_auth, **self.headers()},
             timeout=self.settings.timeout,

@@ -3,13 +3,12 @@ no live key appears anywhere in a cassette about to be written."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..redact import without_credentials
+from ..redact import Redactor, shown_url
 
-__all__ = ["REDACTED", "SECRET_HEADERS", "SECRET_QUERY", "find_secret", "scrub_headers", "scrub_url"]
+__all__ = ["REDACTED", "SECRET_HEADERS", "find_secret", "scrub_headers", "scrub_url"]
 
 REDACTED = "REDACTED"
 
@@ -20,9 +19,6 @@ SECRET_HEADERS = frozenset({
     "x-auth-token",
 })
 
-#: Query parameters whose values are replaced with REDACTED.
-SECRET_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token", "auth", "secret"})
-
 
 def scrub_headers(headers: dict[str, Any]) -> dict[str, Any]:
     """The headers without the secret ones."""
@@ -31,21 +27,16 @@ def scrub_headers(headers: dict[str, Any]) -> dict[str, Any]:
 
 def scrub_url(url: str) -> str:
     """The URL without credentials: no userinfo, key-like query parameters replaced by REDACTED."""
-    url = without_credentials(url) or url
-    parts = urlsplit(url)
-    if not parts.query:
-        return url
-    query = [(k, REDACTED if k.lower() in SECRET_QUERY else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-    return urlunsplit(parts._replace(query=urlencode(query)))
+    return shown_url(url, REDACTED)
 
 
-def find_secret(data: Any, secrets: Iterable[str]) -> str | None:
-    """The path of the first value in `data` that contains one of `secrets`, else None."""
-    wanted = [s for s in secrets if s and len(s) >= 4]
-    if not wanted:
+def find_secret(data: Any, secrets: Redactor) -> str | None:
+    """The path of the first value in `data` that holds one of `secrets` or a long part of one
+    (`Redactor.found`; bytes read as UTF-8, what is not UTF-8 replaced), else None."""
+    if not secrets:
         return None
     for path, value in _leaves(data, ""):
-        if any(s in value for s in wanted):
+        if secrets.found(value):
             return path or "(root)"
     return None
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..atomic import atomic_write
 from ..errors import CassetteError
+from ..redact import Redactor
 from .cassette import Request, interactions
 from .scrub import find_secret
 
@@ -19,7 +20,7 @@ class AtomicPersister:
     """Loads with errors naming the file, saves atomically, refuses secrets."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self.secrets = [s for s in secrets if s]
+        self.secrets = Redactor(tuple(secrets))
 
     def load_cassette(self, cassette_path: str | Path, serializer: Any) -> tuple[list[Request], list[dict[str, Any]]]:
         """The cassette's requests and responses, as vcrpy's `deserialize` returns them."""
@@ -43,11 +44,14 @@ class AtomicPersister:
         """Write `cassette_dict` (vcrpy's format: version and interactions) through `serializer`."""
         path = Path(cassette_path)
         text = serializer.serialize(cassette_dict)
-        leaked = [s for s in self.secrets if s in text]
-        if leaked:
+        where: str | None = None
+        if self.secrets.found(text):
             from .yamlcodec import load_yaml
 
-            where = find_secret(load_yaml(text, str(path)), leaked) or "its text"
+            where = find_secret(load_yaml(text, str(path)), self.secrets) or "its text"
+        else:  # a body that is not UTF-8 is written as base64 (!!binary): the key is in its bytes only
+            where = find_secret(cassette_dict, self.secrets)
+        if where is not None:
             raise CassetteError(
                 f"cassette {path} was not written: it would contain the live value of a secret (an API key, or "
                 f"a variable an MCP server reads) in {where}; keep it out of that field (a server should not "

@@ -1,6 +1,8 @@
 """A small MCP server written with the official SDK, for the tests: run as a program.
 
-    python server.py stdio [--stall | --exit | --noisy | --daemon]   serve on stdin/stdout
+    python server.py stdio [--stall | --exit | --noisy | --daemon | --chatty N]
+                                                  serve on stdin/stdout (--chatty: after
+                                                  N lines `TOKEN=$TOKEN` that are not JSON-RPC)
     python server.py http PORT                    serve streamable HTTP on 127.0.0.1:PORT/mcp
 
 Tools: echo (text), add (structured), fail (an error result), picture (an image), slow
@@ -143,6 +145,10 @@ def main() -> None:
             _daemon()
         if "--stall" in sys.argv:
             time.sleep(600)
+        if "--chatty" in sys.argv:
+            lines = int(sys.argv[sys.argv.index("--chatty") + 1])
+            sys.stdout.write(f"TOKEN={os.environ.get('TOKEN', '')}\n" * lines)
+            sys.stdout.flush()
         server.run("stdio")
         return
     port = int(sys.argv[2])

@@ -194,6 +194,22 @@ def test_a_live_replay_of_an_http_server_reaches_it_through_the_blocked_network(
     assert "http-secret-token-4242" not in (project / "cassettes" / "openai" / "test-model" / "picture.yaml").read_text()
 
 
+def test_the_token_of_an_http_servers_bearer_header_is_a_secret(
+        tmp_path: Path, agent: LLMServer, http_server: str) -> None:
+    server = {"url": http_server, "headers": {"Authorization": {"from_env": "DOCS_AUTH"}}}
+    project = _project(tmp_path / "p", server=server, fixtures=("TOKEN",))
+    auth = {"DOCS_AUTH": "Bearer http-secret-token-4242"}  # the `token` tool answers the bare token
+    report = tmp_path / "report.html"
+    code, recorded, out = _run(project, "--base-url", f"{agent.url}/v1", "--record-mode", "once",
+                               "--html", str(report), env=auth)
+    (fixture,) = recorded["fixtures"]
+    assert code == 1 and fixture["status"] == "error" and "was not written" in fixture["error"]
+    assert not list(project.rglob("*.yaml"))
+    code, live, more = _run(project, "--base-url", f"{agent.url}/v1", "--no-cassettes", env=auth)
+    assert live["fixtures"][0]["trace"][0]["result"] == "[REDACTED]"
+    assert "http-secret-token-4242" not in out + more + report.read_text()
+
+
 def test_a_replay_the_cassette_cannot_serve_says_how_to_record_it(tmp_path: Path, agent: LLMServer) -> None:
     project = _project(tmp_path / "p", fixtures=("NOTE",))
     _record(project, agent)

@@ -82,3 +82,16 @@ def test_set_cookie_from_server_is_not_recorded(project: Path, llm_server: LLMSe
     result = CliRunner().invoke(main, run_args(project, "--base-url", f"{llm_server.url}/v1"))
     assert result.exit_code == 0
     assert "abc123secret" not in _all_files_text(project / "cassettes")
+
+
+def test_cassette_holding_the_key_in_a_binary_body_is_refused(project: Path, llm_server: LLMServer,
+                                                              monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    # not UTF-8: the body would be stored as base64 (!!binary), where the key is not in the text
+    llm_server.handler = lambda seen: Reply(200, body=b"\xff\xfe key " + KEY.encode())
+    result = CliRunner().invoke(main, run_args(project, "--base-url", f"{llm_server.url}/v1"))
+    fixtures = json.loads(result.stdout)["fixtures"]
+    assert [fx["status"] for fx in fixtures] == ["error", "error"]
+    assert all("not written" in fx["error"] and "interactions[0].response.body.string" in fx["error"]
+               for fx in fixtures), fixtures
+    assert not list(project.rglob("*.yaml"))

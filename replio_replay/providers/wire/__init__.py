@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from ...errors import ProviderResponseError
+from ...redact import NO_SECRETS, Redactor
 from ..base import Arguments, ChatRequest, ToolCall
 
 __all__ = [
@@ -33,8 +34,9 @@ __all__ = [
 PREVIEW_CHARS = 200
 
 
-def preview(data: Any, limit: int = PREVIEW_CHARS) -> str:
-    """The start of a body on one line: JSON re-serialised compactly, text with whitespace folded."""
+def preview(data: Any, limit: int = PREVIEW_CHARS, redactor: Redactor = NO_SECRETS) -> str:
+    """The start of a body on one line: JSON re-serialised compactly, text with whitespace folded,
+    redacted before it is cut."""
     if isinstance(data, bytes):
         text = data.decode("utf-8", "replace")
     elif isinstance(data, str):
@@ -47,7 +49,7 @@ def preview(data: Any, limit: int = PREVIEW_CHARS) -> str:
     text = " ".join(text.split())
     if not text:
         return "(empty body)"
-    return text if len(text) <= limit else text[:limit] + "..."
+    return redactor.cut(text, limit)
 
 
 def shape_error(provider: str, problem: str, data: Any) -> ProviderResponseError:
