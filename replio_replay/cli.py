@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -22,6 +22,12 @@ from .errors import ConfigError, GoldenError, ReplioError, UsageError
 from .exiting import leave
 from .interrupts import Interrupts
 from .recording.modes import RecordMode
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from .config import ProjectConfig
+    from .plugins import Plugins
 
 __all__ = ["entry", "main"]
 
@@ -107,24 +113,48 @@ def _options(options: list[Callable[[Callable[..., Any]], Callable[..., Any]]]) 
 def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tuple[str, ...],
              no_bundled: bool) -> None:
     """List the fixtures, where each comes from, and any broken files."""
+    from .config import ProjectConfig, load_project_config
     from .env import cache_dir, global_fixture_dir
     from .fixtures.listing import listing
-    from .plugins import plugin_manager
 
     try:
-        found = listing(project, global_fixture_dir(), plugin_manager(), cache_dir(),
+        try:
+            config = load_project_config(project)
+        except ConfigError:  # the listing reports the broken file among its problems
+            config = ProjectConfig()
+        plugins, pm = _plugins(config)
+        found = listing(project, global_fixture_dir(), pm, cache_dir(),
                         patterns=fixture_ids, tags=tags, no_bundled=no_bundled)
-    except UsageError as exc:
+    except (UsageError, ConfigError) as exc:
         _fail(exc)
     if output == "json":
         from .report.jsonout import dumps
 
-        click.echo(dumps(found), nl=False)
+        click.echo(dumps({**found, "plugins": plugins.to_json()}), nl=False)
         return
     from .report.text import write_fixture_list, write_problems
 
     write_fixture_list(found["fixtures"], sys.stdout, rich=sys.stdout.isatty())
+    _write_plugins(plugins)
     write_problems([(p["file"], p["message"]) for p in found["problems"]], sys.stderr)
+
+
+def _plugins(config: ProjectConfig) -> tuple[Plugins, pluggy.PluginManager]:
+    """The installed plugins the project's config chose, and a manager holding them; when it chose
+    none while some are installed, one line on stderr says how to."""
+    from .plugins import choose_plugins, plugin_manager
+
+    plugins = choose_plugins(config.plugins)
+    notice = plugins.notice()
+    if notice:
+        click.echo(f"replio: {notice}", err=True)
+    return plugins, plugin_manager(plugins.active)
+
+
+def _write_plugins(plugins: Plugins) -> None:
+    summary = plugins.summary()
+    if summary:
+        click.echo(summary)
 
 
 def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -176,7 +206,7 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any
 
 def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, update_golden: bool = False,
              output: str = "table") -> Any:
-    from .plugins import plugin_manager
+    from .config import load_project_config
     from .report.progress import choose
     from .suite import RunRequest, announce, execute, prepare, remember
 
@@ -195,7 +225,8 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
     )
     try:
         with _interrupt_ends("while starting; nothing was run"):
-            plan = prepare(request, plugin_manager())
+            _, pm = _plugins(load_project_config(project))
+            plan = prepare(request, pm)
         for line in announce(plan):
             click.echo(f"replio: {line}", err=True)
         progress = choose([(r.key.label, len(r.cases)) for r in plan.runs], output=output, verbose=verbose,
@@ -313,13 +344,12 @@ def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune
     from .env import global_fixture_dir
     from .fixtures.discovery import choose, discover
     from .inventory import inventory, prune_orphans
-    from .plugins import plugin_manager
     from .report.text import write_inventory
     from .settings import Flags, resolve_settings
 
     try:
         settings = resolve_settings(project, Flags(cassettes=cassettes, golden=golden, no_bundled=no_bundled))
-        pm = plugin_manager()
+        plugins, pm = _plugins(settings.config)
         catalog = choose(discover(project, global_fixture_dir(), pm, bundled=settings.bundled), fixture_ids, tags,
                          bundled=settings.bundled)
         inv = inventory(settings, catalog, pm)
@@ -328,9 +358,10 @@ def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune
     if output == "json":
         from .report.jsonout import dumps
 
-        click.echo(dumps(inv.to_json()), nl=False)
+        click.echo(dumps({**inv.to_json(), "plugins": plugins.to_json()}), nl=False)
     else:
         write_inventory(inv, sys.stdout, rich=sys.stdout.isatty())
+        _write_plugins(plugins)
     if prune:
         try:
             removed = prune_orphans(inv, catalog)

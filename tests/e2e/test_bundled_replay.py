@@ -26,7 +26,7 @@ def _default_spec() -> tuple[str, str]:
 
 
 def _bundled_ids() -> list[str]:
-    catalog = discover(REPO / "no-local-fixtures", None, plugin_manager(entry_points=False))
+    catalog = discover(REPO / "no-local-fixtures", None, plugin_manager())
     return sorted(catalog.fixtures)
 
 
