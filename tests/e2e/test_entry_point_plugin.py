@@ -126,8 +126,14 @@ def test_an_installed_plugin_a_project_does_not_name_changes_none_of_its_request
     done = _replio(REPO, "run", "--strict", "--output", "json", env=env)
     assert done.returncode == 0, done.stderr + done.stdout[-2000:]
     assert all(f["request_drift"] == [] for f in json.loads(done.stdout)["fixtures"])
-    assert done.stderr == ('replio: installed plugins not used by this project: team-tools; to use them, name them '
-                           'in .replio/config.json as "plugins": ["team-tools"] ("plugins": [] says none)\n')
+    notice = ('replio: installed plugins not used by this project: team-tools; to use them, name them '
+              'in .replio/config.json as "plugins": ["team-tools"] ("plugins": [] says none)')
+    assert done.stderr == notice + "\n"
+    tests = subprocess.run([sys.executable, "-m", "pytest", "--replio-path", str(REPO), "--replio-tools", "default",
+                            "--replio-strict", "-p", "no:cacheprovider", "-q"],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert tests.returncode == 0, tests.stdout[-3000:]
+    assert notice in tests.stdout.splitlines()
 
 
 def test_list_and_status_say_which_plugins_are_active(tmp_path: Path) -> None:
