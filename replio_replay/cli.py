@@ -372,11 +372,15 @@ def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune
 
 
 def _names(value: str | None, flag: str) -> list[str]:
+    """The comma-separated entries of `flag`; an empty one (`a,,b`, a trailing comma) is refused, named."""
     if value is None:
         return []
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    if not names:
-        raise click.UsageError(f"{flag} needs names separated by commas")
+    names = [n.strip() for n in value.split(",")]
+    empty = [str(i) for i, name in enumerate(names, 1) if not name]
+    if empty:
+        which = f"entry {empty[0]} is" if len(empty) == 1 else f"entries {', '.join(empty)} are"
+        raise click.UsageError(f"{flag} {value!r}: {which} empty; separate the names by single commas, "
+                               f"e.g. {flag} a,b")
     return names
 
 
@@ -384,10 +388,7 @@ def _specs(provider: str | None, compare: str | None) -> list[str | None]:
     if compare is not None and provider is not None:
         raise click.UsageError("give either --provider or --compare, not both")
     if compare is not None:
-        specs = [s.strip() for s in compare.split(",") if s.strip()]
-        if not specs:
-            raise click.UsageError("--compare needs provider specs separated by commas")
-        return list(specs)
+        return list(_names(compare, "--compare"))
     return [provider]
 
 

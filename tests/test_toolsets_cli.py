@@ -193,3 +193,12 @@ def test_recordings_of_a_tool_set_that_cannot_be_found_are_flagged_not_pruned(pr
     assert out["orphans"] == []
     _invoke("eval", "--path", str(project), "status", "--prune")
     assert (project / "cassettes" / "openai" / "test-model" / "tools=tuned" / "alpha.yaml").is_file()
+
+
+@pytest.mark.parametrize(("value", "said"), [("default,,", "entries 2, 3 are empty"), ("default,", "entry 2 is empty"),
+                                             (",", "entries 1, 2 are empty"), ("", "entry 1 is empty")])
+def test_an_empty_tool_set_entry_is_refused_by_position(project: Path, value: str, said: str) -> None:
+    for flag in ("--tools", "--compare"):
+        result = _invoke("eval", "--path", str(project), "run", flag, value)
+        assert result.exit_code == 2, result.output
+        assert f"Error: {flag} {value!r}: {said}; separate the names by single commas" in result.stderr
