@@ -80,8 +80,9 @@ def entry() -> NoReturn:
 def eval_group(ctx: click.Context, project: Path) -> None:
     """Evaluate tool use over fixtures."""
     if not project.is_dir() and ctx.invoked_subcommand is not None:
-        _fail(UsageError(f"--path {project}: no such folder; give the project's folder (the one that "
-                         "holds .replio/, or any folder to use only the bundled catalog)"))
+        from .settings import not_a_project
+
+        _fail(not_a_project(project, "--path"))
     ctx.obj = project
 
 

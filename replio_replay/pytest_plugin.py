@@ -143,13 +143,15 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
     stash = config.stash[_STASH]
     if "plan" not in stash:
         from .plugins import choose_plugins, plugin_manager
-        from .settings import Flags, resolve_settings
+        from .settings import Flags, not_a_project, resolve_settings
         from .shards import Shard
         from .suite import RunRequest, prepare
 
         opt = config.getoption
         shard = opt("replio_shard")
         project = Path(opt("replio_path"))
+        if not project.is_dir():
+            raise not_a_project(project, "--replio-path")
         settings = resolve_settings(project, Flags(record_mode=opt("replio_record_mode")),
                                     fallback_mode=RecordMode.NONE)
         recorded = _recorded_runs(settings.cassettes)
