@@ -33,6 +33,7 @@ def test_local_servers_run_one_fixture_at_a_time_unless_told(project: Path, spec
 
 
 def test_a_replay_has_no_header(project: Path) -> None:
+    (project / "cassettes" / "llamacpp" / "m").mkdir(parents=True)
     plan = prepare(RunRequest(project, provider_specs=["llamacpp:m"], record_mode="none"),
                    plugin_manager())
     assert plan.header() is None
