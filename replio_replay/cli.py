@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -23,6 +23,12 @@ from .exiting import leave
 from .interrupts import Interrupts
 from .plural import plural
 from .recording.modes import RecordMode
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from .config import ProjectConfig
+    from .plugins import Plugins
 
 __all__ = ["entry", "main"]
 
@@ -83,8 +89,9 @@ def entry() -> NoReturn:
 def eval_group(ctx: click.Context, project: Path) -> None:
     """Evaluate tool use over fixtures."""
     if not project.is_dir() and ctx.invoked_subcommand is not None:
-        _fail(UsageError(f"--path {project}: no such folder; give the project's folder (the one that "
-                         "holds .replio/, or any folder to use only the bundled catalog)"))
+        from .settings import not_a_project
+
+        _fail(not_a_project(project, "--path"))
     ctx.obj = project
 
 
@@ -116,19 +123,24 @@ def _options(options: list[Callable[[Callable[..., Any]], Callable[..., Any]]]) 
 def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tuple[str, ...],
              no_bundled: bool) -> None:
     """List the fixtures, where each comes from, and any broken files."""
+    from .config import ProjectConfig, load_project_config
     from .env import cache_dir, global_fixture_dir
     from .fixtures.listing import listing
-    from .plugins import plugin_manager
 
     try:
-        found = listing(project, global_fixture_dir(), plugin_manager(), cache_dir(),
+        try:
+            config = load_project_config(project)
+        except ConfigError:  # the listing reports the broken file among its problems
+            config = ProjectConfig()
+        plugins, pm = _plugins(config)
+        found = listing(project, global_fixture_dir(), pm, cache_dir(),
                         patterns=fixture_ids, tags=tags, no_bundled=no_bundled)
-    except UsageError as exc:
+    except (UsageError, ConfigError) as exc:
         _fail(exc)
     if output == "json":
         from .report.jsonout import dumps
 
-        click.echo(dumps(found), nl=False)
+        click.echo(dumps({**found, "plugins": plugins.to_json()}), nl=False)
     else:
         from .report.text import skipped_line, write_fixture_list, write_problems
 
@@ -136,9 +148,28 @@ def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tup
         write_fixture_list(found["fixtures"], sys.stdout, rich=sys.stdout.isatty())
         if problems:
             click.echo(skipped_line(problems))
+        _write_plugins(plugins)
         write_problems(problems, sys.stderr)
     if found["problems"]:
         _exit(1, f"{plural(len(found['problems']), 'problem')} in the fixtures: those named were skipped")
+
+
+def _plugins(config: ProjectConfig) -> tuple[Plugins, pluggy.PluginManager]:
+    """The installed plugins the project's config chose, and a manager holding them; when it chose
+    none while some are installed, one line on stderr says how to."""
+    from .plugins import choose_plugins, plugin_manager
+
+    plugins = choose_plugins(config.plugins)
+    notice = plugins.notice()
+    if notice:
+        click.echo(f"replio: {notice}", err=True)
+    return plugins, plugin_manager(plugins.active)
+
+
+def _write_plugins(plugins: Plugins) -> None:
+    summary = plugins.summary()
+    if summary:
+        click.echo(summary)
 
 
 def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -191,7 +222,7 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any
 
 def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, update_golden: bool = False,
              output: str = "table") -> Any:
-    from .plugins import plugin_manager
+    from .config import load_project_config
     from .report.progress import choose
     from .suite import RunRequest, announce, execute, prepare, remember
 
@@ -210,7 +241,8 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
     )
     try:
         with _interrupt_ends("while starting; nothing was run"):
-            plan = prepare(request, plugin_manager())
+            _, pm = _plugins(load_project_config(project))
+            plan = prepare(request, pm)
         for line in announce(plan):
             click.echo(f"replio: {line}", err=True)
         progress = choose([(r.key.label, len(r.cases)) for r in plan.runs], output=output, verbose=verbose,
@@ -330,13 +362,12 @@ def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune
     from .env import global_fixture_dir
     from .fixtures.discovery import choose, discover
     from .inventory import inventory, prune_orphans
-    from .plugins import plugin_manager
     from .report.text import write_inventory
     from .settings import Flags, resolve_settings
 
     try:
         settings = resolve_settings(project, Flags(cassettes=cassettes, golden=golden, no_bundled=no_bundled))
-        pm = plugin_manager()
+        plugins, pm = _plugins(settings.config)
         catalog = choose(discover(project, global_fixture_dir(), pm, bundled=settings.bundled), fixture_ids, tags,
                          bundled=settings.bundled)
         inv = inventory(settings, catalog, pm)
@@ -345,9 +376,10 @@ def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune
     if output == "json":
         from .report.jsonout import dumps
 
-        click.echo(dumps(inv.to_json()), nl=False)
+        click.echo(dumps({**inv.to_json(), "plugins": plugins.to_json()}), nl=False)
     else:
         write_inventory(inv, sys.stdout, rich=sys.stdout.isatty())
+        _write_plugins(plugins)
     if prune:
         try:
             removed = prune_orphans(inv, catalog)
@@ -358,11 +390,15 @@ def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune
 
 
 def _names(value: str | None, flag: str) -> list[str]:
+    """The comma-separated entries of `flag`; an empty one (`a,,b`, a trailing comma) is refused, named."""
     if value is None:
         return []
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    if not names:
-        raise click.UsageError(f"{flag} needs names separated by commas")
+    names = [n.strip() for n in value.split(",")]
+    empty = [str(i) for i, name in enumerate(names, 1) if not name]
+    if empty:
+        which = f"entry {empty[0]} is" if len(empty) == 1 else f"entries {', '.join(empty)} are"
+        raise click.UsageError(f"{flag} {value!r}: {which} empty; separate the names by single commas, "
+                               f"e.g. {flag} a,b")
     return names
 
 
@@ -370,10 +406,7 @@ def _specs(provider: str | None, compare: str | None) -> list[str | None]:
     if compare is not None and provider is not None:
         raise click.UsageError("give either --provider or --compare, not both")
     if compare is not None:
-        specs = [s.strip() for s in compare.split(",") if s.strip()]
-        if not specs:
-            raise click.UsageError("--compare needs provider specs separated by commas")
-        return list(specs)
+        return list(_names(compare, "--compare"))
     return [provider]
 
 

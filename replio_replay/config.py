@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -74,6 +74,8 @@ class ProjectConfig(BaseModel):
     )
     mcp_servers: McpServers = Field(default_factory=dict, description="MCP servers whose tools every tool set offers.")
     bundled: bool = Field(True, strict=True, description="false: leave the bundled catalog out (as --no-bundled).")
+    plugins: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None, description="The installed plugins (entry-point names) this project uses; absent: none.")
 
 
 def load_project_config(project: Path) -> ProjectConfig:

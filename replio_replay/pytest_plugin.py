@@ -142,14 +142,16 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
     """The plan of this session (made once), and the recorded runs to keep when none were named."""
     stash = config.stash[_STASH]
     if "plan" not in stash:
-        from .plugins import plugin_manager
-        from .settings import Flags, resolve_settings
+        from .plugins import choose_plugins, plugin_manager
+        from .settings import Flags, not_a_project, resolve_settings
         from .shards import Shard
         from .suite import RunRequest, prepare
 
         opt = config.getoption
         shard = opt("replio_shard")
         project = Path(opt("replio_path"))
+        if not project.is_dir():
+            raise not_a_project(project, "--replio-path")
         settings = resolve_settings(project, Flags(record_mode=opt("replio_record_mode")),
                                     fallback_mode=RecordMode.NONE)
         recorded = _recorded_runs(settings.cassettes)
@@ -164,7 +166,9 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
             mcp_live=opt("replio_mcp") == "live",
             shard=None if shard is None else Shard.parse(shard, "--replio-shard"),
         )
-        stash["plan"] = prepare(request, plugin_manager())
+        plugins = choose_plugins(settings.config.plugins)
+        stash["plan"] = prepare(request, plugin_manager(plugins.active))
+        stash["notice"] = plugins.notice()
         named = opt("replio_provider") or opt("replio_tools")
         stash["wanted"] = None if named or not recorded else set(recorded.values())
     return stash["plan"], stash["wanted"]
@@ -225,6 +229,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                 counts["drifted"] += data["drifted"]
                 counts["errors"] += data["error"]
                 counts["written"] += data["written"]
+    notice = config.stash[_STASH].get("notice")
+    if notice:
+        terminalreporter.write_line(f"replio: {notice}")
     terminalreporter.write_line(
         f"replio: {plural(counts['replayed'], 'fixture')} replayed, {counts['drifted']} drifted, "
         f"{plural(counts['errors'], 'error')}, {plural(counts['written'], 'golden')} written"

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import CONFIG_FILE, Env, ProjectConfig, load_project_config
+from .errors import UsageError
 from .recording.modes import RecordMode, default_mode, parse_mode
 from .tools.toolset import DEFAULT_TOOLSET
 
-__all__ = ["Flags", "Settings", "default_jobs", "resolve_settings"]
+__all__ = ["Flags", "Settings", "default_jobs", "not_a_project", "resolve_settings"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,12 @@ def resolve_settings(
         trials=flags.trials or config.trials,
         bundled=config.bundled and not flags.no_bundled,
     )
+
+
+def not_a_project(project: Path, flag: str) -> UsageError:
+    """The error for a `flag` naming a project folder that does not exist."""
+    return UsageError(f"{flag} {project}: no such folder; give the project's folder (the one that holds "
+                      ".replio/, or any folder to use only the bundled catalog)")
 
 
 def _record_mode(

@@ -43,6 +43,7 @@ from .results import RunResult
 from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite
 from .settings import Flags, Settings, resolve_settings
 from .storage import CASSETTE, RunKey, recorded_providers
+from .suggest import did_you_mean
 from .tools.resolve import for_fixture, name_problems
 from .tools.sources import load_toolsets
 from .tools.toolset import ToolSet
@@ -230,6 +231,9 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
                         base_url=request.base_url)
         for spec in specs
     ]
+    if settings.record_mode is RecordMode.NONE:
+        for provider in providers:
+            _check_recorded(provider, settings.cassettes)
     if request.jobs is None and settings.config.jobs is None and settings.record_mode is not RecordMode.NONE \
             and any(p.local for p in providers):
         # A server on this machine shares its cores with the run: more at once only queue there.
@@ -276,6 +280,21 @@ def _recorded_provider(settings: Settings) -> str:
                                    'name one with --provider NAME[:MODEL] or set "provider" in .replio/config.json')
     raise UsageError(f"no provider named, and the cassettes under {settings.cassettes}/ hold several: "
                      f"{', '.join(found)}; choose one with --provider (or --compare {','.join(found)})")
+
+
+def _check_recorded(provider: Provider, cassettes: Path) -> None:
+    """A replay of a provider/model with no cassette folder at all (a typo in the model, say) is
+    one error suggesting the nearest recorded one, not a "no cassette" error per fixture."""
+    if not provider.speaks_http:
+        return
+    key = RunKey(provider.settings.name, provider.model)
+    if key.folder(cassettes).is_dir():
+        return
+    recorded = recorded_providers(cassettes)
+    raise UsageError(
+        f"no cassettes for {key.label}: {key.folder(cassettes)}/ does not exist; "
+        f"{did_you_mean(key.label, recorded)}recorded: {', '.join(recorded) or 'none yet'}; a replay needs them: "
+        "record with --record-mode once (this needs the provider to be reachable)")
 
 
 def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = None,

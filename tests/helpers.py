@@ -26,7 +26,7 @@ CORE_CATALOG = frozenset({"read-file-lines", "find-then-read", "list-directory",
 
 def bundled_ids() -> frozenset[str]:
     """The ids the bundled catalog plugin registers (no project, no installed plugins)."""
-    catalog = discover(Path("/nonexistent-replio-project"), None, plugin_manager(entry_points=False))
+    catalog = discover(Path("/nonexistent-replio-project"), None, plugin_manager())
     return frozenset(catalog.fixtures)
 
 

@@ -117,7 +117,8 @@ def test_list_json(mock_project: Path) -> None:
     result = invoke(mock_project, "list", "--output", "json")
     assert result.exit_code == 1
     data = json.loads(result.stdout)
-    assert set(data) == {"fixtures", "problems"}
+    assert set(data) == {"fixtures", "problems", "plugins"}
+    assert data["plugins"] == {"active": [], "installed": []}
     by_id = {f["id"]: f for f in data["fixtures"]}
     assert [f["id"] for f in data["fixtures"]] == sorted(CATALOG_IDS + ["hello", "looper", "needs-grep"])
     assert by_id["hello"] == {"id": "hello", "source": "local", "description": "Say what is here.", "tags": []}

@@ -169,3 +169,11 @@ def test_a_bad_shard_is_one_clear_line(pytester: pytest.Pytester, recorded: Path
     result = pytester.runpytest(*_ids(recorded), "--replio-shard", "4/3")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["replio: --replio-shard '4/3' is not a shard: I must be between 1 and 3 (e.g. 1/3)"])
+
+
+def test_a_project_folder_that_does_not_exist_is_named(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent"
+    result = pytester.runpytest("--replio-path", str(missing), "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([f"replio: --replio-path {missing}: no such folder; give the project's folder*"])
+    assert "cassette" not in result.stdout.str()

@@ -24,7 +24,7 @@ def test_local_servers_run_one_fixture_at_a_time_unless_told(project: Path, spec
     if config_jobs is not None:
         (project / ".replio" / "config.json").write_text(json.dumps({"jobs": config_jobs}))
     plan = prepare(RunRequest(project, provider_specs=[spec], jobs=jobs, record_mode="once"),
-                   plugin_manager(entry_points=False))
+                   plugin_manager())
     assert plan.settings.jobs == expected
     header = plan.header()
     assert header is not None and f"{expected} at a time" in header
@@ -33,15 +33,16 @@ def test_local_servers_run_one_fixture_at_a_time_unless_told(project: Path, spec
 
 
 def test_a_replay_has_no_header(project: Path) -> None:
+    (project / "cassettes" / "llamacpp" / "m").mkdir(parents=True)
     plan = prepare(RunRequest(project, provider_specs=["llamacpp:m"], record_mode="none"),
-                   plugin_manager(entry_points=False))
+                   plugin_manager())
     assert plan.header() is None
     plan.close()
 
 
 def test_the_header_counts_only_what_will_be_recorded(project: Path) -> None:
     request = RunRequest(project, provider_specs=["openai:m"], record_mode="once", fixture_ids=["alpha", "beta"])
-    plan = prepare(request, plugin_manager(entry_points=False))
+    plan = prepare(request, plugin_manager())
     assert plan.header() == "recording 2 fixtures, 4 at a time"
     cassette = project / "cassettes" / "openai" / "m" / "alpha.yaml"
     cassette.parent.mkdir(parents=True)

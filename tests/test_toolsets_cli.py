@@ -261,3 +261,39 @@ def test_strict_with_one_tool_set_names_the_fixtures_without_a_golden(project: P
     assert result.exit_code == 1
     assert result.stderr.splitlines()[-1] == (
         "replio: exit 1: 2 fixtures without a golden (--strict; approve with --update-golden): alpha, beta")
+
+
+@pytest.mark.parametrize(("value", "said"), [("default,,", "entries 2, 3 are empty"), ("default,", "entry 2 is empty"),
+                                             (",", "entries 1, 2 are empty"), ("", "entry 1 is empty")])
+def test_an_empty_tool_set_entry_is_refused_by_position(project: Path, value: str, said: str) -> None:
+    for flag in ("--tools", "--compare"):
+        result = _invoke("eval", "--path", str(project), "run", flag, value)
+        assert result.exit_code == 2, result.output
+        assert f"Error: {flag} {value!r}: {said}; separate the names by single commas" in result.stderr
+
+
+@pytest.mark.parametrize(("command", "said"), [
+    (["python3", "./count.py"], "tools.count.command: './count.py' ({folder}/count.py) does not exist"),
+    (["./count.py"], "tools.count.command: the program './count.py' ({folder}/count.py) does not exist"),
+    (["replio-no-such-program", "-v"], "tools.count.command: the program 'replio-no-such-program' is not on PATH"),
+])
+def test_a_command_tool_whose_program_is_missing_fails_its_tool_set_at_load(project: Path, server: LLMServer,
+                                                                            command: list[str], said: str) -> None:
+    variant = project / ".replio" / "tools" / "counting.json"
+    variant.write_text(json.dumps({"tools": {"count": {"description": "Count.", "command": command}}}))
+    result = _run(project, server, "--tools", "default,counting")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"replio: error: {variant}: {said.format(folder=variant.parent)}")
+    assert result.stderr.count("\n") == 1 and server.requests == []
+    (variant.parent / "count.py").write_text("print(3)\n")
+    (variant.parent / "count.py").chmod(0o755)
+    if command[0] != "replio-no-such-program":  # the program there, the set loads and runs
+        assert _run(project, server, "--tools", "counting").exit_code == 0
+
+
+def test_a_command_tool_the_set_disables_is_not_looked_for(project: Path, server: LLMServer) -> None:
+    base = project / ".replio" / "tools" / "base.json"
+    base.write_text(json.dumps({"tools": {"count": {"description": "Count.", "command": ["./gone.py"]}}}))
+    (project / ".replio" / "tools" / "lean.json").write_text(json.dumps({"extends": "base.json",
+                                                                        "disable": ["count"]}))
+    assert _run(project, server, "--tools", "lean").exit_code == 0

@@ -133,6 +133,12 @@ class Provider(ABC):
     #: fixtures run one at a time by default and a request that timed out is not sent again.
     local: ClassVar[bool] = False
 
+    @classmethod
+    def default_timeout(cls) -> float:
+        """Seconds one request may take unless configured: a model served on this machine's CPU
+        can take minutes to prefill a new system prompt, a hosted API answers within one."""
+        return 300.0 if cls.local else 60.0
+
     def __init__(self, settings: ProviderSettings) -> None:
         self.settings = settings
 

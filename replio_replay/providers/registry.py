@@ -65,8 +65,9 @@ def create_provider(
         base_url=(base_url or env.get(cls.base_url_env) or (pc and pc.base_url) or cls.default_base_url),
         api_key=env.get(key_env),
         api_key_env=key_env,
-        **{k: v for k, v in (pc.model_dump(exclude_none=True) if pc else {}).items()
-           if k in {"temperature", "seed", "max_tokens", "timeout", "retries", "max_response_bytes"}},
+        **{"timeout": cls.default_timeout(),
+           **{k: v for k, v in (pc.model_dump(exclude_none=True) if pc else {}).items()
+              if k in {"temperature", "seed", "max_tokens", "timeout", "retries", "max_response_bytes"}}},
         options={"script": pc.script} if pc and pc.script else {},
     )
     return cls(settings)

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .base import Invoke, ToolContext, ToolFailure
+from .declared import beside
 from .process import base_env, run_bounded
 
-__all__ = ["OUTPUT_CAP", "command_invoke"]
+__all__ = ["OUTPUT_CAP", "command_invoke", "missing_program"]
 
 #: Characters of stdout a command tool may return.
 OUTPUT_CAP = 16_000
@@ -67,3 +69,24 @@ def _folders_named(argv: Sequence[str]) -> tuple[Path, ...]:
         if os.path.isabs(arg) and os.path.exists(arg):
             folders.append(Path(arg) if os.path.isdir(arg) else Path(arg).parent)
     return tuple(dict.fromkeys(folders))
+
+
+def missing_program(argv: Sequence[str], declared: Sequence[str]) -> str | None:
+    """Why `argv` (written as `declared`) cannot start as it will at run time: its program is not on
+    the tools' PATH, or not an executable file, or a file it names beside the declaration is
+    missing; None when nothing says so. A relative program path names a file in the worktree,
+    which exists only when the fixture runs: it is left to that."""
+    program, written = argv[0], declared[0]
+    if os.sep not in program:
+        if shutil.which(program, path=base_env(Path())["PATH"]) is None:
+            return f"the program {written!r} is not on PATH; install it, or give its path (./NAME beside this file)"
+    elif os.path.isabs(program):
+        if not os.path.isfile(program):
+            return f"the program {written!r} ({program}) does not exist"
+        if not os.access(program, os.X_OK):
+            return (f"the program {written!r} ({program}) is not executable; make it so (chmod +x), or run it "
+                    f"through its interpreter, e.g. [\"python3\", \"{written}\"]")
+    for arg, text in zip(argv[1:], declared[1:]):
+        if beside(text) and not os.path.exists(arg):
+            return f"{text!r} ({arg}) does not exist"
+    return None

@@ -8,6 +8,7 @@ object; the model's arguments are checked against it before the tool runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,7 +27,7 @@ from .permissions import Category
 from .schema import name_problem, schema_problem
 from .stub import StubCase, stub_invoke
 
-__all__ = ["DEFAULT_COMMAND_TIMEOUT", "ToolDecl", "ToolDecls", "declared_tool"]
+__all__ = ["DEFAULT_COMMAND_TIMEOUT", "ToolDecl", "ToolDecls", "beside", "command_argv", "declared_tool"]
 
 #: Seconds a command tool may run when its declaration gives no `timeout`.
 DEFAULT_COMMAND_TIMEOUT = 30.0
@@ -97,7 +98,7 @@ def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | No
     if decl.command is not None:
         from .command import command_invoke
 
-        argv = tuple(_beside(arg, base_dir) for arg in decl.command)
+        argv = command_argv(decl.command, base_dir)
         timeout = decl.timeout or DEFAULT_COMMAND_TIMEOUT
         invoke = command_invoke(name, argv, timeout)
         category = decl.category or Category.BASH
@@ -111,8 +112,12 @@ def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | No
                 title=decl.title)
 
 
-def _beside(arg: str, base_dir: Path | None) -> str:
-    """`./x` and `../x` name files beside the declaring file; every other argument is passed as is."""
-    if base_dir is not None and arg.startswith(("./", "../")):
-        return str((base_dir / arg).resolve())
-    return arg
+def command_argv(command: Sequence[str], base_dir: Path | None) -> tuple[str, ...]:
+    """The argv a command tool runs: `./x` and `../x` name files beside the declaring file (in
+    `base_dir`); every other argument is passed as is."""
+    return tuple(str((base_dir / arg).resolve()) if base_dir is not None and beside(arg) else arg for arg in command)
+
+
+def beside(arg: str) -> bool:
+    """Whether a command's argument names a file beside the declaring file."""
+    return arg.startswith(("./", "../"))

@@ -19,9 +19,10 @@ from ..fixtures.sources import Problem
 from ..mcp.config import McpServer
 from .base import Tool
 from .builtin import builtin_tools
+from .declared import command_argv
 from .resolve import resolve_toolset
 from .schema import name_problem
-from .setfile import load_chain, locate
+from .setfile import SetFile, load_chain, locate
 from .toolset import ToolSet
 
 __all__ = ["load_toolsets", "plugin_tools"]
@@ -41,12 +42,29 @@ def load_toolsets(
     toolsets = []
     for wanted in names:
         name, path = locate(project, wanted, configured)
-        toolsets.append(resolve_toolset(name, load_chain(path) if path else [], sources, servers))
+        chain = load_chain(path) if path else []
+        toolset = resolve_toolset(name, chain, sources, servers)
+        _check_commands(chain, {t.name for t in toolset.tools})
+        toolsets.append(toolset)
     seen = [t.name for t in toolsets]
     twice = sorted({n for n in seen if seen.count(n) > 1})
     if twice:
         raise ToolSetError(f"--tools names the tool set {twice[0]!r} twice; give each tool set once")
     return toolsets, problems
+
+
+def _check_commands(chain: Sequence[SetFile], offered: set[str]) -> None:
+    """A command tool the set offers whose program (or a file beside the declaration it names) is
+    missing fails the tool set now, rather than each fixture that calls it."""
+    last = {name: (link, decl) for link in chain for name, decl in link.data.tools.items()}
+    for name, (link, decl) in last.items():
+        if decl.command is None or name not in offered:
+            continue
+        from .command import missing_program
+
+        problem = missing_program(command_argv(decl.command, link.path.parent), decl.command)
+        if problem:
+            raise ToolSetError(f"{link.path}: tools.{name}.command: {problem}")
 
 
 def plugin_tools(pm: pluggy.PluginManager) -> tuple[list[Tool], list[Problem]]:

@@ -26,7 +26,7 @@ def _default_spec() -> tuple[str, str]:
 
 
 def _bundled_ids() -> list[str]:
-    catalog = discover(REPO / "no-local-fixtures", None, plugin_manager(entry_points=False))
+    catalog = discover(REPO / "no-local-fixtures", None, plugin_manager())
     return sorted(catalog.fixtures)
 
 
@@ -76,3 +76,21 @@ def test_replaying_the_git_fixtures_needs_no_git(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr + done.stdout[-3000:]
     fixtures = json.loads(done.stdout)["fixtures"]
     assert len(fixtures) == 3 and all(f["status"] != "error" and f["drift"] == [] for f in fixtures), fixtures
+
+
+def test_the_pytest_plugin_passes_over_the_repo_with_every_variant_and_model(pytester: pytest.Pytester,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every tool set (the default and each of .replio/tools/) against every recorded model, named
+    explicitly, so a variant or model without its cassettes fails rather than being left out."""
+    models = sorted(p.name for p in (REPO / "cassettes" / "llamacpp").iterdir() if p.is_dir())
+    variants = ["default", *sorted(p.stem for p in (REPO / ".replio" / "tools").glob("*.json"))]
+    assert len(models) >= 2 and len(variants) >= 2, (models, variants)
+    args = ["--replio-path", str(REPO), "--replio-strict", "-p", "no:cacheprovider", "-q"]
+    args += [f"--replio-provider=llamacpp:{model}" for model in models]
+    args += [f"--replio-tools={name}" for name in variants]
+    monkeypatch.setenv("CI", "true")
+    result = pytester.runpytest_subprocess(*args, timeout=300)
+    expected = len(_bundled_ids()) * len(models) * len(variants)
+    assert result.ret == 0, "\n".join(line for line in result.stdout.lines if ": error: " in line or "drift" in line)
+    result.assert_outcomes(passed=expected)
+    result.stdout.fnmatch_lines([f"replio: {expected} fixtures replayed, 0 drifted, 0 errors, 0 goldens written"])

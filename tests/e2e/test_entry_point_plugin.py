@@ -1,4 +1,4 @@
-"""A third-party plugin installed with an entry point in the `replio` group is found by the CLI."""
+"""A third-party plugin installed with an entry point in the `replio` group is used by a project that names it."""
 
 from __future__ import annotations
 
@@ -19,24 +19,36 @@ def register_fixtures(fixtures):
 '''
 
 
-def _install_plugin(site: Path) -> None:
+def _install(site: Path, module: str, source: str) -> None:
     """What pip leaves behind for a package with an entry point: a module and its dist-info."""
-    (site / "team_evals.py").write_text(PLUGIN)
-    info = site / "team_evals-1.0.dist-info"
+    site.mkdir(exist_ok=True)
+    (site / f"{module}.py").write_text(source)
+    name = module.replace("_", "-")
+    info = site / f"{module}-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: team-evals\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[replio]\nteam-evals = team_evals\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[replio]\n{name} = {module}\n")
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    """The plugins under tmp_path/site importable, before the replio under test."""
+    path = os.pathsep.join(filter(None, [str(tmp_path / "site"), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+            "XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+
+def _config(project: Path, data: dict[str, object]) -> None:
+    (project / ".replio").mkdir(parents=True, exist_ok=True)
+    (project / ".replio" / "config.json").write_text(json.dumps(data))
 
 
 def test_entry_point_plugin_is_listed_and_wins_over_the_bundled_catalog(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    _install_plugin(site)
+    _install(tmp_path / "site", "team_evals", PLUGIN)
     project = tmp_path / "project"
     (project / ".replio" / "eval").mkdir(parents=True)
     (project / ".replio" / "eval" / "team-check.json").write_text(json.dumps({"task": "Local wins."}))
-    env = {**os.environ, "PYTHONPATH": str(site), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-           "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    _config(project, {"plugins": ["team-evals"]})
+    env = _env(tmp_path)
     replio = str(Path(sys.executable).with_name("replio"))
     done = subprocess.run([replio, "eval", "--path", str(project), "list", "--output", "json"],
                           capture_output=True, text=True, env=env, check=True)
@@ -72,13 +84,7 @@ def register_tools(tools):
 
 
 def test_entry_point_plugin_tools_are_offered_and_run_in_the_sandbox(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "team_tools.py").write_text(TOOL_PLUGIN)
-    info = site / "team_tools-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: team-tools\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[replio]\nteam-tools = team_tools\n")
+    _install(tmp_path / "site", "team_tools", TOOL_PLUGIN)
     project = tmp_path / "project"
     (project / ".replio" / "eval").mkdir(parents=True)
     (project / ".replio" / "eval" / "count.json").write_text(json.dumps({
@@ -89,10 +95,8 @@ def test_entry_point_plugin_tools_are_offered_and_run_in_the_sandbox(tmp_path: P
                                         {"name": "word_count", "arguments": {"path": "../outside.txt"}}]},
                         {"text": "Three."}]}
     (project / "script.json").write_text(json.dumps(script))
-    (project / ".replio" / "config.json").write_text(json.dumps(
-        {"provider": "mock", "providers": {"mock": {"script": "script.json"}}}))
-    env = {**os.environ, "PYTHONPATH": str(site), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-           "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    _config(project, {"provider": "mock", "providers": {"mock": {"script": "script.json"}}, "plugins": ["team-tools"]})
+    env = _env(tmp_path)
     replio = str(Path(sys.executable).with_name("replio"))
     done = subprocess.run([replio, "eval", "--path", str(project), "run", "--fixture", "count", "--output", "json"],
                           capture_output=True, text=True, env=env)
@@ -103,3 +107,67 @@ def test_entry_point_plugin_tools_are_offered_and_run_in_the_sandbox(tmp_path: P
     ]
     assert fixture["pass"] is True and fixture["accuracy"] == 1.0
     assert done.stderr == ""
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _replio(project: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    replio = str(Path(sys.executable).with_name("replio"))
+    return subprocess.run([replio, "eval", "--path", str(project), *args], capture_output=True, text=True, env=env,
+                          cwd=project.parent, timeout=300)
+
+
+def test_an_installed_plugin_a_project_does_not_name_changes_none_of_its_requests(tmp_path: Path) -> None:
+    """Installed beside replio, a tool plugin used to be offered in every project: the repository's
+    own replay drifted (`+ tools[word_count] added`). Unnamed, it is left out, and said so."""
+    _install(tmp_path / "site", "team_tools", TOOL_PLUGIN)
+    env = {**_env(tmp_path), "CI": "true"}
+    done = _replio(REPO, "run", "--strict", "--output", "json", env=env)
+    assert done.returncode == 0, done.stderr + done.stdout[-2000:]
+    assert all(f["request_drift"] == [] for f in json.loads(done.stdout)["fixtures"])
+    notice = ('replio: installed plugins not used by this project: team-tools; to use them, name them '
+              'in .replio/config.json as "plugins": ["team-tools"] ("plugins": [] says none)')
+    assert done.stderr == notice + "\n"
+    tests = subprocess.run([sys.executable, "-m", "pytest", "--replio-path", str(REPO), "--replio-tools", "default",
+                            "--replio-strict", "-p", "no:cacheprovider", "-q"],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert tests.returncode == 0, tests.stdout[-3000:]
+    assert notice in tests.stdout.splitlines()
+
+
+def test_list_and_status_say_which_plugins_are_active(tmp_path: Path) -> None:
+    _install(tmp_path / "site", "team_tools", TOOL_PLUGIN)
+    _install(tmp_path / "site", "team_evals", PLUGIN)
+    env = _env(tmp_path)
+    project = tmp_path / "project"
+    _config(project, {"plugins": ["team-evals"]})
+    both = {"active": ["team-evals"], "installed": ["team-evals", "team-tools"]}
+    for command in ("list", "status"):
+        table = _replio(project, command, env=env)
+        assert (table.returncode, table.stderr) == (0, ""), table.stderr
+        assert "plugins: team-evals (active), team-tools (installed, not used)\n" in table.stdout
+        listed = _replio(project, command, "--output", "json", env=env)
+        assert json.loads(listed.stdout)["plugins"] == both
+    ids = {f["id"] for f in json.loads(_replio(project, "list", "--output", "json", env=env).stdout)["fixtures"]}
+    assert "team-check" in ids
+    _config(project, {})
+    unnamed = _replio(project, "list", "--output", "json", env=env)
+    assert json.loads(unnamed.stdout)["plugins"] == {"active": [], "installed": ["team-evals", "team-tools"]}
+    assert "team-check" not in {f["id"] for f in json.loads(unnamed.stdout)["fixtures"]}
+    assert unnamed.stderr.startswith("replio: installed plugins not used by this project: team-evals, team-tools;")
+    _config(project, {"plugins": []})
+    assert _replio(project, "list", env=env).stderr == ""
+
+
+def test_a_plugin_name_that_is_not_installed_is_one_line_naming_the_installed_ones(tmp_path: Path) -> None:
+    _install(tmp_path / "site", "team_tools", TOOL_PLUGIN)
+    project = tmp_path / "project"
+    _config(project, {"provider": "mock", "plugins": ["team-tool"]})
+    for command in ("list", "run", "status"):
+        done = _replio(project, command, env=_env(tmp_path))
+        assert done.returncode == 2, (command, done.stderr)
+        assert done.stderr == (
+            "replio: error: .replio/config.json: plugins: no installed plugin 'team-tool'; did you mean "
+            "'team-tools'? installed: team-tools (entry points in the 'replio' group); install its package in "
+            "this Python environment or remove the name\n"), command

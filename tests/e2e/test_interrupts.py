@@ -208,6 +208,7 @@ def test_an_interrupt_during_start_up_exits_130_with_a_message(tmp_path: Path) -
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: slow-plugin\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[replio]\nslow = slow_plugin\n")
     project = write_project(tmp_path / "proj", provider="mock")
+    (project / ".replio" / "config.json").write_text(json.dumps({"provider": "mock", "plugins": ["slow"]}))
     env = {**os.environ, "PYTHONPATH": str(site), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     proc = subprocess.Popen([_replio(), "eval", "--path", str(project), "run"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -343,7 +344,8 @@ def test_sigterm_ends_an_offline_run_while_python_code_computes(tmp_path: Path) 
     (project / "script.json").write_text(json.dumps({"alpha": [{"tool_calls": [{"name": "spin", "arguments": {}}]},
                                                                {"text": "Done."}]}))
     (project / ".replio" / "config.json").write_text(json.dumps(
-        {"provider": "mock", "providers": {"mock": {"script": "script.json"}}, "tool_timeout": 120}))
+        {"provider": "mock", "providers": {"mock": {"script": "script.json"}}, "tool_timeout": 120,
+         "plugins": ["spinner"]}))
     temp = tmp_path / "tmp"
     temp.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site), "TMPDIR": str(temp), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}

@@ -74,6 +74,7 @@ def test_new_fixture_fails_only_with_strict(project: Path, agent: LLMServer) -> 
 
 
 def test_error_fixture_is_never_approved(project: Path, agent: LLMServer) -> None:
+    (project / "cassettes" / "openai" / "test-model").mkdir(parents=True)  # recorded, but not these fixtures
     code, out, err = _run(*run_args(project, "--record-mode", "none", "--update-golden"))
     assert code == 1
     assert "golden refused: openai:test-model alpha" in err

@@ -96,6 +96,16 @@ def test_the_config_file_may_not_hold_a_key(tmp_path):
         write_config(tmp_path, {"providers": {"openai": {"api_key": "sk-oops"}}})
 
 
+@pytest.mark.parametrize(("name", "seconds"), [("llamacpp", 300), ("ollama", 300), ("openai", 60), ("anthropic", 60)])
+def test_a_local_preset_waits_as_long_as_a_cpu_served_model_needs(name, seconds, tmp_path):
+    """A model on this machine's CPU can take minutes to prefill a new system prompt; a config's
+    `timeout` still beats the default."""
+    spec = f"{name}:m"
+    assert create_provider(spec, config=ProjectConfig(), env=Env({})).settings.timeout == seconds
+    config = write_config(tmp_path, {"providers": {name: {"timeout": 12.5}}})
+    assert create_provider(spec, config=config, env=Env({})).settings.timeout == 12.5
+
+
 def test_sampling_retries_and_timeout_from_the_config_reach_the_request(tmp_path, llm_server):
     config = write_config(
         tmp_path,

@@ -71,11 +71,28 @@ def test_replaying_twice_is_byte_identical(project: Path, agent: LLMServer) -> N
 
 def test_ci_environment_defaults_to_replay(project: Path, agent: LLMServer, monkeypatch) -> None:
     monkeypatch.setenv("CI", "true")
-    code, out = _run(*run_args(project, "--base-url", f"{agent.url}/v1"))
-    assert code == 1
+    result = CliRunner().invoke(main, run_args(project, "--base-url", f"{agent.url}/v1"))
+    assert result.exit_code == 2
     assert agent.requests == []
-    errors = [f["error"] for f in json.loads(out)["fixtures"]]
-    assert all("no cassette" in e and "--record-mode once" in e for e in errors)
+    assert result.stderr == (f"replio: error: no cassettes for openai:test-model: {project}/cassettes/openai/test-model/ "
+                             "does not exist; recorded: none yet; a replay needs them: record with --record-mode once "
+                             "(this needs the provider to be reachable)\n")
+
+
+def test_a_replay_of_a_model_never_recorded_is_one_error_with_the_nearest(project: Path, agent: LLMServer) -> None:
+    _record(project, agent)
+    agent.close()
+    result = CliRunner().invoke(main, run_args(project, "--record-mode", "none", "--model", "test-modle"))
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"replio: error: no cassettes for openai:test-modle: {project}/cassettes/openai/test-modle/ does not exist; "
+        "did you mean 'openai:test-model'? recorded: openai:test-model; a replay needs them: record with "
+        "--record-mode once (this needs the provider to be reachable)\n")
+    (project / "cassettes" / "openai" / "test-model" / "beta.yaml").unlink()  # a folder with a cassette missing:
+    code, out = _run(*run_args(project, "--record-mode", "none"))  # the fixture's own error, as before
+    assert code == 1
+    assert "no cassette at" in json.loads(out)["fixtures"][1]["error"]
 
 
 def test_flag_beats_ci_environment(project: Path, agent: LLMServer, monkeypatch) -> None:
