@@ -196,7 +196,7 @@ def bench_floor(project: Path, n: int, repeat: int) -> tuple[float, float, float
     from replio_replay.recording.serializer import ReadableSerializer
     from replio_replay.suite import RunRequest, execute, prepare
 
-    pm = plugin_manager(entry_points=False)
+    pm = plugin_manager()
     catalog = discover(project, None, pm)
     ids = [i for i in catalog.fixtures if i.startswith("bench-")][:n]
     request = RunRequest(project=project, fixture_ids=ids, record_mode="none", jobs=1)
