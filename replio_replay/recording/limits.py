@@ -3,6 +3,8 @@ serializer a recorded body (kept apart from the loader, so checking a body needs
 
 from __future__ import annotations
 
+from ..jsonin import MAX_DEPTH as INPUT_DEPTH
+
 __all__ = ["MAX_DEPTH", "MAX_EXPANDED"]
 
 #: The most values a document may expand to once every alias is followed. The cassettes in
@@ -14,6 +16,6 @@ __all__ = ["MAX_DEPTH", "MAX_EXPANDED"]
 #: what is written out holds at most about 32 MB of text, and encoding it peaks near twice that.
 MAX_EXPANDED = 2_000_000
 
-#: The deepest nesting accepted. Recorded bodies nest about 15 levels; this bound keeps every
-#: later recursive walk of the data (JSON encoding, request drift) far from Python's limit.
-MAX_DEPTH = 100
+#: The deepest nesting accepted, as for every input (recorded bodies nest about 15 levels): it
+#: keeps every later recursive walk of the data (JSON encoding, request drift) far from Python's limit.
+MAX_DEPTH = INPUT_DEPTH

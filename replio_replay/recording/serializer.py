@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import CassetteError
+from ..jsonin import too_deep
 from .limits import MAX_DEPTH
 
 __all__ = ["HEADER_KEY", "MCP_KEY", "TOOLS_KEY", "ReadableSerializer", "canonical_json", "load_cassette", "load_cassette_yaml",
@@ -220,13 +221,7 @@ def _nests_too_deeply(body: str | bytes | None) -> bool:
         return True
     except ValueError:
         return False
-    level: list[Any] = [data]
-    for _ in range(MAX_DEPTH):  # level k+1 holds the containers at depth k+2
-        level = [x for item in level for x in (item.values() if isinstance(item, dict) else item)
-                 if isinstance(x, (dict, list))]
-        if not level:
-            return False
-    return True
+    return too_deep(data, MAX_DEPTH)
 
 
 class _Shape:
