@@ -76,8 +76,16 @@ def _sorted(value: Any) -> Any:
     return value
 
 
+#: A JSON escape of a surrogate (`\ud800`): the only way parsed JSON text can hold a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _structured(body: Any) -> Any:
-    """A JSON text body as {'json': data}; anything else unchanged."""
+    """A JSON text body as {'json': data}; anything else unchanged.
+
+    JSON whose strings hold a lone surrogate (a provider may send `"\ud800"`) stays the text
+    the server sent: no UTF-8 file can hold the parsed string, and the escape replays as sent.
+    """
     if isinstance(body, bytes):
         try:
             body = body.decode("utf-8")
@@ -85,10 +93,22 @@ def _structured(body: Any) -> Any:
             return body
     if isinstance(body, str) and body[:1] in ("{", "["):
         try:
-            return {"json": _sorted(json.loads(body))}
+            data = json.loads(body)
         except ValueError:
             return body
+        if _SURROGATE_ESCAPE.search(body) and not _utf8(data):
+            return body
+        return {"json": _sorted(data)}
     return body
+
+
+def _utf8(data: Any) -> bool:
+    """Whether UTF-8 can hold every string in `data` (it cannot hold a lone surrogate)."""
+    try:
+        canonical_json(data).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def canonical_json(data: Any) -> str:
