@@ -3,7 +3,7 @@
     python server.py stdio [--stall | --exit]     serve on stdin/stdout
     python server.py http PORT                    serve streamable HTTP on 127.0.0.1:PORT/mcp
 
-Tools: echo (text), add (structured), fail (an error result), picture (an image), slow
+Tools: echo (text), add (structured), blocks (many text blocks), fail (an error result), picture (an image), slow
 (sleeps), crash (the process dies), spawn (starts a child that would outlive it), note
 (reads note.txt where it runs, then NOTE_SUFFIX), token (the TOKEN it was given), where (its
 folder and the names in its environment). `echo`'s description is NOTE_DESCRIPTION when that
@@ -42,6 +42,11 @@ def add(a: int, b: int) -> dict[str, int]:
 @server.tool(description="Always fails.")
 def fail(reason: str) -> str:
     raise ValueError(f"failed because {reason}")
+
+
+@server.tool(description="COUNT text blocks of SIZE characters each, numbered.")
+def blocks(count: int, size: int) -> list[str]:
+    return [f"{i:06d}" + "x" * (size - 6) for i in range(count)]
 
 
 @server.tool(description="A tiny picture.")
