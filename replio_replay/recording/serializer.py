@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from ..errors import CassetteError
 from ..jsonin import too_deep
+from ..plural import plural
 from .limits import MAX_DEPTH
 
 __all__ = ["HEADER_KEY", "MCP_KEY", "TOOLS_KEY", "ReadableSerializer", "canonical_json", "load_cassette", "load_cassette_yaml",
@@ -147,9 +148,16 @@ class ReadableSerializer:
         if self.mcp:
             data[MCP_KEY] = self.mcp
         data.update(version=cassette_dict.get("version", 1), interactions=interactions)
-        from .yamlcodec import dump_yaml
+        from .yamlcodec import dump_yaml, refusal
 
-        return dump_yaml(data)
+        text = dump_yaml(data)
+        problem = refusal(text)  # what is written must replay: the reader's own bounds, checked on the text
+        if problem is not None:
+            raise CassetteError(
+                f"cassette {self.source} was not written: a replay would refuse it, as it {problem} "
+                f"({plural(len(interactions), 'request')}, each resending the conversation so far); lower the "
+                "fixture's max_turns or the size of what its tools return, and record again")
+        return text
 
     def deserialize(self, cassette_string: str) -> dict[str, Any]:
         loaded = load_cassette(cassette_string, self.source)
