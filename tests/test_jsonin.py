@@ -85,3 +85,20 @@ def test_a_tool_set_nested_too_deeply_exits_2_naming_it(project: Path) -> None:
     assert said in listed.stderr and "Traceback" not in listed.stderr
     ran = replio(project, "run", "--no-cassettes", ok=(2,))
     assert said in ran.stderr and "Traceback" not in ran.stderr
+
+
+def test_a_tool_set_too_deep_for_pythons_reader_is_named_by_list_and_run(project: Path) -> None:
+    path = project / ".replio" / "tools.json"
+    path.write_text('{"extends": ' + "[" * 5000 + "]" * 5000 + "}")
+    said = f"{path}: nested deeper than 100 levels"
+    listed = replio(project, "list", ok=(0, 1, 2))
+    assert said in listed.stderr and "Traceback" not in listed.stderr
+    ran = replio(project, "run", "--no-cassettes", ok=(2,))
+    assert said in ran.stderr and "Traceback" not in ran.stderr
+
+
+def test_a_mock_script_nested_too_deeply_is_a_config_error(project: Path) -> None:
+    (project / "script.json").write_text('{"*": ' + "[" * 5000 + "]" * 5000 + "}")
+    ran = replio(project, "run", "--no-cassettes", ok=(2,))
+    assert "mock script" in ran.stderr and "nested deeper than 100 levels" in ran.stderr
+    assert "Traceback" not in ran.stderr
