@@ -261,7 +261,7 @@ def test_aliased_structures_load_or_are_refused_in_bounded_memory(data: Any) -> 
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert peak < 100_000_000
+    assert peak < 150_000_000  # at the bound, 64 MB of request text and its bytes (see limits.MAX_EXPANDED)
 
 
 def test_the_billion_laughs_stays_under_50_mb() -> None:

@@ -15,8 +15,9 @@ __all__ = ["MAX_DEPTH", "MAX_EXPANDED"]
 #: result) a recording weighs at most about 3,100,000. The recorder checks what it writes against
 #: this bound, so a longer run is refused when it is recorded, never when it is replayed. Past
 #: it, a file is not a recording but an alias bomb (nine levels of ten aliases are a billion
-#: values); at it, what is written out holds at most about 128 MB of text.
-MAX_EXPANDED = 8_000_000
+#: values); at it, what is written out holds at most about 64 MB of text, and loading peaks near
+#: twice that.
+MAX_EXPANDED = 4_000_000
 
 #: The deepest nesting accepted, as for every input (recorded bodies nest about 15 levels): it
 #: keeps every later recursive walk of the data (JSON encoding, request drift) far from Python's limit.
