@@ -71,3 +71,15 @@ def test_a_lone_surrogate_is_recorded_as_sent_and_replays_identically(project: P
     live, again = json.loads(recorded.stdout), json.loads(replayed.stdout)
     assert [f.pop("request_drift") for f in again["fixtures"]] == [[], []]  # every request as recorded
     assert [f.pop("request_drift") for f in live["fixtures"]] == [None, None] and again == live
+
+
+def test_a_lone_surrogate_in_an_error_message_is_shown_and_replayed(project: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = lambda seen: Reply(status=400, body=b'{"error": {"message": "bad \\ud800 half"}}',
+                                            headers={"content-type": "application/json"})
+    args = run_args(project, "--base-url", f"{llm_server.url}/v1")
+    errors = []
+    for mode in ("all", "none"):
+        result = CliRunner().invoke(main, [*args, "--record-mode", mode], catch_exceptions=False)
+        assert result.exit_code == 1, result.output
+        errors.append([f["error"] for f in json.loads(result.stdout)["fixtures"]])
+    assert errors[0] == errors[1] and all("HTTP 400" in e and "bad \ufffd half" in e for e in errors[0])
