@@ -20,7 +20,6 @@ __all__ = ["MAX_DEPTH", "JsonProblem", "deep_path", "read_json", "too_deep"]
 #: levels at most; this bound keeps every later recursive walk far from Python's limit.
 MAX_DEPTH = 100
 
-
 #: Keys of a too-deep path a message shows.
 _SHOWN = 4
 

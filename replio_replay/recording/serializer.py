@@ -84,7 +84,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 def _structured(body: Any) -> Any:
     """A JSON text body as {'json': data}; anything else unchanged.
 
-    JSON whose strings hold a lone surrogate (a provider may send `"\ud800"`) stays the text
+    JSON whose strings hold a lone surrogate (a provider may send `"\\ud800"`) stays the text
     the server sent: no UTF-8 file can hold the parsed string, and the escape replays as sent.
     """
     if isinstance(body, bytes):
