@@ -514,20 +514,22 @@ def merge_cmd(project: Path, results: tuple[Path, ...], output: str, output_file
 
 
 def _saved(path: Path) -> Any:
-    """A result file read back; exit 2 with a message naming it when it is not one."""
-    import json
-
+    """A result file read back, validated like any input; exit 2 with a message naming it and
+    the field when it is not one."""
     from pydantic import ValidationError
 
     from .fixtures.model import validation_message
+    from .jsonin import JsonProblem, read_json
     from .results import saved_runs
 
     hint = "give a file that replio eval run --output json or --output-file wrote"
     try:
-        return saved_runs(json.loads(path.read_text(encoding="utf-8")))
+        return saved_runs(read_json(path.read_text(encoding="utf-8")))
     except OSError as exc:
         _fail(UsageError(f"{path}: cannot be read ({exc.strerror or exc}); {hint}"))
+    except UnicodeDecodeError as exc:
+        _fail(UsageError(f"{path}: not UTF-8 text (byte {exc.start}); {hint}"))
+    except JsonProblem as exc:
+        _fail(UsageError(f"{path}: {exc}; {hint}"))
     except ValidationError as exc:
         _fail(UsageError(f"{path}: not a replio result: {validation_message(exc, 'the result format')}; {hint}"))
-    except (ValueError, RecursionError) as exc:
-        _fail(UsageError(f"{path}: not valid JSON ({exc}); {hint}"))

@@ -7,14 +7,14 @@ The file never holds an API key, only the name of the variable to read it from (
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .env import Env, global_fixture_dir
 from .errors import ConfigError
+from .jsonin import JsonProblem, read_json
 from .mcp.config import McpServers
 
 __all__ = [
@@ -84,15 +84,11 @@ def load_project_config(project: Path) -> ProjectConfig:
     if not path.is_file():
         return ProjectConfig()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        data = read_json(path.read_text(encoding="utf-8"))
+    except JsonProblem as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-    except ValueError as exc:  # NaN or Infinity, which Python's JSON reader would take
-        raise ConfigError(f"{path}: not valid JSON: {exc}") from None
-    except RecursionError:
-        raise ConfigError(f"{path}: nests too deeply to be a config file") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     try:
@@ -105,10 +101,6 @@ def load_project_config(project: Path) -> ProjectConfig:
         if pc.script:  # relative to the project, not to wherever replio was started
             pc.script = str(project / pc.script)
     return config
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number; use a finite number")
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .atomic import atomic_write
 from .env import project_file
+from .jsonin import read_json
 from .plural import plural
 from .results import FixtureResult, RunResult, Status, TrialResult
 
@@ -24,9 +25,9 @@ __all__ = ["load", "narrow", "save", "updated"]
 def load(cache: Path, project: Path) -> set[str] | None:
     """The ids recorded as not passing for `project`; None when no run was recorded (or the record is unreadable)."""
     try:
-        data = json.loads(project_file(cache, project, "lastfailed").read_text(encoding="utf-8"))
-        return {str(i) for i in data["failed"]}
-    except (OSError, ValueError, TypeError, KeyError):
+        data = read_json(project_file(cache, project, "lastfailed").read_text(encoding="utf-8"))
+        return {i for i in data["failed"] if isinstance(i, str)}
+    except (OSError, ValueError, TypeError, KeyError):  # JsonProblem is a ValueError
         return None
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 import re
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 if TYPE_CHECKING:
     from .storage import RunKey
@@ -29,7 +29,13 @@ class Status(str, Enum):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, frozen=True, defer_build=True)
+    # No NaN or Infinity anywhere: JSON has neither, and a saved result is read back as input.
+    model_config = ConfigDict(populate_by_name=True, frozen=True, defer_build=True, allow_inf_nan=False)
+
+
+#: A fraction (accuracy, a pass rate), and a count that cannot be negative.
+_Fraction = Annotated[float, Field(ge=0, le=1)]
+_Count = Annotated[int, Field(ge=0)]
 
 
 class TraceCall(_Model):
@@ -47,12 +53,12 @@ class FixtureResult(_Model):
     task: str | None = Field(None, description="The fixture's task, the user message (null in older results).")
     trace: list[TraceCall] = Field(default_factory=list)
     names: list[str] = Field(default_factory=list)
-    accuracy: float | None = None
+    accuracy: _Fraction | None = None
     passed: bool = Field(False, alias="pass")
-    calls: int = 0
-    redundant: int = 0
-    errors: int = 0
-    tokens: int = 0
+    calls: _Count = 0
+    redundant: _Count = 0
+    errors: _Count = 0
+    tokens: _Count = 0
     status: Status = Status.OK
     error: str | None = None
     reasons: list[str] = Field(default_factory=list, description="Why the verifier failed.")
@@ -75,8 +81,8 @@ class FixtureResult(_Model):
     #: Which trial this result is (1-based); the JSON shows it inside `trials`.
     trial: int = Field(1, exclude=True)
     trials: list[TrialResult] | None = Field(None, description="Each trial's outcome, when the run has several.")
-    passes: int | None = Field(None, description="Trials that passed (c), when the run has several.")
-    n: int | None = Field(None, description="Trials run (n), when the run has several.")
+    passes: _Count | None = Field(None, description="Trials that passed (c), when the run has several.")
+    n: int | None = Field(None, ge=1, description="Trials run (n), when the run has several.")
     titles: dict[str, str] | None = Field(
         None, description="Tool name -> the name reports show (the tool's `title`), for the tools offered that "
                           "have one; `trace`, `names` and `reasons` keep the tool names.")
@@ -93,6 +99,14 @@ class FixtureResult(_Model):
         pattern = _title_pattern(tuple(self.titles))
         return [pattern.sub(lambda m: self.shown(m[0]), reason) for reason in self.reasons]
 
+    @model_validator(mode="after")
+    def _passes_of_n(self) -> FixtureResult:
+        if (self.passes is None) != (self.n is None):
+            raise ValueError("passes and n come together: both or neither")
+        if self.passes is not None and self.n is not None and self.passes > self.n:
+            raise ValueError(f"passes ({self.passes}) cannot be more than n ({self.n}), the trials run")
+        return self
+
 
 @functools.lru_cache(maxsize=256)
 def _title_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
@@ -107,11 +121,11 @@ class TrialResult(_Model):
     trial: int
     status: Status
     passed: bool = Field(alias="pass")
-    accuracy: float | None = None
-    calls: int = 0
-    redundant: int = 0
-    errors: int = 0
-    tokens: int = 0
+    accuracy: _Fraction | None = None
+    calls: _Count = 0
+    redundant: _Count = 0
+    errors: _Count = 0
+    tokens: _Count = 0
     error: str | None = None
     drift: list[dict[str, Any]] | None = None
     drift_info: list[dict[str, Any]] | None = None
@@ -121,20 +135,20 @@ class TrialResult(_Model):
 class Summary(_Model):
     """Suite totals; `accuracy` is the mean over fixtures that declare `expected`."""
 
-    fixtures: int = 0
-    accuracy: float | None = None
-    pass_rate: float | None = None
-    calls: int = 0
-    redundant: int = 0
-    errors: int = 0
-    tokens: int = 0
-    drifted: int = 0
-    new: int = 0
-    trials: int | None = Field(None, description="Trials per fixture, when more than one.")
-    pass_hat_k: dict[str, float] | None = Field(
+    fixtures: _Count = 0
+    accuracy: _Fraction | None = None
+    pass_rate: _Fraction | None = None
+    calls: _Count = 0
+    redundant: _Count = 0
+    errors: _Count = 0
+    tokens: _Count = 0
+    drifted: _Count = 0
+    new: _Count = 0
+    trials: int | None = Field(None, ge=1, description="Trials per fixture, when more than one.")
+    pass_hat_k: dict[str, _Fraction] | None = Field(
         None, description="k -> mean over fixtures of C(c,k)/C(n,k): the chance all of k trials pass."
     )
-    pass_at_k: dict[str, float] | None = Field(
+    pass_at_k: dict[str, _Fraction] | None = Field(
         None, description="k -> mean over fixtures of 1 - C(n-c,k)/C(n,k): the chance one of k trials passes."
     )
     flaky: list[str] | None = Field(None, description="Fixtures that passed some trials but not all.")

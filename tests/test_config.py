@@ -32,7 +32,7 @@ def _problem(project: Path) -> str:
     ('{"providers": {"openai": {"temperature": 1e400}}}', "providers.openai.temperature: Input should be a finite number"),
     ('{"providers": {"openai": {"timeout": 1e308}}}', "providers.openai.timeout: Input should be less than or equal"),
     ('{"tool_timeout": 0}', "tool_timeout: Input should be greater than 0"),
-    ("[" * 5000, "nests too deeply"),
+    ("[" * 5000, "nested deeper than 100 levels"),
 ])
 def test_values_that_would_fail_later_are_refused_naming_the_field(tmp_path: Path, text: str, words: str) -> None:
     path = _write(tmp_path, text)

@@ -159,3 +159,30 @@ def test_a_merge_of_compared_runs_is_compared_and_the_report_takes_it(mock_proje
     assert re.findall(r'<th colspan="1">([^<]+)</th>', page) == ["mock:m1", "mock:m2"]
     assert sorted(set(re.findall(r'data-fixture="([^"]+)"', page))) == IDS
     assert {shard_of(i, 2) for i in IDS} == {1, 2}  # both shards had fixtures: this was a real merge
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    (lambda fx: fx.update(passes=5, n=2), "fixtures.0: passes (5) cannot be more than n (2), the trials run"),
+    (lambda fx: fx.update(accuracy=1.5), "fixtures.0.accuracy: Input should be less than or equal to 1"),
+    (lambda fx: fx.update(accuracy=float("nan")), "not valid JSON: NaN is not a JSON number"),
+    (lambda fx: fx.update(tokens=-1), "fixtures.0.tokens: Input should be greater than or equal to 0"),
+])
+def test_a_saved_result_is_validated_like_any_input(mock_project: Path, tmp_path: Path, change: Any,
+                                                    says: str) -> None:
+    first, _ = shards(mock_project, tmp_path)
+    data = json.loads(first.read_text())
+    change(data["fixtures"][0])
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))  # Python writes NaN as the bare token, as an edited file may hold it
+    done = replio(mock_project, "merge", first, bad, ok=(2,))
+    assert done.stderr.startswith(f"replio: error: {bad}: ") and says in done.stderr, done.stderr
+    assert done.stdout == "" and "Traceback" not in done.stderr
+
+
+def test_json_written_never_holds_a_non_finite_number() -> None:
+    from replio_replay.report.jsonout import dumps
+
+    with pytest.raises(ValueError):
+        dumps({"accuracy": float("nan")})
+    with pytest.raises(ValueError):
+        fx("a", accuracy=float("inf"))

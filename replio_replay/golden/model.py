@@ -21,11 +21,8 @@ from pydantic import (
     field_validator,
 )
 
-__all__ = ["MAX_DEPTH", "Golden", "GoldenCall", "GoldenMetrics", "too_deep"]
+__all__ = ["Golden", "GoldenCall", "GoldenMetrics"]
 
-#: The deepest nesting a golden may have. Tool arguments nest a few levels; the drift code
-#: walks a golden recursively, so a deeper file is refused before it can exhaust the stack.
-MAX_DEPTH = 100
 
 #: A fraction (strict floats take an integer 0 or 1 too, but never a boolean or text).
 _Fraction = Annotated[StrictFloat, Field(ge=0, le=1, allow_inf_nan=False)]
@@ -70,14 +67,3 @@ class Golden(_Strict):
     turns: list[list[GoldenCall]] = Field(..., description="Calls grouped by turn.")
     answer: StrictStr
     metrics: GoldenMetrics
-
-
-def too_deep(data: Any, limit: int = MAX_DEPTH) -> bool:
-    """Whether JSON data nests deeper than `limit` levels (level by level, so never recursive)."""
-    level = [data] if isinstance(data, (dict, list)) else []
-    for _ in range(limit):
-        level = [x for item in level for x in (item.values() if isinstance(item, dict) else item)
-                 if isinstance(x, (dict, list))]
-        if not level:
-            return False
-    return True

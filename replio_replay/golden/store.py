@@ -11,26 +11,19 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from pydantic import ValidationError
 
 from ..atomic import atomic_write
 from ..errors import GoldenError
+from ..jsonin import MAX_DEPTH, JsonProblem, read_json, too_deep
 from ..storage import GOLDEN, Recorded, RunKey, scan
-from .model import MAX_DEPTH, Golden, too_deep
+from .model import Golden
 
 __all__ = ["GoldenStore"]
 
 _FIX = "fix it, or approve a new one with --update-golden"
-
-
-class _NotFinite(ValueError):
-    """NaN or Infinity in a golden's text: Python's json reads them, JSON has no such thing."""
-
-
-def _refuse_constant(name: str) -> NoReturn:
-    raise _NotFinite(name)
 
 
 def _problems(exc: ValidationError) -> str:
@@ -65,25 +58,13 @@ class GoldenStore:
         except (OSError, UnicodeDecodeError) as exc:
             raise GoldenError(f"golden {path} cannot be read ({exc}); {_FIX}") from None
         try:
-            data = json.loads(text, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as exc:
-            raise GoldenError(
-                f"golden {path} is not valid JSON at line {exc.lineno}: {exc.msg}; {_FIX}"
-            ) from None
-        except _NotFinite as exc:
-            raise GoldenError(
-                f"golden {path} holds {exc}, which is not a JSON number; {_FIX}"
-            ) from None
-        except ValueError as exc:  # an integer too long to convert, say
-            raise GoldenError(f"golden {path} is not valid JSON: {exc}; {_FIX}") from None
-        except RecursionError:
-            raise GoldenError(f"golden {path} nests too deeply to read; {_FIX}") from None
+            data = read_json(text)  # strict, and bounded in depth: the drift code walks it recursively
+        except JsonProblem as exc:
+            raise GoldenError(f"golden {path} is broken: {exc}; {_FIX}") from None
         if not isinstance(data, dict):
             raise GoldenError(
                 f"golden {path} must hold a JSON object, not {type(data).__name__}; {_FIX}"
             )
-        if too_deep(data):  # the drift code walks it recursively
-            raise GoldenError(f"golden {path} nests deeper than {MAX_DEPTH} levels; {_FIX}")
         try:
             Golden.model_validate(data)
         except ValidationError as exc:

@@ -5,9 +5,11 @@ version from initialisation), ``tools`` (its `tools/list`, as the protocol's JSO
 ``calls`` (each `tools/call` in the order made: ``tool``, ``arguments``, ``result``). A replay
 answers a call with the first unused recorded call of the same tool and arguments.
 
-A result is recorded as `recordable` makes it: media a model never sees (an image's or audio's
-data, a resource's blob) is kept as its size (``dataBytes``, ``blobBytes``), and a text longer
-than any model is shown is cut, so a cassette stays readable and its size bounded; a live
+A result is recorded as `recordable` makes it: what the model saw, not more. Media a model
+never sees (an image's or audio's data, a resource's blob) is kept as its size (``dataBytes``,
+``blobBytes``), and a result whose text is longer than the model is shown (`RESULT_CAP`
+characters in all, whatever the number of blocks) is cut to one character more, so a replay is
+cut, and says so, as the live run was; a cassette stays readable and its size bounded. A live
 result is compared in the same form.
 
 Drift names what a reviewer needs: ``mcp git: tools[git_log].description changed``,
@@ -23,12 +25,13 @@ from typing import Any
 
 from ..diffing import Change, changes
 from ..errors import CassetteError
+from ..tools.toolbox import RESULT_CAP
 
-__all__ = ["TEXT_CAP", "CallRecord", "ServerRecord", "call_drift", "parse_records", "recordable", "records_json",
-           "tools_drift"]
+__all__ = ["CallRecord", "ServerRecord", "call_drift", "parse_records", "recordable", "records_json", "tools_drift"]
 
-#: Characters of one text block a recording keeps: more than any tool result a model is shown.
-TEXT_CAP = 200_000
+#: Characters of a result's text a recording keeps: one more than the model is shown, so the
+#: replayed text is cut (with the same note) where the live one was.
+_KEPT = RESULT_CAP + 1
 
 
 @dataclass
@@ -66,27 +69,43 @@ class ServerRecord:
 
 
 def recordable(result: dict[str, Any]) -> dict[str, Any]:
-    """`result` as a cassette keeps it: media as its size, long texts cut (see the module's docstring)."""
-    from .convert import decoded_size
-
-    def block(item: Any) -> Any:
-        if not isinstance(item, dict):
-            return item
-        item = dict(item)
-        if item.get("type") in ("image", "audio") and isinstance(item.get("data"), str):
-            item["dataBytes"] = decoded_size(item.pop("data"))
-        if isinstance(item.get("text"), str) and len(item["text"]) > TEXT_CAP:
-            item["text"] = item["text"][:TEXT_CAP]
-        if isinstance(item.get("resource"), dict):
-            item["resource"] = block(item["resource"])
-            if isinstance(item["resource"].get("blob"), str):
-                item["resource"]["blobBytes"] = decoded_size(item["resource"].pop("blob"))
-        return item
+    """`result` as a cassette keeps it: media as its size, no more text than the model saw
+    (see the module's docstring); its `result_text` starts as the live result's does."""
+    from .convert import result_text
 
     content = result.get("content")
     if not isinstance(content, list):
         return result
-    return {**result, "content": [block(b) for b in content]}
+    kept = {**result, "content": [_sized(b) for b in content]}
+    if len(result_text(kept)) <= _KEPT:
+        return kept  # whole: all of it was shown
+    return _cut(kept)
+
+
+def _sized(item: Any) -> Any:
+    """A content block with its media data replaced by the data's size."""
+    from .convert import decoded_size
+
+    if not isinstance(item, dict):
+        return item
+    item = dict(item)
+    if item.get("type") in ("image", "audio") and isinstance(item.get("data"), str):
+        item["dataBytes"] = decoded_size(item.pop("data"))
+    if isinstance(item.get("resource"), dict):
+        item["resource"] = _sized(item["resource"])
+        if isinstance(item["resource"].get("blob"), str):
+            item["resource"]["blobBytes"] = decoded_size(item["resource"].pop("blob"))
+    return item
+
+
+def _cut(result: dict[str, Any]) -> dict[str, Any]:
+    """A result longer than the model was shown, as one text block of what it was shown (and one
+    character more): the blocks past that, and structured content, were never seen."""
+    from .convert import result_text
+
+    text = result_text({**result, "isError": False})[:_KEPT]
+    cut = {k: v for k, v in result.items() if k != "structuredContent"}
+    return {**cut, "content": [{"type": "text", "text": text}]}
 
 
 def records_json(records: dict[str, ServerRecord]) -> dict[str, Any]:

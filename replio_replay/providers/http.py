@@ -137,10 +137,15 @@ class Endpoint:
 
 
 def _server_message(raw: bytes, redactor: Redactor) -> str:
-    """What the server said went wrong: its JSON error message, else the body's start."""
+    """What the server said went wrong: its JSON error message, else the body's start; printable
+    (a lone surrogate its JSON escapes becomes U+FFFD, as in an answer)."""
+    return clean_text(_said(raw, redactor))
+
+
+def _said(raw: bytes, redactor: Redactor) -> str:
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return preview(raw, 160, redactor)
     if isinstance(data, dict):
         error = data.get("error")

@@ -9,7 +9,6 @@ config's ``providers.mock.script`` at a JSON file of that shape.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from ..errors import ConfigError, ProviderError
+from ..jsonin import read_json
 from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings, ToolCall, Usage
 
 __all__ = ["MockProvider", "Turn"]
@@ -113,8 +113,8 @@ def _load_script(path: str | None) -> Mapping[str, Sequence[Turn]]:
     if not path:
         return {}
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = read_json(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # JsonProblem too
         raise ConfigError(f"mock script {path}: {exc}; give a JSON object of fixture id -> turns") from None
     try:
         _SCRIPT.validate_python(data)

@@ -26,6 +26,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import CassetteError
+from ..jsonin import too_deep
+from ..plural import plural
 from .limits import MAX_DEPTH
 
 __all__ = ["HEADER_KEY", "MCP_KEY", "TOOLS_KEY", "ReadableSerializer", "canonical_json", "load_cassette", "load_cassette_yaml",
@@ -75,8 +77,16 @@ def _sorted(value: Any) -> Any:
     return value
 
 
+#: A JSON escape of a surrogate (`\ud800`): the only way parsed JSON text can hold a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _structured(body: Any) -> Any:
-    """A JSON text body as {'json': data}; anything else unchanged."""
+    """A JSON text body as {'json': data}; anything else unchanged.
+
+    JSON whose strings hold a lone surrogate (a provider may send `"\\ud800"`) stays the text
+    the server sent: no UTF-8 file can hold the parsed string, and the escape replays as sent.
+    """
     if isinstance(body, bytes):
         try:
             body = body.decode("utf-8")
@@ -84,10 +94,22 @@ def _structured(body: Any) -> Any:
             return body
     if isinstance(body, str) and body[:1] in ("{", "["):
         try:
-            return {"json": _sorted(json.loads(body))}
+            data = json.loads(body)
         except ValueError:
             return body
+        if _SURROGATE_ESCAPE.search(body) and not _utf8(data):
+            return body
+        return {"json": _sorted(data)}
     return body
+
+
+def _utf8(data: Any) -> bool:
+    """Whether UTF-8 can hold every string in `data` (it cannot hold a lone surrogate)."""
+    try:
+        canonical_json(data).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def canonical_json(data: Any) -> str:
@@ -126,9 +148,16 @@ class ReadableSerializer:
         if self.mcp:
             data[MCP_KEY] = self.mcp
         data.update(version=cassette_dict.get("version", 1), interactions=interactions)
-        from .yamlcodec import dump_yaml
+        from .yamlcodec import dump_yaml, refusal
 
-        return dump_yaml(data)
+        text = dump_yaml(data)
+        problem = refusal(text)  # what is written must replay: the reader's own bounds, checked on the text
+        if problem is not None:
+            raise CassetteError(
+                f"cassette {self.source} was not written: a replay would refuse it, as it {problem} "
+                f"({plural(len(interactions), 'request')}, each resending the conversation so far); lower the "
+                "fixture's max_turns or the size of what its tools return, and record again")
+        return text
 
     def deserialize(self, cassette_string: str) -> dict[str, Any]:
         loaded = load_cassette(cassette_string, self.source)
@@ -220,13 +249,7 @@ def _nests_too_deeply(body: str | bytes | None) -> bool:
         return True
     except ValueError:
         return False
-    level: list[Any] = [data]
-    for _ in range(MAX_DEPTH):  # level k+1 holds the containers at depth k+2
-        level = [x for item in level for x in (item.values() if isinstance(item, dict) else item)
-                 if isinstance(x, (dict, list))]
-        if not level:
-            return False
-    return True
+    return too_deep(data, MAX_DEPTH)
 
 
 class _Shape:

@@ -8,7 +8,8 @@ while a document is built or written (see `_gc_paused`).
 Sharing aliased objects keeps a load small, but whatever later writes the data out (the
 serializer turns request bodies back into JSON text) expands every alias. So the load
 itself bounds what the document would expand to (`MAX_EXPANDED` values, `MAX_DEPTH`
-levels) and refuses a "billion laughs" file, naming it, before anything expands it.
+levels) and refuses a "billion laughs" file, naming it, before anything expands it; and
+`refusal` lets a writer check what it wrote against the same bounds.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import yaml
 from ..errors import CassetteError
 from .limits import MAX_DEPTH, MAX_EXPANDED
 
-__all__ = ["MAX_DEPTH", "MAX_EXPANDED", "dump_yaml", "load_yaml"]
+__all__ = ["MAX_DEPTH", "MAX_EXPANDED", "dump_yaml", "load_yaml", "refusal"]
 
 try:  # libyaml: a fast, safe loader and dumper
     from yaml import CSafeDumper as _Dumper
@@ -266,7 +267,23 @@ def load_yaml(text: str, source: str, given: Mapping[str, Any] | None = None) ->
         return _parse(text, source, given or {})
 
 
-def _parse(text: str, source: str, given: Mapping[str, Any]) -> Any:
+def refusal(text: str) -> str | None:
+    """Why `load_yaml` would refuse `text`, as a phrase (`expands its aliases beyond ...`), or
+    None when it loads: a writer checks with it that what it writes reads back."""
+    with _gc_paused():
+        try:
+            _build(text, {})
+        except _Refused as exc:
+            return str(exc)
+        except RecursionError:
+            return "nests too deeply to load"
+        except yaml.YAMLError as exc:
+            return f"does not parse ({str(exc).splitlines()[0]})"
+    return None
+
+
+def _build(text: str, given: Mapping[str, Any]) -> Any:
+    """The data of `text`, bounded; _Refused, RecursionError or yaml.YAMLError when it cannot be."""
     loader = _LeanLoader(text)
     try:
         node = loader.get_single_node()
@@ -280,6 +297,13 @@ def _parse(text: str, source: str, given: Mapping[str, Any]) -> Any:
                     seen[id(v)] = given[k.value]
                     weights[id(v)] = _given_weight(given[k.value])
         return _construct(loader, node, seen, weights)
+    finally:
+        loader.dispose()
+
+
+def _parse(text: str, source: str, given: Mapping[str, Any]) -> Any:
+    try:
+        return _build(text, given)
     except _Refused as exc:
         raise CassetteError(
             f"cassette {source} {exc}; a recording never does this, so the file was edited by hand "
@@ -294,5 +318,3 @@ def _parse(text: str, source: str, given: Mapping[str, Any]) -> Any:
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise CassetteError(f"cassette {source} does not parse{where}: {problem}") from None
-    finally:
-        loader.dispose()

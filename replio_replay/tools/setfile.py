@@ -10,7 +10,6 @@ Unknown keys, wrong types and loops are errors naming the file and the field.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from ..errors import ToolSetError, UsageError
+from ..jsonin import JsonProblem, read_json
 from ..mcp.config import McpServer, ServerName
 from ..suggest import did_you_mean
 from .declared import ToolDecls
@@ -127,9 +127,9 @@ def _read(path: Path) -> ToolSetFile:
     from ..fixtures.model import validation_message
 
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ToolSetError(f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raw = read_json(path.read_text(encoding="utf-8"))
+    except JsonProblem as exc:
+        raise ToolSetError(f"{path}: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ToolSetError(f"{path}: cannot be read: {exc}") from None
     if not isinstance(raw, dict):

@@ -122,20 +122,20 @@ def test_a_missing_key_is_named(tmp_path: Path) -> None:
 def test_non_finite_numbers_are_refused_on_load(tmp_path: Path, constant: str) -> None:
     text = json.dumps(_golden()).replace('"accuracy": 1.0', f'"accuracy": {constant}')
     assert constant in text
-    assert f"holds {constant}, which is not a JSON number" in _load_error(tmp_path, text)
+    assert f"{constant} is not a JSON number" in _load_error(tmp_path, text)
 
 
 def test_non_finite_numbers_in_arguments_are_refused_on_load(tmp_path: Path) -> None:
     text = json.dumps(_golden()).replace('"a.txt"', "NaN")
-    assert "holds NaN" in _load_error(tmp_path, text)
+    assert "NaN is not a JSON number" in _load_error(tmp_path, text)
 
 
 @pytest.mark.parametrize(("text", "says"), [
     (b'{"id": "\xff"}', "cannot be read"),
-    ("{not json", "is not valid JSON at line 1"),
+    ("{not json", ": not valid JSON at line 1"),
     ("[1, 2]", "must hold a JSON object, not list"),
-    ('{"id": ' + "1" * 5000 + "}", "is not valid JSON"),
-    ("[" * 100_000 + "]" * 100_000, "nests too deeply"),
+    ('{"id": ' + "1" * 5000 + "}", ": not valid JSON"),
+    ("[" * 100_000 + "]" * 100_000, "nested deeper than 100 levels"),
 ])
 def test_unreadable_goldens_name_the_file(tmp_path: Path, text: str | bytes, says: str) -> None:
     assert says in _load_error(tmp_path, text)
@@ -146,7 +146,7 @@ def test_a_deeply_nested_argument_is_refused_before_drift_walks_it(tmp_path: Pat
     for _ in range(300):
         deep = {"a": deep}
     data = _with("turns.0.0.arguments", {"x": deep})
-    assert "nests deeper than 100 levels" in _load_error(tmp_path, json.dumps(data))
+    assert "nested deeper than 100 levels" in _load_error(tmp_path, json.dumps(data))
 
 
 def test_every_golden_in_the_repository_loads(tmp_path: Path) -> None:

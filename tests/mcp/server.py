@@ -5,9 +5,9 @@
                                                   N lines `TOKEN=$TOKEN` that are not JSON-RPC)
     python server.py http PORT                    serve streamable HTTP on 127.0.0.1:PORT/mcp
 
-Tools: echo (text), add (structured), fail (an error result), picture (an image), slow
-(sleeps), crash (the process dies), spawn (starts a child that would outlive it), daemon
-(starts `sleep 300` forked twice in a session of its own, as daemons do), note
+Tools: echo (text), add (structured), blocks (many text blocks), fail (an error result), picture
+(an image), slow (sleeps), crash (the process dies), spawn (starts a child that would outlive
+it), daemon (starts `sleep 300` forked twice in a session of its own, as daemons do), note
 (reads note.txt where it runs, then NOTE_SUFFIX), token (the TOKEN it was given), where (its
 folder and the names in its environment). `echo`'s description is NOTE_DESCRIPTION when that
 is set. With PIDFILE set, the server and the children `spawn` and `daemon` start append their
@@ -47,6 +47,11 @@ def add(a: int, b: int) -> dict[str, int]:
 @server.tool(description="Always fails.")
 def fail(reason: str) -> str:
     raise ValueError(f"failed because {reason}")
+
+
+@server.tool(description="COUNT text blocks of SIZE characters each, numbered.")
+def blocks(count: int, size: int) -> list[str]:
+    return [f"{i:06d}" + "x" * (size - 6) for i in range(count)]
 
 
 @server.tool(description="A tiny picture.")

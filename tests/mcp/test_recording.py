@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from replio_replay.errors import CassetteError
@@ -95,18 +97,34 @@ def test_a_recording_keeps_media_as_its_size_and_reads_the_same() -> None:
     import base64
 
     from replio_replay.mcp.convert import result_text
-    from replio_replay.mcp.recording import TEXT_CAP, recordable
+    from replio_replay.mcp.recording import recordable
 
     picture = base64.b64encode(b"\x89PNG" * 1000).decode()
     result = {"content": [
         {"type": "image", "data": picture, "mimeType": "image/png"},
         {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": base64.b64encode(b"12345").decode()}},
-        {"type": "text", "text": "x" * (TEXT_CAP + 10)},
+        {"type": "text", "text": "x" * 1000},
     ]}
     kept = recordable(result)
     assert kept["content"][0] == {"type": "image", "dataBytes": 4000, "mimeType": "image/png"}
     assert kept["content"][1]["resource"] == {"uri": "file:///b.bin", "blobBytes": 5}
-    assert len(kept["content"][2]["text"]) == TEXT_CAP
-    assert result_text(kept) == result_text(result)[: len(result_text(kept))]
+    assert kept["content"][2] == result["content"][2]
+    assert result_text(kept) == result_text(result)
     assert result_text(kept).splitlines()[:2] == ["[image image/png, 4,000 bytes]", "[resource file:///b.bin, 5 bytes]"]
     assert recordable({"content": "odd"}) == {"content": "odd"}
+
+
+@pytest.mark.parametrize("error", [False, True])
+def test_a_recording_keeps_no_more_of_a_result_than_the_model_saw_whatever_its_blocks(error: bool) -> None:
+    from replio_replay.mcp.convert import result_text
+    from replio_replay.mcp.recording import recordable
+    from replio_replay.tools.toolbox import RESULT_CAP, _capped
+
+    texts = [f"{i:06d}" + "x" * 198_994 for i in range(30)]  # 6 MB, each block under any per-block cap
+    result = {"content": [{"type": "text", "text": t} for t in texts], "isError": error,
+              "structuredContent": {"result": texts}}
+    kept = recordable(result)
+    assert len(json.dumps(kept)) < RESULT_CAP + 200 and "structuredContent" not in kept
+    assert _capped(result_text(kept)) == _capped(result_text(result))  # what the model is told, replayed
+    assert _capped(result_text(kept)).endswith(f"(output cut at {RESULT_CAP} characters)")
+    assert recordable(kept) == kept  # a live result is compared in the recorded form

@@ -31,6 +31,7 @@ PLANS = {
     "CRASH": [[("crash", {}), ("echo", {"text": "after"})], "It crashed."],
     "TOKEN": [[("token", {})], "I have the token."],
     "SLOW": [[("slow", {"seconds": 60})], "Slept."],
+    "BLOCKS": [[("blocks", {"count": 40, "size": 50_000})], "Many blocks."],
 }
 
 
@@ -115,6 +116,25 @@ def test_a_second_replay_is_byte_identical(tmp_path: Path, agent: LLMServer) -> 
     _record(project, agent)
     first = _run(project, "--record-mode", "none")[2]
     assert first == _run(project, "--record-mode", "none")[2]
+
+
+def test_a_result_of_many_big_blocks_is_recorded_as_the_model_saw_it_and_replays_so(
+        tmp_path: Path, agent: LLMServer) -> None:
+    from replio_replay.tools.toolbox import RESULT_CAP
+
+    project = _project(tmp_path / "p", fixtures=("BLOCKS",))
+    recorded = _record(project, agent)  # 2 MB of text in 40 blocks, and again as structured content
+    (call,) = _cassette(project, "blocks")["mcp"]["t"]["calls"]
+    assert [len(b["text"]) for b in call["result"]["content"]] == [RESULT_CAP + 1]
+    assert "structuredContent" not in call["result"]
+    told = next(m["content"] for m in json.loads(agent.requests[-1].body)["messages"] if m["role"] == "tool")
+    assert told.endswith(f"(output cut at {RESULT_CAP} characters)") and len(told) < RESULT_CAP + 100
+    size = (project / "cassettes" / "openai" / "test-model" / "blocks.yaml").stat().st_size
+    assert size < 3 * RESULT_CAP  # what the model saw, in the MCP section and in the next request
+    agent.close()
+    code, replayed, out = _run(project, "--record-mode", "none")
+    assert code == 0, out
+    assert _results(replayed) == _results(recorded) and replayed["fixtures"][0]["request_drift"] == []
 
 
 def test_secrets_given_to_a_server_never_reach_the_disk(tmp_path: Path, agent: LLMServer) -> None:

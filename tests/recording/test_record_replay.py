@@ -258,3 +258,60 @@ def test_compressed_bodies_are_stored_decoded(project: Path, llm_server: LLMServ
     code, out = _run(*run_args(project, "--record-mode", "none"))
     assert code == 0
     assert _comparable(json.loads(out)) == _comparable(recorded)
+
+
+def _long_project(root: Path, server: LLMServer) -> list[str]:
+    """A fixture that calls a stub 30 times, each told 99 KB: the conversation resends every earlier
+    answer, so its requests, written out, hold 46 MB. The `run` arguments, without the record mode."""
+    from tests.support.agents import openai_agent
+
+    server.handler = openai_agent({"LONG": [[("lookup", {"n": n})] for n in range(30)] + ["Done."]})
+    fixture = {"task": "LONG: look up 30 things.", "max_turns": 40, "expected": None,
+               "tools": {"lookup": {"description": "Look a thing up.", "result": "a" * 99_000,
+                                    "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}}}}}
+    (root / ".replio" / "eval").mkdir(parents=True)
+    (root / ".replio" / "eval" / "long.json").write_text(json.dumps(fixture))
+    (root / ".replio" / "config.json").write_text(json.dumps({"provider": "openai:test-model", "bundled": False}))
+    return ["eval", "--path", str(root), "run", "--output", "json", "--base-url", f"{server.url}/v1"]
+
+
+def test_a_long_run_with_a_large_stub_answer_records_and_replays(tmp_path: Path, llm_server: LLMServer) -> None:
+    args = _long_project(tmp_path / "p", llm_server)
+    code, out = _run(*args, "--record-mode", "once")
+    recorded = json.loads(out)["fixtures"][0]
+    assert (code, recorded["status"], recorded["calls"]) == (0, "ok", 30), out
+    code, out = _run(*args, "--record-mode", "none")
+    replayed = json.loads(out)["fixtures"][0]
+    assert code == 0 and replayed["error"] is None, out
+    assert replayed["request_drift"] == [] and replayed["answer"] == "Done." and replayed["calls"] == 30
+
+
+def test_a_recording_a_replay_would_refuse_is_refused_as_it_is_written(tmp_path: Path, llm_server: LLMServer,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from replio_replay.recording import yamlcodec
+
+    monkeypatch.setattr(yamlcodec, "MAX_EXPANDED", 1_000_000)  # the reader's bound, and so the writer's
+    args = _long_project(tmp_path / "p", llm_server)
+    code, out = _run(*args, "--record-mode", "once")
+    long = json.loads(out)["fixtures"][0]
+    cassette = tmp_path / "p" / "cassettes" / "openai" / "test-model" / "long.yaml"
+    assert (code, long["status"]) == (1, "error") and not cassette.exists()
+    assert long["error"] == (f"cassette {cassette} was not written: a replay would refuse it, as it expands its "
+                             "aliases beyond 1,000,000 values (31 requests, each resending the conversation so far); "
+                             "lower the fixture's max_turns or the size of what its tools return, and record again")
+
+
+def test_what_the_serializer_writes_is_checked_with_the_readers_bounds() -> None:
+    from replio_replay.errors import CassetteError
+    from replio_replay.recording.yamlcodec import dump_yaml, refusal
+
+    assert refusal(dump_yaml({"a": [1, "two", {"three": None}]})) is None
+    deep: list = []
+    for _ in range(150):
+        deep = [deep]
+    body = json.dumps({"choices": [], "extra": deep}).encode()
+    interaction = {"request": {"method": "POST", "uri": "http://h/v1", "body": b"{}", "headers": {}},
+                   "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": body}}}
+    with pytest.raises(CassetteError, match=r"^cassette deep.yaml was not written: a replay would refuse it, as it "
+                                            r"nests deeper than 100 levels at line \d+ \(1 request,"):
+        ReadableSerializer(source="deep.yaml").serialize({"version": 1, "interactions": [interaction]})
