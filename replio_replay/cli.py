@@ -54,7 +54,7 @@ def entry() -> NoReturn:
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     try:
         main()  # click's standalone mode: always ends in SystemExit
-        code: object = 0
+        code: str | int | None = 0
     except SystemExit as exc:
         code = exc.code
     finally:
