@@ -10,8 +10,8 @@ and prints, measured side by side in one run:
 4. peak RSS of a 1,000-fixture replay (target < 200 MB) and its time vs 100 fixtures (target <= 11x);
 5. replay per fixture vs the floor: the same cassettes replayed by bare vcrpy + httpx, no engine;
 6. start-up: the bundled catalog's replay (`replio eval --path . run` in the repo with CI set),
-   and a one-fixture live run against the loopback server at zero latency, each vs `python -c "import click, pydantic, httpx, yaml"`
-   (target <= 1.5x).
+   and a one-fixture live run against the loopback server at zero latency, each vs
+   `python -c "import click, pydantic, httpx, yaml"` (target <= 1.5x).
 7. a 400-fixture replay as 4 shards one after another vs one run plus 3 start-ups, a start-up
    being a run whose shard holds none of its selection (target <= 1.1x).
 
