@@ -9,10 +9,9 @@ and prints, measured side by side in one run:
 3. `replio eval list` vs `python -c "import click, pydantic"` (target <= 2x);
 4. peak RSS of a 1,000-fixture replay (target < 200 MB) and its time vs 100 fixtures (target <= 11x);
 5. replay per fixture vs the floor: the same cassettes replayed by bare vcrpy + httpx, no engine;
-6. start-up: the bundled catalog's replay (`replio eval --path . run` in the repo with CI set;
-   again with an empty cache folder, as a first run finds it), and a one-fixture live run against
-   the loopback server at zero latency, each vs `python -c "import click, pydantic, httpx, yaml"`
-   (target <= 1.5x).
+6. start-up: the bundled catalog's replay (`replio eval --path . run` in the repo with CI set),
+   and a one-fixture live run against the loopback server at zero latency, each vs
+   `python -c "import click, pydantic, httpx, yaml"` (target <= 1.5x).
 7. a 400-fixture replay as 4 shards one after another vs one run plus 3 start-ups, a start-up
    being a run whose shard holds none of its selection (target <= 1.1x).
 
@@ -128,18 +127,10 @@ def bench_listing(tmp: Path, repeat: int) -> tuple[float, float, float]:
 
 
 def bench_startup(tmp: Path, repeat: int) -> dict[str, tuple[float, float, float]]:
-    """The bundled catalog's replay in the repo with CI set (as a second run finds the cache folder,
-    and with an empty one: every cassette's YAML parsed), and a one-fixture live run at zero
+    """The bundled catalog's replay in the repo with CI set, and a one-fixture live run at zero
     latency, each vs importing the libraries every run needs."""
     replay = side_by_side(lambda: replio(Path("."), "run", env={"CI": "1"}, cwd=ROOT)[0],
                           lambda: timed(IMPORTS), repeat)
-    colds = iter(range(10**6))
-
-    def cold() -> float:
-        return replio(Path("."), "run", env={"CI": "1", "XDG_CACHE_HOME": str(tmp / f"cold-{next(colds)}")},
-                      cwd=ROOT)[0]
-
-    replay_cold = side_by_side(cold, lambda: timed(IMPORTS), repeat)
     server = BenchServer(0.0)
     project = make_project(tmp / "one", 1)
     live = side_by_side(
@@ -148,7 +139,6 @@ def bench_startup(tmp: Path, repeat: int) -> dict[str, tuple[float, float, float
     )
     server.close()
     return {"the bundled catalog's replay (CI set)": replay,
-            "the same with an empty cache folder": replay_cold,
             "a one-fixture live run, 0 ms latency": live}
 
 

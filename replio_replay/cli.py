@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from .errors import ConfigError, GoldenError, ReplioError, UsageError
-from .exiting import leave
 from .interrupts import Interrupts
 from .plural import plural
 from .recording.modes import RecordMode
@@ -56,28 +55,26 @@ def _fail(exc: ReplioError) -> NoReturn:
 @click.version_option(package_name="replio-replay", prog_name="replio")
 def main() -> None:
     """Measure how well an LLM uses an agent's tools, reproducibly."""
-    # pydantic scans every installed distribution for its own plugins when the first model is
-    # built (about 20 ms); replio's models need none. An explicit setting is respected.
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 
 def entry() -> NoReturn:
     """The `replio` program: `main`, after which no interrupt can change how the process exits
-    (an interrupt during Python's shutdown would otherwise end it by signal, not with 130), and
-    which ends without tearing the interpreter down (`exiting`)."""
-    # httpx imports its own command-line client (`httpx._main`: rich, pygments) whenever click and
-    # rich are installed, as they are here: a seventh of a replay. httpx offers no way out (a lazy
-    # import is encode/httpx#3547, unmerged; httpx2 has one), so this process, whose only httpx
-    # client is replio's, marks that module absent and httpx falls back to its stub `main`.
+    (an interrupt during Python's shutdown would otherwise end it by signal, not with 130)."""
+    # httpx's __init__ imports its command-line client (`httpx._main`, with rich and pygments)
+    # whenever click and rich are installed, as they are here: about a seventh of a replay.
+    # Upstream: https://github.com/encode/httpx/discussions/3523, whose fix (import it in
+    # `__main__`, https://github.com/encode/httpx/pull/3547) is unmerged; httpx2 imports it lazily
+    # (https://github.com/pydantic/httpx2/pull/947). This process's only httpx client is
+    # replio's, so it marks that module absent and httpx falls back to its stub `main`.
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     try:
         main()  # click's standalone mode: always ends in SystemExit
-        code: object = 0
+        code: str | int | None = 0
     except SystemExit as exc:
         code = exc.code
     finally:
         _ignore_interrupts()
-    leave(code)
+    sys.exit(code)
 
 
 @main.group("eval")
@@ -124,7 +121,7 @@ def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tup
              no_bundled: bool) -> None:
     """List the fixtures, where each comes from, and any broken files."""
     from .config import ProjectConfig, load_project_config
-    from .env import cache_dir, global_fixture_dir
+    from .env import global_fixture_dir
     from .fixtures.listing import listing
 
     try:
@@ -133,7 +130,7 @@ def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tup
         except ConfigError:  # the listing reports the broken file among its problems
             config = ProjectConfig()
         plugins, pm = _plugins(config)
-        found = listing(project, global_fixture_dir(), pm, cache_dir(),
+        found = listing(project, global_fixture_dir(), pm,
                         patterns=fixture_ids, tags=tags, no_bundled=no_bundled)
     except (UsageError, ConfigError) as exc:
         _fail(exc)

@@ -1,5 +1,6 @@
 """The one place that reads the process environment: a snapshot taken once, the global fixture
-dir, and the cache folder (with the one file per project that each cached record keeps there)."""
+dir, and the cache folder (with the one file per project that each record kept there holds:
+the last-failed list, the notes told once)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,6 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def project_file(cache: Path, project: Path, kind: str) -> Path:
-    """The file under `cache` where the record `kind` (`list`, `lastfailed`...) of `project` lives,
+    """The file under `cache` where the record `kind` (`lastfailed`, `told-bundled`) of `project` lives,
     named by a hash of the project's resolved path."""
     return cache / f"{kind}-{hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:16]}.json"

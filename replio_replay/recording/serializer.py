@@ -168,14 +168,8 @@ class ReadableSerializer:
 
 def load_cassette(text: str, source: str) -> dict[str, Any]:
     """A cassette's text parsed and checked: its ``header`` ({} when it has none), its ``mcp``
-    block and the ``cassette`` in vcrpy's form (`to_vcr`). Kept between runs per content
-    (`parsecache`): an unchanged cassette is neither parsed nor checked again."""
-    from .parsecache import parsed
-
-    return parsed(text, lambda t: _checked(load_cassette_yaml(t, source), source))  # type: ignore[no-any-return]
-
-
-def _checked(data: Any, source: str) -> dict[str, Any]:
+    block and the ``cassette`` in vcrpy's form (`to_vcr`)."""
+    data = load_cassette_yaml(text, source)
     cassette = to_vcr(data, source)  # first: it says what is wrong with data that is no mapping
     header = data.get(HEADER_KEY)
     return {"header": header if isinstance(header, dict) else {}, "mcp": data.get(MCP_KEY), "cassette": cassette}

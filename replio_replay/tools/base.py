@@ -177,7 +177,7 @@ def model_tool(
             raise InvalidArguments(_brief(exc)) from None
         return run(parsed, ctx)
 
-    return Tool(name, description, category, schema_of(params, keep=source == BUILTIN), invoke, source=source)
+    return Tool(name, description, category, schema_of(params), invoke, source=source)
 
 
 class InvalidArguments(ToolFailure):

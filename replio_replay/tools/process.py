@@ -156,6 +156,10 @@ def _bwrap() -> str | None:
 
 
 _PROBE_LOCK = threading.Lock()
+#: Seconds the probe waits for bubblewrap to run `true`, then again: it takes milliseconds, but a
+#: loaded machine can stall a process's start for seconds, and a probe given up on leaves every
+#: program of the run unconfined.
+PROBE_TIMEOUTS = (10.0, 60.0)
 
 
 def _probe() -> tuple[str | None, str | None]:
@@ -173,13 +177,20 @@ def _probe_once() -> tuple[str | None, str | None]:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return None, "bubblewrap is missing (no `bwrap` on PATH)"
-    try:
-        probe = subprocess.run(
-            [bwrap, *_options(network=False), "--chdir", "/", "--", "true"],
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"bubblewrap ({bwrap}) cannot start a program here: {exc}"
+    for timeout in PROBE_TIMEOUTS:
+        try:
+            probe = subprocess.run(
+                [bwrap, *_options(network=False), "--chdir", "/", "--", "true"],
+                stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False,
+            )
+        except OSError as exc:
+            return None, f"bubblewrap ({bwrap}) cannot start a program here: {exc}"
+        except subprocess.TimeoutExpired:
+            continue
+        break
+    else:
+        tries = " s, then ".join(f"{t:g}" for t in PROBE_TIMEOUTS)
+        return None, f"bubblewrap ({bwrap}) did not start a program within {tries} s (overloaded machine, or bwrap hangs)"
     if probe.returncode != 0:
         said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
         why = said[-1] if said else f"exit status {probe.returncode}"

@@ -2,7 +2,8 @@
 
 Tests marked `needs_bwrap` check the walls bubblewrap puts up (read-only filesystem but for
 the worktree, own PID namespace, no network unless allowed); they skip, saying why, where
-bubblewrap is missing or cannot start. The rest hold with and without it.
+bubblewrap is missing or cannot start, and fail instead where ``REPLIO_REQUIRE_BWRAP=1`` (CI sets
+it: there a confinement test never skips). The rest hold with and without it.
 """
 
 from __future__ import annotations
@@ -32,8 +33,27 @@ from replio_replay.tools.process import (
 from replio_replay.tools.sandbox import Sandbox
 from tests.tools._tree import SECRET, Run, Tree, make_runner
 
-NO_BWRAP = f"confinement not available: {confinement_problem()}"
-needs_bwrap = pytest.mark.skipif(not confinement_available(), reason=NO_BWRAP)
+#: Set to 1 (`.ci/run` does) to make a missing or broken bubblewrap fail the tests that need it.
+REQUIRE_BWRAP = "REPLIO_REQUIRE_BWRAP"
+
+
+def require_bwrap() -> None:
+    """Skip the test where bubblewrap cannot confine, or fail it where `REQUIRE_BWRAP` is 1."""
+    if confinement_available():
+        return
+    why = f"confinement not available: {confinement_problem()}"
+    if os.environ.get(REQUIRE_BWRAP) == "1":
+        pytest.fail(f"{why} ({REQUIRE_BWRAP}=1: install bubblewrap, e.g. apt-get install bubblewrap)")
+    pytest.skip(why)
+
+
+@pytest.fixture
+def bwrap() -> None:
+    """Bubblewrap that confines (see `require_bwrap`)."""
+    require_bwrap()
+
+
+needs_bwrap = pytest.mark.usefixtures("bwrap")
 
 FAKE_KEY = "sk-test-confinement-7f3a9c0d1e2b"
 PY = shlex.quote(sys.executable)
@@ -87,8 +107,8 @@ def pid_in(path: Path, within: float = 5.0) -> int:
 @pytest.fixture(params=[True, False], ids=["confined", "unconfined"])
 def confine(request: pytest.FixtureRequest) -> bool:
     """Both ways a program can run; the confined one only where bubblewrap works."""
-    if request.param and not confinement_available():
-        pytest.skip(NO_BWRAP)
+    if request.param:
+        require_bwrap()
     return bool(request.param)
 
 
@@ -523,6 +543,64 @@ def test_a_bwrap_that_cannot_start_is_probed_once_then_programs_run_unconfined(
                            timeout=10, cap=100, confine=True)
         assert (done.returncode, done.stdout, done.confined) == (0, b"ok\n", False)
     assert calls.read_text() == "call\n"  # probed once, not once per call
+
+
+def test_a_probe_that_times_out_is_tried_again_with_a_longer_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
+) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    calls = tmp_path / "bwrap-calls"
+    # The first start stalls (as on a loaded machine) past the first wait; the second starts.
+    (fake / "bwrap").write_text(
+        f"#!/bin/sh\nif [ -e {calls} ]; then echo again >> {calls}; exit 0; fi\n"
+        f"echo stalled > {calls}\nexec sleep 30\n")
+    (fake / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    monkeypatch.setattr(process, "PROBE_TIMEOUTS", (0.5, 20.0))
+    assert confinement_problem() is None
+    assert calls.read_text() == "stalled\nagain\n"
+
+
+def test_a_probe_that_always_times_out_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
+) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\nexec sleep 30\n")
+    (fake / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    monkeypatch.setattr(process, "PROBE_TIMEOUTS", (0.2, 0.3))
+    assert confinement_problem() == (f"bubblewrap ({fake / 'bwrap'}) did not start a program within 0.2 s, "
+                                     "then 0.3 s (overloaded machine, or bwrap hangs)")
+
+
+_NEEDS_BWRAP = """
+from tests.tools.test_confinement import bwrap, needs_bwrap  # noqa: F401 (the marker uses the fixture)
+
+@needs_bwrap
+def test_confined() -> None:
+    pass
+"""
+
+
+@pytest.mark.parametrize(("required", "outcome", "status"), [("1", "1 error", 1), ("", "1 skipped", 0)])
+def test_without_bubblewrap_a_confinement_test_skips_unless_it_is_required(
+    tmp_path: Path, required: str, outcome: str, status: int
+) -> None:
+    (tmp_path / "test_needs.py").write_text(_NEEDS_BWRAP)
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PATH": str(empty), "REPLIO_REQUIRE_BWRAP": required,
+           "PYTHONPATH": os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfs",
+                           str(tmp_path / "test_needs.py")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, outcome in done.stdout) == (status, True), done.stdout + done.stderr
+    assert "bubblewrap is missing" in done.stdout
+    if required:
+        assert "REPLIO_REQUIRE_BWRAP=1: install bubblewrap" in done.stdout
 
 
 _ABANDONER = """
