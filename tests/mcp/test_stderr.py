@@ -10,8 +10,9 @@ import time
 from replio_replay.mcp.stderr import StderrTail
 
 
-def _pumps() -> int:
-    return sum(t.name == "replio-mcp-stderr" for t in threading.enumerate())
+def _pumps() -> set[threading.Thread]:
+    """The stderr readers alive now (another test's may still be ending: compare sets, not counts)."""
+    return {t for t in threading.enumerate() if t.name == "replio-mcp-stderr"}
 
 
 def test_only_the_last_bytes_are_kept_and_everything_written_before_is_seen() -> None:
@@ -29,17 +30,15 @@ def test_the_reading_thread_ends_with_the_last_writer() -> None:
     child = subprocess.Popen([sys.executable, "-c", "import sys, time; sys.stderr.write('hi'); time.sleep(30)"],
                              stderr=tail.errlog)
     tail.spawned()
-    assert _pumps() == before + 1
+    (mine,) = _pumps() - before
     deadline = time.monotonic() + 20
     while tail.text() != "hi":
         assert time.monotonic() < deadline, "the child never wrote"
         time.sleep(0.01)
     child.kill()
     child.wait()
-    deadline = time.monotonic() + 5
-    while _pumps() > before:
-        assert time.monotonic() < deadline, "the thread outlived the pipe's writers"
-        time.sleep(0.01)
+    mine.join(timeout=5)
+    assert not mine.is_alive(), "the thread outlived the pipe's writers"
     assert tail.text() == "hi"
 
 
@@ -47,8 +46,7 @@ def test_a_server_never_started_leaves_no_thread() -> None:
     before = _pumps()
     tail = StderrTail()
     tail.spawned()
-    deadline = time.monotonic() + 5
-    while _pumps() > before:
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    for thread in _pumps() - before:
+        thread.join(timeout=5)
+    assert not (_pumps() - before)
     assert tail.text() == ""
