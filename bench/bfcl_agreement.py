@@ -29,9 +29,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from replio_replay.bfcl.convert import CATEGORIES  # noqa: E402
-from replio_replay.bfcl.names import decode_name  # noqa: E402
-from replio_replay.bfcl.source import open_source  # noqa: E402
+from replio_replay import BFCL_CATEGORIES, decode_name, open_bfcl  # noqa: E402
 
 WORKER = Path(__file__).resolve().parent / "bfcl_worker.py"
 PREFIX = "bfcl-"
@@ -120,7 +118,7 @@ def report(tallies: Sequence[Tally]) -> list[str]:
     for t in tallies:
         lines.append(t.label)
         lines.append(f"  {'category':<24} {'cases':>5} {'agree':>7} {'replio pass':>11} {'BFCL pass':>9}")
-        for category in sorted(t.counts, key=list(CATEGORIES).index):
+        for category in sorted(t.counts, key=list(BFCL_CATEGORIES).index):
             n, agreed, ours, theirs = t.counts[category]
             lines.append(f"  {category:<24} {n:>5} {agreed / n:>7.1%} {ours / n:>11.1%} {theirs / n:>9.1%}")
         lines += [f"  disagrees: {d}" for d in t.disagreements]
@@ -140,9 +138,9 @@ def _label(run: Mapping[str, Any]) -> str:
 
 def read_cases(source: Path) -> dict[str, Case]:
     """Every case of the categories the importer takes, by id, with its functions and possible answer."""
-    data = open_source(source)
+    data = open_bfcl(source)
     cases = {}
-    for category in CATEGORIES:
+    for category in BFCL_CATEGORIES:
         if category not in data.categories:
             continue
         read = data.read(category)
@@ -159,8 +157,8 @@ def replay(project: Path) -> list[dict[str, Any]]:
     providers = sorted(f"{p.parent.name}:{p.name}" for p in root.glob("*/*") if any(p.glob(f"{PREFIX}*.yaml")))
     if not providers:
         sys.exit(f"bfcl_agreement: no BFCL recordings under {root}; record them first (see the README's BFCL section)")
-    command = [sys.executable, "-c", "from replio_replay.cli import entry; entry()", "eval", "--path", str(project),
-               "run", "--record-mode", "none", "--output", "json", "--compare", ",".join(providers)]
+    command = [str(Path(sys.executable).with_name("replio")), "eval", "--path", str(project), "run",
+               "--record-mode", "none", "--output", "json", "--compare", ",".join(providers)]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "CI": "1"})
     try:
         return list(json.loads(done.stdout)["runs"])

@@ -181,21 +181,15 @@ def bench_floor(project: Path, n: int, repeat: int) -> tuple[float, float, float
     import httpx
     import vcr
 
-    from replio_replay.fixtures.discovery import discover
-    from replio_replay.plugins import plugin_manager
-    from replio_replay.recording.serializer import ReadableSerializer
-    from replio_replay.suite import RunRequest, execute, prepare
+    from replio_replay import ReadableSerializer, RunRequest, execute, prepare
 
-    pm = plugin_manager()
-    catalog = discover(project, None, pm)
-    ids = [i for i in catalog.fixtures if i.startswith("bench-")][:n]
+    ids = sorted(path.stem for path in (project / ".replio" / "eval").glob("bench-*.json"))[:n]
     request = RunRequest(project=project, fixture_ids=ids, record_mode="none", jobs=1)
 
     def ours() -> float:
         started = time.perf_counter()
-        plan = prepare(request, pm, catalog)
-        execute(plan)
-        plan.close()
+        with prepare(request) as plan:
+            execute(plan)
         return (time.perf_counter() - started) / len(ids)
 
     folder = project / "cassettes" / "openai" / "bench"
@@ -219,14 +213,15 @@ def bench_shards(tmp: Path, n: int, repeat: int) -> tuple[float, float, float]:
     """4 shards in turn vs the whole run plus the 3 extra start-ups sharding costs. A start-up is
     what a shard costs beyond its fixtures: a run of the same suite (imports, discovery of every
     fixture, the plan) whose shard holds none of what it selects."""
-    from replio_replay.shards import shard_of
+    from replio_replay import Shard
 
     server = BenchServer(0.0)
     project = make_project(tmp / f"shards-{n}", n)
     replio(project, "run", "--base-url", server.url, "--record-mode", "once", "--output", "json")
     server.close()
     replay = ("run", "--record-mode", "none", "--output", "json")
-    empty = ("--fixture", "bench-0000", "--shard", f"{shard_of('bench-0000', 4) % 4 + 1}/4")
+    other = next(shard for shard in (Shard(i, 4) for i in range(1, 5)) if not shard.holds("bench-0000"))
+    empty = ("--fixture", "bench-0000", "--shard", str(other))
 
     def shards() -> float:
         return sum(replio(project, *replay, "--shard", f"{i}/4")[0] for i in range(1, 5))

@@ -1,7 +1,14 @@
 """replio-replay: measure how well an LLM uses an agent's tools, and make it reproducible.
 
-The public API, re-exported from the modules that own it. Names are imported on first use
-(PEP 562), so `replio --help` and `replio eval list` do not pay for the engine or httpx.
+Only the names in `__all__` are public: running a suite from Python (`RunRequest`, `prepare`,
+`execute`; the plan, case and result models; `RecordMode`, `Shard`), every error of `errors`,
+the plugin API (`hookimpl`, `tool`, `Tool`, `ToolContext`, `ToolFailure`), the serializer that
+lets vcrpy read a cassette, and the BFCL reader. Every submodule is internal: its names may
+change or move without notice; import from `replio_replay` itself. The README's "Python API"
+section shows a run.
+
+Names are imported on first use (PEP 562), so `replio --help` and `replio eval list` do not
+pay for the engine or httpx.
 """
 
 from __future__ import annotations
@@ -10,110 +17,135 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .engine import Limits, Transcript, run_loop
+    from .bfcl.convert import BFCL_CATEGORIES
+    from .bfcl.names import decode_name
+    from .bfcl.source import open_bfcl
+    from .cases import Case
     from .errors import (
+        BenchmarkError,
         CassetteError,
         ConfigError,
         FixtureError,
         GoldenError,
+        McpError,
+        ProviderAuthError,
+        ProviderConnectError,
         ProviderError,
+        ProviderHTTPError,
+        ProviderResponseError,
         ReplioError,
         ToolSetError,
         UnknownFixtureError,
         UnknownProviderError,
         UsageError,
     )
-    from .fixtures.discovery import discover
     from .fixtures.model import Fixture, Verifier, load_fixture
     from .hookspecs import hookimpl
-    from .providers import ChatRequest, ChatResponse, Message, Provider, ToolCall, Usage
-    from .results import FixtureResult, RunResult, Status, Summary, TraceCall
-    from .runner import RunOptions, run_fixture, run_suite
+    from .providers import Provider
+    from .recording.modes import RecordMode
+    from .recording.serializer import ReadableSerializer
+    from .results import FixtureResult, RunResult, Status, Summary, TraceCall, TrialResult
+    from .shards import Shard
+    from .suite import Outcome, Plan, PlannedRun, RunRequest, execute, prepare
     from .tools.base import Tool, ToolContext, ToolFailure
     from .tools.function import tool
     from .tools.toolset import ToolSet
-    from .verifier import verify
 
+#: Each public name -> the internal module that owns it.
 _SOURCES: dict[str, str] = {
+    "BFCL_CATEGORIES": ".bfcl.convert",
+    "BenchmarkError": ".errors",
+    "Case": ".cases",
     "CassetteError": ".errors",
-    "ChatRequest": ".providers",
-    "ChatResponse": ".providers",
     "ConfigError": ".errors",
     "Fixture": ".fixtures.model",
     "FixtureError": ".errors",
     "FixtureResult": ".results",
     "GoldenError": ".errors",
-    "Limits": ".engine",
-    "Message": ".providers",
+    "McpError": ".errors",
+    "Outcome": ".suite",
+    "Plan": ".suite",
+    "PlannedRun": ".suite",
     "Provider": ".providers",
+    "ProviderAuthError": ".errors",
+    "ProviderConnectError": ".errors",
     "ProviderError": ".errors",
+    "ProviderHTTPError": ".errors",
+    "ProviderResponseError": ".errors",
+    "ReadableSerializer": ".recording.serializer",
+    "RecordMode": ".recording.modes",
     "ReplioError": ".errors",
-    "RunOptions": ".runner",
+    "RunRequest": ".suite",
     "RunResult": ".results",
+    "Shard": ".shards",
     "Status": ".results",
     "Summary": ".results",
     "Tool": ".tools.base",
-    "ToolCall": ".providers",
     "ToolContext": ".tools.base",
     "ToolFailure": ".tools.base",
     "ToolSet": ".tools.toolset",
     "ToolSetError": ".errors",
     "TraceCall": ".results",
-    "Transcript": ".engine",
+    "TrialResult": ".results",
     "UnknownFixtureError": ".errors",
     "UnknownProviderError": ".errors",
-    "Usage": ".providers",
     "UsageError": ".errors",
     "Verifier": ".fixtures.model",
-    "discover": ".fixtures.discovery",
+    "decode_name": ".bfcl.names",
+    "execute": ".suite",
     "hookimpl": ".hookspecs",
     "load_fixture": ".fixtures.model",
-    "run_fixture": ".runner",
-    "run_loop": ".engine",
-    "run_suite": ".runner",
+    "open_bfcl": ".bfcl.source",
+    "prepare": ".suite",
     "tool": ".tools.function",
-    "verify": ".verifier",
 }
 
 __all__ = [
+    "BFCL_CATEGORIES",
+    "BenchmarkError",
+    "Case",
     "CassetteError",
-    "ChatRequest",
-    "ChatResponse",
     "ConfigError",
     "Fixture",
     "FixtureError",
     "FixtureResult",
     "GoldenError",
-    "Limits",
-    "Message",
+    "McpError",
+    "Outcome",
+    "Plan",
+    "PlannedRun",
     "Provider",
+    "ProviderAuthError",
+    "ProviderConnectError",
     "ProviderError",
+    "ProviderHTTPError",
+    "ProviderResponseError",
+    "ReadableSerializer",
+    "RecordMode",
     "ReplioError",
-    "RunOptions",
+    "RunRequest",
     "RunResult",
+    "Shard",
     "Status",
     "Summary",
     "Tool",
-    "ToolCall",
     "ToolContext",
     "ToolFailure",
     "ToolSet",
     "ToolSetError",
     "TraceCall",
-    "Transcript",
+    "TrialResult",
     "UnknownFixtureError",
     "UnknownProviderError",
-    "Usage",
     "UsageError",
     "Verifier",
-    "discover",
+    "decode_name",
+    "execute",
     "hookimpl",
     "load_fixture",
-    "run_fixture",
-    "run_loop",
-    "run_suite",
+    "open_bfcl",
+    "prepare",
     "tool",
-    "verify",
 ]
 
 

@@ -240,11 +240,11 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
         with _interrupt_ends("while starting; nothing was run"):
             _, pm = _plugins(load_project_config(project))
             plan = prepare(request, pm)
-        for line in announce(plan):
-            click.echo(f"replio: {line}", err=True)
-        progress = choose([(r.key.label, len(r.cases)) for r in plan.runs], output=output, verbose=verbose,
-                          env=os.environ, stdout=sys.stdout, stderr=sys.stderr)
-        try:
+        with plan:
+            for line in announce(plan):
+                click.echo(f"replio: {line}", err=True)
+            progress = choose([(r.key.label, len(r.cases)) for r in plan.runs], output=output, verbose=verbose,
+                              env=os.environ, stdout=sys.stdout, stderr=sys.stderr)
             with _interrupt_ends("while finishing the run; no golden was changed"):
                 if progress is None:
                     outcome = execute(plan, hurry=interrupts.hurry)
@@ -253,8 +253,6 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
                         outcome = execute(plan, observer=progress, hurry=interrupts.hurry)
                 remember(plan, outcome)
                 return outcome
-        finally:
-            plan.close()
     except (UsageError, ConfigError, GoldenError) as exc:
         _fail(exc)
 

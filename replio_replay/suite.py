@@ -1,4 +1,4 @@
-"""Run composition, the one way a run is put together, for the CLI and the pytest plugin alike.
+"""Run composition, the one way a run is put together, for the CLI, the pytest plugin and Python alike.
 
 `prepare` resolves everything before anything runs (settings, the fixtures selected, providers,
 tool sets, each fixture's case), so a bad flag or file fails fast; `execute` runs every provider
@@ -24,7 +24,7 @@ from .cases import Case
 from .engine import Limits
 from .env import cache_dir, global_fixture_dir
 from .errors import ToolSetError, UnknownProviderError, UsageError
-from .fixtures.discovery import Catalog, Found, choose, discover
+from .fixtures.discovery import Found, choose, discover
 from .fixtures.sources import LOCAL, Problem
 from .golden.review import Approval, approve, attach_drift
 from .golden.store import GoldenStore
@@ -32,7 +32,7 @@ from .judging import cancelled_result
 from .mcp.config import HttpServer, secret_names
 from .metrics import combine_trials, summarize
 from .notices import first_time
-from .plugins import BUILTIN_CATALOG
+from .plugins import BUILTIN_CATALOG, choose_plugins, plugin_manager
 from .plural import plural
 from .providers.base import Provider
 from .providers.registry import create_provider
@@ -147,6 +147,12 @@ class Plan:
         for provider in {id(r.provider): r.provider for r in self.runs}.values():
             provider.close()
 
+    def __enter__(self) -> Plan:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 @dataclass
 class Outcome:
@@ -197,11 +203,17 @@ def _cases(found: Sequence[Found], toolset: ToolSet, trials: int) -> tuple[list[
     return cases, problems
 
 
-def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | None = None) -> Plan:
-    """Resolve settings, providers, tool sets and cases; a bad flag or file raises before anything runs."""
+def prepare(request: RunRequest, pm: pluggy.PluginManager | None = None) -> Plan:
+    """Resolve settings, providers, tool sets and cases; a bad flag or file raises before anything runs.
+
+    `pm` holds the plugins whose fixtures and tools the run may use; by default those the project's
+    `.replio/config.json` names (the CLI passes its own, having said which installed ones it leaves out).
+    """
     settings = resolve_settings(request.project, request.flags(), fallback_mode=request.fallback_mode)
+    if pm is None:
+        pm = plugin_manager(choose_plugins(settings.config.plugins).active)
     reap_stale_worktrees()  # those a killed run left behind
-    catalog = catalog or discover(request.project, global_fixture_dir(), pm, bundled=settings.bundled)
+    catalog = discover(request.project, global_fixture_dir(), pm, bundled=settings.bundled)
     has_local = any(f.source == LOCAL for f in catalog.fixtures.values())
     catalog = choose(catalog, request.fixture_ids, request.tags, bundled=settings.bundled)
     found = catalog.sorted()

@@ -6,12 +6,12 @@ as the task, the functions as stub tools named by `names`, typed by `schema`, th
 `answers`) and writes one fixture file per case (`importer`).
 """
 
-from .convert import CATEGORIES, fixture_id, to_fixture
+from .convert import BFCL_CATEGORIES, fixture_id, to_fixture
 from .importer import DEFAULT_OUT, ImportReport, import_bfcl
 from .names import decode_name, encode_name
 
 __all__ = [
-    "CATEGORIES",
+    "BFCL_CATEGORIES",
     "DEFAULT_OUT",
     "ImportReport",
     "decode_name",

@@ -20,10 +20,10 @@ from .answers import BadAnswer, expected_calls
 from .names import encode_name, name_problem
 from .schema import UnknownType, tool_parameters
 
-__all__ = ["CATEGORIES", "NOT_RUN_RESULT", "fixture_id", "to_fixture"]
+__all__ = ["BFCL_CATEGORIES", "NOT_RUN_RESULT", "fixture_id", "to_fixture"]
 
 #: The single-turn categories this importer reads, and how each is judged.
-CATEGORIES: dict[str, str] = {
+BFCL_CATEGORIES: dict[str, str] = {
     "simple_python": "strict",
     "multiple": "strict",
     "parallel": "unordered",
@@ -69,7 +69,7 @@ def _fixture(case: Mapping[str, Any], answer: Mapping[str, Any] | None, category
         if problem:
             raise BadAnswer(problem)
         tools[encode_name(name)] = _tool(function)
-    mode = CATEGORIES[category]
+    mode = BFCL_CATEGORIES[category]
     if mode == "none":
         expected: list[Any] = []
         mode = "strict"

@@ -15,8 +15,8 @@ from typing import Any
 
 from ..atomic import atomic_write
 from ..errors import BenchmarkError, UsageError
-from .convert import CATEGORIES, to_fixture
-from .source import open_source
+from .convert import BFCL_CATEGORIES, to_fixture
+from .source import open_bfcl
 
 __all__ = ["DEFAULT_OUT", "ImportReport", "import_bfcl", "render"]
 
@@ -41,11 +41,11 @@ def render(fixture: dict[str, Any]) -> str:
 def import_bfcl(source: Path, out: Path, categories: Sequence[str] = (), limit: int | None = None) -> ImportReport:
     """Write the first `limit` cases (all by default) of each category (all known by default) of
     `source` into `out`; UsageError for a source or category that cannot be used."""
-    unknown = [c for c in categories if c not in CATEGORIES]
+    unknown = [c for c in categories if c not in BFCL_CATEGORIES]
     if unknown:
-        raise UsageError(f"unknown BFCL category {unknown[0]!r}; the importer takes: {', '.join(CATEGORIES)}")
-    data = open_source(source)
-    wanted = list(dict.fromkeys(categories)) or [c for c in CATEGORIES if c in data.categories]
+        raise UsageError(f"unknown BFCL category {unknown[0]!r}; the importer takes: {', '.join(BFCL_CATEGORIES)}")
+    data = open_bfcl(source)
+    wanted = list(dict.fromkeys(categories)) or [c for c in BFCL_CATEGORIES if c in data.categories]
     missing = [c for c in wanted if c not in data.categories]
     if missing:
         raise UsageError(f"{source} holds no BFCL category {missing[0]!r}; it holds: {', '.join(data.categories)}")

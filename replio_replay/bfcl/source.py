@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import UsageError
 
-__all__ = ["BfclData", "Category", "open_source"]
+__all__ = ["BfclData", "Category", "open_bfcl"]
 
 _FILE = re.compile(r"BFCL_v(\d+)_([a-z_]+)\.json")
 _HINT = ("give a bfcl-eval wheel (.whl), an installed bfcl_eval package folder, or a folder holding "
@@ -63,7 +63,7 @@ class BfclData:
         return Category(cases, answers)
 
 
-def open_source(source: Path) -> BfclData:
+def open_bfcl(source: Path) -> BfclData:
     """The BFCL data of `source`; UsageError when it holds none."""
     if not source.exists():
         raise UsageError(f"{source}: no such file or folder; {_HINT}")
