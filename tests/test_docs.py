@@ -99,3 +99,28 @@ def test_the_sharded_workflow_runs_as_written_and_merges_into_the_single_run(tmp
     assert merged["fixtures"] == single["fixtures"] and merged["summary"] == single["summary"]
     assert ET.parse(project / "replio-junit.xml").getroot().get("tests") == str(len(single["fixtures"]))
     assert all(f'data-fixture="{f["id"]}"' in (project / "replio.html").read_text() for f in single["fixtures"])
+
+
+def _python_api_example() -> str:
+    """The code block of the README's "Python API" section."""
+    section = (REPO / "README.md").read_text(encoding="utf-8").split("\n## Python API\n", 1)[1].split("\n## ", 1)[0]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_python_api_example_runs_as_written_and_agrees_with_the_cli(tmp_path: Path) -> None:
+    """The README's example, run in a clone of the repository, prints what `run --output json` holds."""
+    project = tmp_path / "clone"
+    for part in ("cassettes", "golden", ".replio"):
+        shutil.copytree(REPO / part, project / part)
+    example = tmp_path / "example.py"
+    example.write_text(_python_api_example(), encoding="utf-8")
+    done = subprocess.run([sys.executable, str(example)], cwd=project, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    replio = str(Path(sys.executable).with_name("replio"))
+    cli = subprocess.run([replio, "eval", "--path", ".", "run", "--record-mode", "none", "--output", "json"],
+                         cwd=project, capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 0, cli.stderr
+    data = json.loads(cli.stdout)
+    expected = [f"{r['provider']}:{r['model']} tools={r['tools']}: {sum(f['pass'] for f in r['fixtures'])} of "
+                f"{len(r['fixtures'])} passed" for r in data.get("runs", [data])]
+    assert done.stdout.splitlines() == expected

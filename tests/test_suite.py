@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from replio_replay.cli import main
+from replio_replay.errors import ConfigError
 from replio_replay.plugins import plugin_manager
 from replio_replay.suite import RunRequest, prepare
 from tests.support.llm_server import LLMServer
@@ -49,6 +50,15 @@ def test_the_header_counts_only_what_will_be_recorded(project: Path) -> None:
     cassette.write_text("replio: {}\n")
     assert plan.header() == "recording 1 fixture, 4 at a time"
     plan.close()
+
+
+def test_without_a_plugin_manager_the_plan_uses_the_plugins_the_config_names(project: Path) -> None:
+    request = RunRequest(project, provider_specs=["openai:m"], record_mode="once")
+    with prepare(request) as plan:  # the config names no plugins: none is loaded
+        assert "alpha" in {c.id for r in plan.runs for c in r.cases}
+    (project / ".replio" / "config.json").write_text(json.dumps({"plugins": ["team-evals"]}))
+    with pytest.raises(ConfigError, match="no installed plugin 'team-evals'"):
+        prepare(request)
 
 
 def test_a_replay_with_no_provider_named_takes_the_recorded_one(project: Path, agent: LLMServer) -> None:
