@@ -177,7 +177,8 @@ def peak_rss(project: Path) -> int:
 
 
 def bench_floor(project: Path, n: int, repeat: int) -> tuple[float, float, float]:
-    """Per fixture: replio's in-process replay vs bare vcrpy + httpx over the same cassettes."""
+    """Per fixture: replio's in-process replay through the public API, planned from scratch as a run plans
+    (fixture discovery included), vs bare vcrpy + httpx over the same cassettes."""
     import httpx
     import vcr
 
