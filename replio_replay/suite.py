@@ -207,11 +207,15 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager | None = None) -> Plan
     """Resolve settings, providers, tool sets and cases; a bad flag or file raises before anything runs.
 
     `pm` holds the plugins whose fixtures and tools the run may use; by default those the project's
-    `.replio/config.json` names (the CLI passes its own, having said which installed ones it leaves out).
+    `.replio/config.json` names, and the plan's notes say which installed ones it leaves out (the CLI
+    passes its own manager, having said so on stderr).
     """
     settings = resolve_settings(request.project, request.flags(), fallback_mode=request.fallback_mode)
+    notes: list[str] = []
     if pm is None:
-        pm = plugin_manager(choose_plugins(settings.config.plugins).active)
+        plugins = choose_plugins(settings.config.plugins)
+        pm = plugin_manager(plugins.active)
+        notes += filter(None, [plugins.notice()])
     reap_stale_worktrees()  # those a killed run left behind
     catalog = discover(request.project, global_fixture_dir(), pm, bundled=settings.bundled)
     has_local = any(f.source == LOCAL for f in catalog.fixtures.values())
@@ -256,8 +260,8 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager | None = None) -> Plan
                          for server in c.offered.mcp_servers.values() for n in secret_names(server)})
     redactor = Redactor.from_environment(settings.env.values, names=key_names,
                                          urls=[p.settings.base_url for p in providers])
-    notes = [f"{name} holds fewer than {MIN_SECRET} characters: a placeholder, not treated as a secret"
-             for name in placeholder_names(settings.env.values, key_names)]
+    notes += [f"{name} holds fewer than {MIN_SECRET} characters: a placeholder, not treated as a secret"
+              for name in placeholder_names(settings.env.values, key_names)]
     return Plan(request, settings, runs, problems, redactor, notes, selection, bundled)
 
 

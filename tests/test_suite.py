@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from replio_replay import plugins
 from replio_replay.cli import main
 from replio_replay.errors import ConfigError
 from replio_replay.plugins import plugin_manager
@@ -59,6 +60,14 @@ def test_without_a_plugin_manager_the_plan_uses_the_plugins_the_config_names(pro
     (project / ".replio" / "config.json").write_text(json.dumps({"plugins": ["team-evals"]}))
     with pytest.raises(ConfigError, match="no installed plugin 'team-evals'"):
         prepare(request)
+
+
+def test_without_a_plugin_manager_the_notes_name_installed_plugins_left_out(project: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plugins, "_entry_points", lambda: {"team-tools": None})  # installed, never loaded
+    with prepare(RunRequest(project, provider_specs=["openai:m"], record_mode="once")) as plan:
+        (note,) = plan.notes
+    assert note.startswith("installed plugins not used by this project: team-tools; to use them, name them")
 
 
 def test_a_replay_with_no_provider_named_takes_the_recorded_one(project: Path, agent: LLMServer) -> None:
