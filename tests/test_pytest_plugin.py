@@ -11,6 +11,7 @@ from pathlib import Path
 # httpcore.ConnectError escape every later test in this worker.
 import httpcore  # noqa: F401
 import pytest
+import yaml  # noqa: F401  (a replay may be the first to import it, inside a pytester run)
 from click.testing import CliRunner
 
 import replio_replay.pytest_plugin  # noqa: F401
