@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import queue
 import threading
 import time
@@ -20,6 +19,7 @@ from typing import Protocol
 
 from .cases import Case
 from .engine import Limits, Transcript, run_loop
+from .env import Env
 from .errors import ReplioError, ToolSetError
 from .judging import cancelled_result, judge_transcript
 from .metrics import summarize
@@ -60,7 +60,7 @@ class RunOptions:
     on_result: Callable[[FixtureResult], None] | None = None  # a fixture ended (in the run's thread)
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     web_allow: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))  # what MCP servers' `from_env` read
+    env: Mapping[str, str] = field(default_factory=lambda: Env.current().values)  # what MCP servers' `from_env` read
     project: Path | None = None  # what `{project}` stands for in an MCP server's command
     hurry: threading.Event = field(default_factory=threading.Event)  # set: the grace ends now
     redactor: Redactor = NO_SECRETS  # the secrets nothing cut short during the run may show a part of

@@ -22,7 +22,6 @@ import pluggy
 from . import lastfailed
 from .cases import Case
 from .engine import Limits
-from .env import cache_dir, global_fixture_dir
 from .errors import ToolSetError, UnknownProviderError, UsageError
 from .fixtures.discovery import Catalog, Found, choose, discover
 from .fixtures.sources import LOCAL, Problem
@@ -201,13 +200,13 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager, catalog: Catalog | No
     """Resolve settings, providers, tool sets and cases; a bad flag or file raises before anything runs."""
     settings = resolve_settings(request.project, request.flags(), fallback_mode=request.fallback_mode)
     reap_stale_worktrees()  # those a killed run left behind
-    catalog = catalog or discover(request.project, global_fixture_dir(), pm, bundled=settings.bundled)
+    catalog = catalog or discover(request.project, settings.env.global_fixture_dir, pm, bundled=settings.bundled)
     has_local = any(f.source == LOCAL for f in catalog.fixtures.values())
     catalog = choose(catalog, request.fixture_ids, request.tags, bundled=settings.bundled)
     found = catalog.sorted()
     selection = []
     if request.last_failed:
-        ids, said = lastfailed.narrow([f.fixture.id for f in found], lastfailed.load(cache_dir(), request.project))
+        ids, said = lastfailed.narrow([f.fixture.id for f in found], lastfailed.load(settings.env.cache_dir, request.project))
         found = [catalog.fixtures[i] for i in ids]
         selection.append(said)
     if request.shard is not None:  # last: the shards of one selection together make exactly it
@@ -259,14 +258,14 @@ def announce(plan: Plan) -> list[str]:
     on a project's first run that sends bundled fixtures beside its own, how to leave them out."""
     lines = [*plan.selection, *filter(None, [plan.header()])]
     if any(c.id in plan.bundled_beside_local for c in plan.live_cases()) \
-            and first_time(cache_dir(), plan.request.project, "bundled"):
+            and first_time(plan.settings.env.cache_dir, plan.request.project, "bundled"):
         lines.append(BUNDLED_NOTE)
     return lines
 
 
 def remember(plan: Plan, outcome: Outcome) -> None:
     """Record, for the next `--last-failed`, which fixtures of this run did not pass."""
-    cache, project = cache_dir(), plan.request.project
+    cache, project = plan.settings.env.cache_dir, plan.request.project
     lastfailed.save(cache, project, lastfailed.updated(lastfailed.load(cache, project), outcome.runs))
 
 
