@@ -9,8 +9,8 @@ also has `announce` say what a run will do, and `remember` record what failed fo
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
-import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -47,6 +47,7 @@ from .tools.resolve import for_fixture, name_problems
 from .tools.sources import load_toolsets
 from .tools.toolset import ToolSet
 from .verdict import Verdict, failure_line, judge
+from .workers import Workers
 from .worktree import reap_stale_worktrees
 
 if TYPE_CHECKING:
@@ -398,24 +399,10 @@ def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome, obse
         results[i] = run_suite(run.cases, run.provider, run.toolset, options.observed(observer, run.key.label),
                                cancel)
 
-    threads = [threading.Thread(target=one, args=(i,), name=f"replio-{r.key.label}", daemon=True)
-               for i, r in enumerate(runs)]
-    for t in threads:
-        t.start()
-    try:
-        while any(t.is_alive() for t in threads):
-            for t in threads:
-                t.join(timeout=0.1)
-    except KeyboardInterrupt:
-        cancel.set()
+    workers = Workers((f"replio-{r.key.label}", functools.partial(one, i)) for i, r in enumerate(runs))
+    if workers.wait(workers.join, cancel):
         outcome.interrupted = True
-        end = time.monotonic() + GRACE + 0.5  # each run gives its fixtures GRACE; then it returns
-        try:
-            while any(t.is_alive() for t in threads) and time.monotonic() < end and not options.hurry.is_set():
-                for t in threads:
-                    t.join(timeout=0.05)
-        except KeyboardInterrupt:
-            pass  # a second interrupt: report what there is, now
+        workers.grace(workers.join, GRACE + 0.5, options.hurry)  # each run gives its fixtures GRACE; then it returns
     outcome.runs.extend(r if r is not None else _cancelled_run(plan_run)
                         for r, plan_run in zip(results, runs))
 
