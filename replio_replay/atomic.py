@@ -2,7 +2,8 @@
 
 `atomic_write_all` does it for many files as one: every temp file is written first, then all
 are renamed with Ctrl-C and SIGTERM held back, so an interrupt leaves every file as it was or
-every file new, and no stray temp file.
+every file new, and no stray temp file. A replaced file keeps its mode; a new one gets what
+`open` would give it (the umask's).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
@@ -47,11 +49,19 @@ def _file_mode() -> int:
     return 0o666 & ~umask
 
 
+def _mode(path: Path) -> int:
+    """The mode the file keeps (a script a model edits stays executable), else the umask's."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return _file_mode()
+
+
 def _temp(path: Path, text: str) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.fchmod(fd, _file_mode())  # mkstemp makes it 0600; the file the user gets follows the umask
+        os.fchmod(fd, _mode(path))  # mkstemp makes it 0600
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

@@ -7,7 +7,6 @@ Exit codes: 0 every fixture ran, 1 a fixture ended in `error` or drifted from it
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
@@ -45,9 +44,10 @@ def _exit(code: int, why: str | None) -> NoReturn:
 
 
 def _fail(exc: ReplioError) -> NoReturn:
+    from .env import Env
     from .redact import Redactor
 
-    click.echo(f"replio: error: {Redactor.from_environment(os.environ).text(str(exc))}", err=True)
+    click.echo(f"replio: error: {Redactor.from_environment(Env.current().values).text(str(exc))}", err=True)
     sys.exit(2)
 
 
@@ -121,7 +121,7 @@ def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tup
              no_bundled: bool) -> None:
     """List the fixtures, where each comes from, and any broken files."""
     from .config import ProjectConfig, load_project_config
-    from .env import global_fixture_dir
+    from .env import Env
     from .fixtures.listing import listing
 
     try:
@@ -130,7 +130,7 @@ def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tup
         except ConfigError:  # the listing reports the broken file among its problems
             config = ProjectConfig()
         plugins, pm = _plugins(config)
-        found = listing(project, global_fixture_dir(), pm,
+        found = listing(project, Env.current().global_fixture_dir, pm,
                         patterns=fixture_ids, tags=tags, no_bundled=no_bundled)
     except (UsageError, ConfigError) as exc:
         _fail(exc)
@@ -244,7 +244,7 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
             for line in announce(plan):
                 click.echo(f"replio: {line}", err=True)
             progress = choose([(r.key.label, len(r.cases)) for r in plan.runs], output=output, verbose=verbose,
-                              env=os.environ, stdout=sys.stdout, stderr=sys.stderr)
+                              env=plan.settings.env.values, stdout=sys.stdout, stderr=sys.stderr)
             with _interrupt_ends("while finishing the run; no golden was changed"):
                 if progress is None:
                     outcome = execute(plan, hurry=interrupts.hurry)
@@ -354,7 +354,6 @@ def diff_cmd(project: Path, **flags: Any) -> None:
 def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune: bool, output: str,
                fixture_ids: tuple[str, ...], tags: tuple[str, ...], no_bundled: bool) -> None:
     """Show, per fixture and provider, whether a cassette and a golden exist, and list orphans."""
-    from .env import global_fixture_dir
     from .fixtures.discovery import choose, discover
     from .inventory import inventory, prune_orphans
     from .report.text import write_inventory
@@ -363,7 +362,7 @@ def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune
     try:
         settings = resolve_settings(project, Flags(cassettes=cassettes, golden=golden, no_bundled=no_bundled))
         plugins, pm = _plugins(settings.config)
-        catalog = choose(discover(project, global_fixture_dir(), pm, bundled=settings.bundled), fixture_ids, tags,
+        catalog = choose(discover(project, settings.env.global_fixture_dir, pm, bundled=settings.bundled), fixture_ids, tags,
                          bundled=settings.bundled)
         inv = inventory(settings, catalog, pm)
     except (UsageError, ConfigError) as exc:
@@ -418,6 +417,7 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
     elif output == "junit":
         click.echo(_junit(outcome), nl=False)
     else:
+        from .env import Env
         from .report.table import output_width
         from .report.text import write_compare, write_run
 
@@ -425,7 +425,7 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
         if compared:
             write_compare(outcome.runs, sys.stdout, rich=rich)
         else:
-            write_run(outcome.runs[0], sys.stdout, rich=rich, width=output_width(rich, os.environ))
+            write_run(outcome.runs[0], sys.stdout, rich=rich, width=output_width(rich, Env.current().values))
         if outcome.problems:
             click.echo(skipped_line(outcome.problems))
     write_approvals(outcome.approvals, sys.stdout if output == "table" else sys.stderr)

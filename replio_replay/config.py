@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .env import Env, global_fixture_dir
+from .env import Env
 from .errors import ConfigError
 from .jsonin import JsonProblem, read_json
 from .mcp.config import McpServers
@@ -22,7 +22,6 @@ __all__ = [
     "Env",
     "ProjectConfig",
     "ProviderConfig",
-    "global_fixture_dir",
     "load_project_config",
     "parse_spec",
 ]

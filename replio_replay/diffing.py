@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .jsoncanon import canonical
+
 __all__ = ["Change", "changes", "dotted"]
 
 _KINDS = {
@@ -106,7 +108,7 @@ def changes(
     `same_item` is deepdiff's iterable_compare_func: it aligns list items (moves are not
     reported, only what was added, removed or changed).
     """
-    if _canonical(old) == _canonical(new):
+    if canonical(old, default=str) == canonical(new, default=str):
         return []
     from deepdiff import DeepDiff
 
@@ -124,10 +126,6 @@ def changes(
             t2 = None if kind == "removed" else _plain(level.t2)
             found.append(Change(dotted(level.path(output_format="list")), kind, t1, t2))
     return sorted(found, key=lambda c: (c.path, c.kind))
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def _plain(value: Any) -> Any:

@@ -1,23 +1,21 @@
-"""The one place that reads the process environment: a snapshot taken once, the global fixture
-dir, and the cache folder (with the one file per project that each record kept there holds:
-the last-failed list, the notes told once)."""
+"""The one place that reads the process environment: a snapshot taken once, and the folders it
+names (the global fixture dir, the cache folder with the one file per project that each record
+kept there holds: the last-failed list, the notes told once).
+
+Only the code that builds a child process's environment (`tools.process`, `gitrepo`) reads
+`os.environ` itself, to pass the few variables a child needs.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import pwd
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Env", "cache_dir", "global_fixture_dir", "project_file"]
-
-
-def global_fixture_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """`$XDG_CONFIG_HOME/replio/eval`, else `~/.config/replio/eval`."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".config")
-    return Path(base) / "replio" / "eval"
+__all__ = ["Env", "project_file"]
 
 
 @dataclass(frozen=True)
@@ -33,12 +31,23 @@ class Env:
     def get(self, name: str | None) -> str | None:
         return self.values.get(name) if name else None
 
+    @property
+    def global_fixture_dir(self) -> Path:
+        """`$XDG_CONFIG_HOME/replio/eval`, else `~/.config/replio/eval`."""
+        return self._xdg("XDG_CONFIG_HOME", ".config") / "replio" / "eval"
 
-def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """`$XDG_CACHE_HOME/replio`, else `~/.cache/replio`."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".cache")
-    return Path(base) / "replio"
+    @property
+    def cache_dir(self) -> Path:
+        """`$XDG_CACHE_HOME/replio`, else `~/.cache/replio`."""
+        return self._xdg("XDG_CACHE_HOME", ".cache") / "replio"
+
+    def _xdg(self, name: str, fallback: str) -> Path:
+        """The XDG folder `name` names, else `fallback` in the home folder (`HOME`, else the
+        account's: `Path.home()` would read the process's environment, not this one)."""
+        if self.values.get(name):
+            return Path(self.values[name])
+        home = self.values["HOME"] if "HOME" in self.values else pwd.getpwuid(os.getuid()).pw_dir
+        return Path(home) / fallback
 
 
 def project_file(cache: Path, project: Path, kind: str) -> Path:

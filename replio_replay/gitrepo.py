@@ -74,6 +74,8 @@ class _Git:
         self.fixture_id = fixture_id
         self.branch = "main"
         self.commits = 0
+        # A child's environment, built from nothing but the process's PATH (not the `Env` snapshot,
+        # which holds every key and is not handed to worktree setup): git is found, nothing else leaks.
         self.env = {
             "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
             "HOME": str(root),

@@ -3,20 +3,15 @@ repeated trials combined with pass^k and pass@k (computed as tau-bench and inspe
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from math import comb
 from typing import Any
 
+from .jsoncanon import canonical
 from .results import FixtureResult, Status, Summary, TrialResult
 from .trajectory import Call, MatchMode, trajectory_matches
 
-__all__ = ["accuracy", "canonical", "combine_trials", "pass_at_k", "pass_hat_k", "redundant", "summarize"]
-
-
-def canonical(value: Any) -> str:
-    """Canonical JSON: sorted keys, no whitespace; a raw-string argument stays itself."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+__all__ = ["accuracy", "combine_trials", "pass_at_k", "pass_hat_k", "redundant", "summarize"]
 
 
 def accuracy(calls: Sequence[Call], expected: Sequence[Any] | None, mode: MatchMode = MatchMode.STRICT) -> float | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import queue
 import threading
 import time
@@ -20,6 +19,7 @@ from typing import Protocol
 
 from .cases import Case
 from .engine import Limits, Transcript, run_loop
+from .env import Env
 from .errors import ReplioError, ToolSetError
 from .judging import cancelled_result, judge_transcript
 from .metrics import summarize
@@ -33,6 +33,7 @@ from .tools.resolve import name_problems, with_mcp_tools
 from .tools.sandbox import Sandbox
 from .tools.toolbox import Toolbox
 from .tools.toolset import ToolSet
+from .workers import Workers
 from .worktree import Removals, remove_active_worktrees, snapshot, worktree
 
 __all__ = ["GRACE", "InterruptedRun", "Observer", "RunOptions", "run_fixture", "run_suite"]
@@ -60,7 +61,7 @@ class RunOptions:
     on_result: Callable[[FixtureResult], None] | None = None  # a fixture ended (in the run's thread)
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     web_allow: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))  # what MCP servers' `from_env` read
+    env: Mapping[str, str] = field(default_factory=lambda: Env.current().values)  # what MCP servers' `from_env` read
     project: Path | None = None  # what `{project}` stands for in an MCP server's command
     hurry: threading.Event = field(default_factory=threading.Event)  # set: the grace ends now
     redactor: Redactor = NO_SECRETS  # the secrets nothing cut short during the run may show a part of
@@ -204,29 +205,31 @@ def run_suite(
                 options.on_start(cases[i])
             done.put((i, run_fixture(cases[i], provider, options, cancel, remove=removals)))
 
-    workers = [threading.Thread(target=work, name="replio-worker", daemon=True)
-               for _ in range(max(1, min(options.jobs, len(cases))))]
-    for worker in workers:
-        worker.start()
+    workers = Workers([("replio-worker", work)] * max(1, min(options.jobs, len(cases))))
 
     def collect(timeout: float) -> None:
-        i, result = done.get(timeout=timeout)
-        results[i] = result
-        if options.on_result is not None:
-            options.on_result(result)
+        with contextlib.suppress(queue.Empty):
+            i, result = done.get(timeout=timeout)
+            results[i] = result
+            if options.on_result is not None:
+                options.on_result(result)
 
-    interrupted = False
-    try:
-        while len(results) < len(cases) and not cancel.is_set():
-            with contextlib.suppress(queue.Empty):
-                collect(0.1)
+    def finished(timeout: float) -> bool:  # every result is in and its worktree removed, or cancelled
+        if len(results) < len(cases) and not cancel.is_set():
+            collect(timeout)
+            return False
         removals.wait()
-    except KeyboardInterrupt:
-        interrupted = True
-        cancel.set()
+        return True
+
+    def ended(timeout: float) -> bool:  # every result is in, or no worker is left to send one
+        if len(results) == len(cases) or (not workers.alive() and done.empty()):
+            return True
+        collect(timeout)
+        return False
+
+    interrupted = workers.wait(finished, cancel)
     if cancel.is_set():
-        _grace(collect, lambda: len(results) < len(cases) and (any(w.is_alive() for w in workers) or not done.empty()),
-               options.hurry)
+        workers.grace(ended, GRACE, options.hurry)
         remove_active_worktrees()  # of fixtures abandoned after the grace
     ordered = [results.get(i) or cancelled_result(case.fixture, case.trial) for i, case in enumerate(cases)]
     run = RunResult(provider=provider.settings.name, model=provider.model, tools=toolset.name,
@@ -238,18 +241,6 @@ def run_suite(
 
 #: Seconds fixtures in flight get to end after an interrupt, before they are abandoned.
 GRACE = 1.5
-
-
-def _grace(collect: Callable[[float], None], waiting: Callable[[], bool], hurry: threading.Event) -> None:
-    """Collect results for up to GRACE seconds while `waiting()`; `hurry` (a second interrupt, see
-    `interrupts`) or a KeyboardInterrupt (where no such handler is installed) stops at once."""
-    end = time.monotonic() + GRACE
-    try:
-        while waiting() and time.monotonic() < end and not hurry.is_set():
-            with contextlib.suppress(queue.Empty):
-                collect(0.05)
-    except KeyboardInterrupt:
-        pass
 
 
 class InterruptedRun(KeyboardInterrupt):

@@ -9,8 +9,8 @@ also has `announce` say what a run will do, and `remember` record what failed fo
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
-import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -22,7 +22,6 @@ import pluggy
 from . import lastfailed
 from .cases import Case
 from .engine import Limits
-from .env import cache_dir, global_fixture_dir
 from .errors import ToolSetError, UnknownProviderError, UsageError
 from .fixtures.discovery import Found, choose, discover
 from .fixtures.sources import LOCAL, Problem
@@ -48,6 +47,7 @@ from .tools.resolve import for_fixture, name_problems
 from .tools.sources import load_toolsets
 from .tools.toolset import ToolSet
 from .verdict import Verdict, failure_line, judge
+from .workers import Workers
 from .worktree import reap_stale_worktrees
 
 if TYPE_CHECKING:
@@ -217,13 +217,13 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager | None = None) -> Plan
         pm = plugin_manager(plugins.active)
         notes += filter(None, [plugins.notice()])
     reap_stale_worktrees()  # those a killed run left behind
-    catalog = discover(request.project, global_fixture_dir(), pm, bundled=settings.bundled)
+    catalog = discover(request.project, settings.env.global_fixture_dir, pm, bundled=settings.bundled)
     has_local = any(f.source == LOCAL for f in catalog.fixtures.values())
     catalog = choose(catalog, request.fixture_ids, request.tags, bundled=settings.bundled)
     found = catalog.sorted()
     selection = []
     if request.last_failed:
-        ids, said = lastfailed.narrow([f.fixture.id for f in found], lastfailed.load(cache_dir(), request.project))
+        ids, said = lastfailed.narrow([f.fixture.id for f in found], lastfailed.load(settings.env.cache_dir, request.project))
         found = [catalog.fixtures[i] for i in ids]
         selection.append(said)
     if request.shard is not None:  # last: the shards of one selection together make exactly it
@@ -275,14 +275,14 @@ def announce(plan: Plan) -> list[str]:
     on a project's first run that sends bundled fixtures beside its own, how to leave them out."""
     lines = [*plan.selection, *filter(None, [plan.header()])]
     if any(c.id in plan.bundled_beside_local for c in plan.live_cases()) \
-            and first_time(cache_dir(), plan.request.project, "bundled"):
+            and first_time(plan.settings.env.cache_dir, plan.request.project, "bundled"):
         lines.append(BUNDLED_NOTE)
     return lines
 
 
 def remember(plan: Plan, outcome: Outcome) -> None:
     """Record, for the next `--last-failed`, which fixtures of this run did not pass."""
-    cache, project = cache_dir(), plan.request.project
+    cache, project = plan.settings.env.cache_dir, plan.request.project
     lastfailed.save(cache, project, lastfailed.updated(lastfailed.load(cache, project), outcome.runs))
 
 
@@ -415,24 +415,10 @@ def _run_all(runs: list[PlannedRun], options: RunOptions, outcome: Outcome, obse
         results[i] = run_suite(run.cases, run.provider, run.toolset, options.observed(observer, run.key.label),
                                cancel)
 
-    threads = [threading.Thread(target=one, args=(i,), name=f"replio-{r.key.label}", daemon=True)
-               for i, r in enumerate(runs)]
-    for t in threads:
-        t.start()
-    try:
-        while any(t.is_alive() for t in threads):
-            for t in threads:
-                t.join(timeout=0.1)
-    except KeyboardInterrupt:
-        cancel.set()
+    workers = Workers((f"replio-{r.key.label}", functools.partial(one, i)) for i, r in enumerate(runs))
+    if workers.wait(workers.join, cancel):
         outcome.interrupted = True
-        end = time.monotonic() + GRACE + 0.5  # each run gives its fixtures GRACE; then it returns
-        try:
-            while any(t.is_alive() for t in threads) and time.monotonic() < end and not options.hurry.is_set():
-                for t in threads:
-                    t.join(timeout=0.05)
-        except KeyboardInterrupt:
-            pass  # a second interrupt: report what there is, now
+        workers.grace(workers.join, GRACE + 0.5, options.hurry)  # each run gives its fixtures GRACE; then it returns
     outcome.runs.extend(r if r is not None else _cancelled_run(plan_run)
                         for r, plan_run in zip(results, runs))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,12 @@ def test_many_files_are_written_all_or_none(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(atomic, "_temp", real)
     atomic_write_all([(p, "new\n") for p in paths])
     assert [p.read_text() for p in paths] == ["new\n"] * 5
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path: Path) -> None:
+    path = tmp_path / "kept.txt"
+    path.write_text("old\n")
+    path.chmod(0o640)
+    atomic_write(path, "new\n")
+    assert path.read_text() == "new\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from replio_replay.cli import main
-from replio_replay.config import global_fixture_dir
+from replio_replay.env import Env
 from replio_replay.report.text import write_run
 from replio_replay.results import FixtureResult, RunResult, Summary
 from tests.helpers import bundled_ids, call, turn, write_json
@@ -64,7 +64,7 @@ def one_line_error(result: Result) -> str:
 
 
 def test_list_table_shows_id_source_tags_and_description(mock_project: Path) -> None:
-    write_json(global_fixture_dir() / "from-home.json", {"task": "t", "description": "My global one."})
+    write_json(Env.current().global_fixture_dir / "from-home.json", {"task": "t", "description": "My global one."})
     result = invoke(mock_project, "list")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from replio_replay.env import cache_dir
+from replio_replay.env import Env
 from tests.helpers import bundled_ids, call, turn, write_json
 from tests.support.llm_server import LLMServer
 from tests.support.project import write_project
@@ -168,7 +168,7 @@ def test_the_first_live_run_with_bundled_fixtures_says_how_to_leave_them_out_onc
     again = replio(project, "run", "--fixture", "beta", "--fixture", "grep-symbol", "--no-cassettes", env=env)
     assert again.returncode == 0, again.stderr
     assert "running 2 fixtures" in again.stderr and NOTE not in again.stderr
-    assert list(cache_dir().glob("told-bundled-*.json"))
+    assert list(Env.current().cache_dir.glob("told-bundled-*.json"))
 
 
 def test_a_project_without_fixtures_of_its_own_is_not_told(tmp_path: Path, agent: LLMServer) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from replio_replay.engine import CallRecord, Transcript
 from replio_replay.judging import judge_transcript
-from replio_replay.metrics import accuracy, canonical, redundant, summarize
+from replio_replay.metrics import accuracy, redundant, summarize
 from replio_replay.providers.base import ToolCall, Usage
 from replio_replay.results import FixtureResult, Status, TraceCall
 from replio_replay.runner import RunOptions, run_fixture
@@ -44,12 +44,6 @@ def test_accuracy_through_a_run_null_vs_explicit_empty() -> None:
 
 
 # redundant -----------------------------------------------------------------------------------------
-
-
-def test_canonical_json_sorts_keys_and_drops_whitespace() -> None:
-    assert canonical({"b": 1, "a": [1, {"d": 2, "c": 3}]}) == '{"a":[1,{"c":3,"d":2}],"b":1}'
-    assert canonical("raw string") == '"raw string"'
-    assert canonical({"path": "café"}) == '{"path":"café"}'
 
 
 def test_redundant_counts_repeats_of_name_and_arguments() -> None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any
+
+from ..jsoncanon import canonical
 
 __all__ = ["decoded_size", "result_text"]
 
@@ -23,7 +24,7 @@ def result_text(result: Any) -> str:
     parts = [_block(b) for b in result.get("content") or [] if isinstance(b, dict)]
     structured = result.get("structuredContent")
     if structured is not None and not any(p for p in parts):
-        parts.append(json.dumps(structured, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+        parts.append(canonical(structured))
     text = "\n".join(p for p in parts if p)
     if result.get("isError"):
         return f"Error: {text or 'the tool failed and said nothing'}"

@@ -18,13 +18,13 @@ Drift names what a reviewer needs: ``mcp git: tools[git_log].description changed
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..diffing import Change, changes
 from ..errors import CassetteError
+from ..jsoncanon import canonical
 from ..tools.toolbox import RESULT_CAP
 
 __all__ = ["CallRecord", "ServerRecord", "call_drift", "parse_records", "recordable", "records_json", "tools_drift"]
@@ -60,9 +60,9 @@ class ServerRecord:
 
     def take(self, tool: str, arguments: dict[str, Any]) -> CallRecord | None:
         """The first recorded call of `tool` with these arguments not yet replayed (marked used)."""
-        wanted = _canonical(arguments)
+        wanted = canonical(arguments)
         for call in self.calls:
-            if not call.used and call.tool == tool and _canonical(call.arguments) == wanted:
+            if not call.used and call.tool == tool and canonical(call.arguments) == wanted:
                 call.used = True
                 return call
         return None
@@ -179,14 +179,10 @@ def call_drift(server: str, number: int, recorded: CallRecord | None, live: Call
         return [Change(where, "added", None, live.arguments)]
     if recorded.tool != live.tool:
         return [Change(f"mcp {server}: call {number} tool", "changed", recorded.tool, live.tool)]
-    if _canonical(recorded.arguments) != _canonical(live.arguments):
+    if canonical(recorded.arguments) != canonical(live.arguments):
         return [Change(f"{where} arguments", "changed", recorded.arguments, live.arguments)]
-    if _canonical(recorded.result) != _canonical(live.result):
+    if canonical(recorded.result) != canonical(live.result):
         from .convert import result_text
 
         return [Change(f"{where} result", "changed", result_text(recorded.result), result_text(live.result))]
     return []
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

@@ -31,13 +31,14 @@ from ..errors import (
     ProviderHTTPError,
     ProviderResponseError,
 )
+from ..jsoncanon import canonical
 from ..redact import NO_SECRETS, Redactor, shown_url, without_credentials
 from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings
 from .bounded import BoundedTransport, ResponseTooLarge
 from .retry import RETRY_STATUSES, Backoff, Retryable, Sleep, retry_after_seconds, with_retries
 from .wire import clean, clean_text, preview
 
-__all__ = ["REPLAYED", "Endpoint", "HTTPProvider", "Pools", "dumps", "joined", "post_json", "shared_ssl_context"]
+__all__ = ["REPLAYED", "Endpoint", "HTTPProvider", "Pools", "joined", "post_json", "shared_ssl_context"]
 
 #: The response extension a cassette sets on what it replays: the URL it was recorded from, which
 #: messages name (so a replay says what the recording said), and retries do not wait again.
@@ -105,17 +106,6 @@ class Pools(httpx.BaseTransport):
             pools, self._pools = list(self._pools.values()), {}
         for pool in pools:
             pool.close()
-
-
-def dumps(body: Any) -> bytes:
-    """A JSON body, serialised the same way every time: compact, UTF-8, keys sorted.
-
-    This is the canonical form cassettes store request bodies in, so a replayed request that
-    did not change is recognised by comparing bytes, before anything is parsed.
-    """
-    return json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode(
-        "utf-8"
-    )
 
 
 @dataclass(frozen=True)
@@ -281,7 +271,9 @@ def post_json(
     ProviderResponseError (a 2xx body that is not JSON); every message is one line.
     """
     backoff = backoff or Backoff()
-    content = dumps(body)
+    # canonical: the form cassettes store request bodies in, so an unchanged replayed request is
+    # recognised by its bytes before anything is parsed
+    content = canonical(body, allow_nan=False).encode("utf-8")
     all_headers = {**BASE_HEADERS, **(headers or {})}
     timeouts = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_MAX)).as_dict()
 

@@ -26,11 +26,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import CassetteError
+from ..jsoncanon import canonical
 from ..jsonin import too_deep
 from ..plural import plural
 from .limits import MAX_DEPTH
 
-__all__ = ["HEADER_KEY", "MCP_KEY", "TOOLS_KEY", "ReadableSerializer", "canonical_json", "load_cassette", "load_cassette_yaml",
+__all__ = ["HEADER_KEY", "MCP_KEY", "TOOLS_KEY", "ReadableSerializer", "load_cassette", "load_cassette_yaml",
            "read_header"]
 
 HEADER_KEY = "replio"
@@ -54,7 +55,7 @@ def _intern_bodies(interactions: list[dict[str, Any]]) -> list[Any] | None:
     memo: dict[str, Any] = {}
 
     def one(value: Any) -> Any:
-        return memo.setdefault(json.dumps(value, sort_keys=True), value)
+        return memo.setdefault(canonical(value), value)
 
     for item in interactions:
         body = item["request"].get("body")
@@ -106,15 +107,10 @@ def _structured(body: Any) -> Any:
 def _utf8(data: Any) -> bool:
     """Whether UTF-8 can hold every string in `data` (it cannot hold a lone surrogate)."""
     try:
-        canonical_json(data).encode("utf-8")
+        canonical(data).encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True
-
-
-def canonical_json(data: Any) -> str:
-    """Sorted keys, no spaces, UTF-8 as is: equal data gives equal text."""
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 class ReadableSerializer:
@@ -305,7 +301,7 @@ class _Shape:
             return value
         if isinstance(value, dict) and set(value) == {"json"}:
             try:
-                return canonical_json(value["json"])
+                return canonical(value["json"])
             except (TypeError, ValueError, RecursionError) as exc:  # a date, a set, a cycle
                 raise self.wrong(f"{field}.json", f"cannot be written as JSON ({exc})") from None
         raise self.wrong(field, "must be text, binary data or a mapping with only 'json', "

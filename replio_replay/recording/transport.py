@@ -16,11 +16,11 @@ import httpx
 
 from ..diffing import Change
 from ..errors import CassetteError
+from ..jsoncanon import canonical
 from ..providers.http import REPLAYED
 from .cassette import Cassette, Request
 from .modes import RecordMode, record_flags
 from .requests import request_changes
-from .serializer import canonical_json
 
 __all__ = ["CassetteTransport"]
 
@@ -137,11 +137,10 @@ class CassetteTransport(httpx.BaseTransport):
         if live.body == stored.body:
             return  # the common case: providers send canonical JSON, as cassettes store it
         live_data = _json(live.body)
-        if isinstance(live_data, (dict, list)) and canonical_json(live_data).encode("utf-8") == stored.body:
+        if isinstance(live_data, (dict, list)) and canonical(live_data).encode("utf-8") == stored.body:
             return  # the same request, sent in another form
         for change in request_changes(_json(stored.body), live_data):
-            key = (change.path, change.kind, json.dumps(change.old, sort_keys=True),
-                   json.dumps(change.new, sort_keys=True))
+            key = (change.path, change.kind, canonical(change.old), canonical(change.new))
             self.drift.setdefault(key, change)
 
     @property

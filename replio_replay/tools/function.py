@@ -22,12 +22,12 @@ function returns text (other values are written as canonical JSON) or raises `To
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable, Mapping
 from typing import Any, get_type_hints
 
 from pydantic import create_model
 
+from ..jsoncanon import canonical
 from .base import Tool, ToolContext, ToolFailure, model_tool
 from .permissions import Category
 from .schema import name_problem, schema_problem
@@ -96,6 +96,6 @@ def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return canonical(value)
     except (TypeError, ValueError):
         raise ToolFailure(f"the tool returned a {type(value).__name__}, not text or JSON") from None

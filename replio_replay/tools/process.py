@@ -66,6 +66,8 @@ class Finished:
 
 def base_env(root: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """What a tool's process sees: PATH, HOME in the worktree, the locale; never a key."""
+    # A child's environment: these four names are read from the process itself rather than the
+    # `Env` snapshot, which holds every key and stays out of the tools' reach.
     env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": str(root)}
     for name in ("LANG", "LC_ALL", "TZ"):
         if name in os.environ:

@@ -18,6 +18,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..jsoncanon import canonical
+
 __all__ = ["TOOL_NAME", "argument_problem", "merge_patch", "name_problem", "schema_problem"]
 
 #: What every provider accepts as a tool name.
@@ -42,7 +44,7 @@ def schema_problem(schema: Any) -> str | None:
     import jsonschema_rs
 
     try:
-        _validator(json.dumps(schema, sort_keys=True))
+        _validator(canonical(schema))
     except jsonschema_rs.ValidationError as exc:
         where = "/".join(str(p) for p in exc.instance_path)
         return f"parameters is not a valid JSON Schema{f' at {where}' if where else ''}: {_first_line(exc.message)}"
@@ -53,7 +55,7 @@ def schema_problem(schema: Any) -> str | None:
 
 def argument_problem(schema: Mapping[str, Any], arguments: Any) -> str | None:
     """Why `arguments` do not satisfy `schema` (every violation, in path order), or None."""
-    validator = _validator(json.dumps(schema, sort_keys=True))
+    validator = _validator(canonical(schema))
     errors = sorted(validator.iter_errors(arguments), key=lambda e: [_part(p) for p in e.instance_path])
     if not errors:
         return None

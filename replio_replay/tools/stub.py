@@ -8,12 +8,12 @@ the model is told so: ``Error: no stubbed result for NAME with {...}``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..jsoncanon import canonical
 from ..matchers import ArgExpectation, matches_all
 from .base import Invoke, ToolContext, ToolFailure
 
@@ -37,7 +37,7 @@ def render_result(result: Any) -> str:
         raise ToolFailure(str(result["error"]))
     if isinstance(result, str):
         return result
-    return _canonical(result)
+    return canonical(result)
 
 
 def stub_answer(name: str, result: Any, results: Sequence[StubCase] | None, arguments: dict[str, Any]) -> str:
@@ -47,7 +47,7 @@ def stub_answer(name: str, result: Any, results: Sequence[StubCase] | None, argu
     for case in results:
         if matches_all(case.when, arguments):
             return render_result(case.result)
-    raise ToolFailure(f"no stubbed result for {name} with {_canonical(arguments)}")
+    raise ToolFailure(f"no stubbed result for {name} with {canonical(arguments)}")
 
 
 def stub_invoke(name: str, result: Any, results: Sequence[StubCase] | None) -> Invoke:
@@ -57,7 +57,3 @@ def stub_invoke(name: str, result: Any, results: Sequence[StubCase] | None) -> I
         return stub_answer(name, result, results, arguments)
 
     return invoke
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

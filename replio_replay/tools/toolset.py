@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..jsoncanon import canonical
 from ..mcp.config import McpServer
 from .base import Tool
 
@@ -36,8 +36,7 @@ DEFAULT_SYSTEM_PROMPT = (
 
 def short_hash(data: Any) -> str:
     """The first 16 hex digits of the SHA-256 of `data`'s canonical JSON."""
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return hashlib.sha256(canonical(data).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

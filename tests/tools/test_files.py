@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import stat
+
 import pytest
 
 from replio_replay.tools.files import DEFAULT_READ_LIMIT
@@ -92,9 +95,17 @@ def test_file_write_creates_folders_and_reports_lines(run: Run, tree: Tree) -> N
 
 
 def test_file_write_overwrites_and_leaves_no_temp_files(run: Run, tree: Tree) -> None:
+    before = sorted(p.name for p in tree.root.iterdir())
     run("file_write", path="README.md", content="replaced")
     assert (tree.root / "README.md").read_text() == "replaced"
-    assert not [p for p in tree.root.iterdir() if p.name.startswith(".replio-")]
+    assert sorted(p.name for p in tree.root.iterdir()) == before
+
+
+def test_a_new_file_gets_the_mode_open_would_give_it(run: Run, tree: Tree) -> None:
+    umask = os.umask(0o022)
+    os.umask(umask)
+    run("file_write", path="notes.txt", content="x\n")
+    assert stat.S_IMODE((tree.root / "notes.txt").stat().st_mode) == 0o666 & ~umask
 
 
 def test_file_write_onto_a_directory_fails(run: Run) -> None:
@@ -111,6 +122,15 @@ def test_file_write_needs_content(run: Run) -> None:
 def test_file_edit_replaces_one_exact_occurrence(run: Run, tree: Tree) -> None:
     assert run("file_edit", path="src/app.py", old_string="os.getcwd()", new_string="'.'") == "Edited src/app.py."
     assert (tree.root / "src" / "app.py").read_text() == "import os\n\n\ndef main():\n    return '.'\n"
+
+
+def test_file_edit_keeps_a_script_executable(run: Run, tree: Tree) -> None:
+    script = tree.root / "run.sh"
+    script.write_text("#!/bin/sh\necho old\n")
+    script.chmod(0o755)
+    assert run("file_edit", path="run.sh", old_string="old", new_string="new") == "Edited run.sh."
+    assert script.read_text() == "#!/bin/sh\necho new\n"
+    assert stat.S_IMODE(script.stat().st_mode) == 0o755
 
 
 def test_file_edit_text_not_found(run: Run, tree: Tree) -> None:

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from replio_replay.errors import ProviderResponseError
+from replio_replay.jsoncanon import canonical
 from replio_replay.providers.base import ChatRequest, Message, ToolCall
-from replio_replay.providers.http import dumps
 from replio_replay.providers.wire import openai as wire
 from tests.providers.samples import READ_TOOL, after_two_calls, first_turn, settings
 
@@ -96,7 +96,7 @@ def test_assistant_without_text_sends_null_content_and_raw_arguments_as_is():
 
 
 def test_the_same_conversation_gives_the_same_bytes():
-    assert dumps(wire.encode_request(after_two_calls(), settings())) == dumps(
+    assert canonical(wire.encode_request(after_two_calls(), settings())) == canonical(
         wire.encode_request(after_two_calls(), settings())
     )
 
