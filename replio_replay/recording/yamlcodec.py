@@ -9,6 +9,7 @@ constructor builds anything; `refusal` lets a writer check what it wrote against
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -40,12 +41,21 @@ class _Refused(Exception):
 class _BoundedLoader(_Loader):
     """The safe loader; a value its tag cannot hold (`!!int x`) is refused naming its line."""
 
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+
+def _guarded(construct: Callable[[Any, yaml.Node], Any]) -> Callable[[Any, yaml.Node], Any]:
+    def guarded(loader: Any, node: yaml.Node) -> Any:
         try:
-            return super().construct_object(node, deep)
+            return construct(loader, node)
         except (ArithmeticError, KeyError, TypeError, ValueError) as exc:
             raise _Refused(f"has a value its tag cannot hold at line {node.start_mark.line + 1} "
                            f"({node.tag.rsplit(':', 1)[-1]}: {exc})") from None
+    return guarded
+
+
+# Every tag but the three plain data is made of: a recording holds no other, so only a hand edit pays.
+for _tag, _construct in list(_Loader.yaml_constructors.items()):
+    if _tag not in ("tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"):
+        _BoundedLoader.add_constructor(_tag, _guarded(_construct))
 
 
 def _weigh(node: yaml.Node, weights: dict[int, int], depth: int = 0) -> int:
@@ -87,7 +97,10 @@ def _build(text: str) -> Any:
         if node is None:
             return None
         _weigh(node, {})
-        return loader.construct_document(node)
+        try:
+            return loader.construct_document(node)
+        except (ArithmeticError, KeyError, TypeError, ValueError) as exc:  # a `!!set` built lazily
+            raise _Refused(f"has a value plain data cannot hold ({exc})") from None
     finally:
         loader.dispose()
 
