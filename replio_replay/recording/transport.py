@@ -86,10 +86,10 @@ class CassetteTransport(httpx.BaseTransport):
         self.sent += 1
         live = Request(request.method, str(request.url), request.read(), dict(request.headers))
         if self.cassette.can_play_response_for(live):
-            recorded = self.cassette.play_response(live)
-            stored = next(kept for kept, response in self.cassette.data if response is recorded)
+            answer = self.cassette.play_response(live)
+            stored = next(kept for kept, response in self.cassette.data if response is answer)
             self._compare(stored, live)
-            return _to_httpx(recorded, request, replayed=stored.uri)
+            return _to_httpx(answer, request, replayed=stored.uri)
         if self.protected or self.inner is None:
             raise CassetteError(
                 f"fixture {self.fixture_id!r}: request #{self.sent} ({request.method} {request.url.path}) "
@@ -105,11 +105,12 @@ class CassetteTransport(httpx.BaseTransport):
         except BaseException:
             self.unanswered += 1
             raise
-        self.cassette.append(live, _serialize_response(response, content))
+        recorded = _serialize_response(response, content)
+        self.cassette.append(live, recorded)  # vcrpy keeps a scrubbed copy
         # Counted as played, so a later request on the same path is never answered with this one.
         self.cassette.play_counts[len(self.cassette) - 1] += 1
         self.recorded += 1
-        return _to_httpx(_serialize_response(response, content), request, replayed=None)
+        return _to_httpx(recorded, request, replayed=None)
 
     def replays(self, request: httpx.Request) -> bool:
         """Whether `request` would be answered from the cassette, never sent on."""

@@ -52,7 +52,7 @@ def _guarded(construct: Callable[[Any, yaml.Node], Any]) -> Callable[[Any, yaml.
     return guarded
 
 
-# Every tag but the three plain data is made of: a recording holds no other, so only a hand edit pays.
+# The constructors that can refuse a value (`!!int x`, `!!bool maybe`) name its line; str, map and seq never refuse.
 for _tag, _construct in list(_Loader.yaml_constructors.items()):
     if _tag not in ("tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"):
         _BoundedLoader.add_constructor(_tag, _guarded(_construct))

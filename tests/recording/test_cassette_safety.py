@@ -149,6 +149,26 @@ def test_every_cassette_in_the_repository_still_loads() -> None:
         assert data["interactions"], file
 
 
+def test_the_repositorys_cassettes_are_saved_again_byte_for_byte(tmp_path: Path) -> None:
+    """Loaded into a vcrpy Cassette and written back through vcrpy's serialize, the readable
+    serializer and the atomic persister, a cassette is the same file (every sixth, and every one
+    with MCP servers: all 962 of the repository's were, once)."""
+    from replio_replay.recording.cassette import open_cassette
+    from replio_replay.recording.modes import RecordMode
+
+    everything = sorted((REPO / "cassettes").rglob("*.yaml"))
+    files = [f for i, f in enumerate(everything) if i % 6 == 0 or "\nmcp:" in f.read_text(encoding="utf-8")]
+    assert len(files) > 12, "the repository's cassettes are missing"
+    copy = tmp_path / "c.yaml"
+    for file in files:
+        copy.write_bytes(file.read_bytes())
+        serializer = ReadableSerializer(source=str(copy))
+        cassette, _ = open_cassette(copy, RecordMode.NEW_EPISODES, serializer, AtomicPersister(), load=True)
+        serializer.header, serializer.mcp = serializer.loaded_header, serializer.loaded_mcp
+        cassette._save(force=True)
+        assert copy.read_bytes() == file.read_bytes(), file
+
+
 def _long_conversation(turns: int, output: int) -> dict[str, Any]:
     """A recording far longer than any real one: every request resends all that came before."""
     tools = [{"type": "function",
