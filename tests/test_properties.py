@@ -24,8 +24,8 @@ from replio_replay.config import load_project_config
 from replio_replay.errors import CassetteError, ConfigError, FixtureError, GoldenError
 from replio_replay.fixtures.model import Fixture, load_fixture
 from replio_replay.golden.store import GoldenStore
-from replio_replay.recording.serializer import ReadableSerializer, load_cassette_yaml, to_vcr
-from replio_replay.recording.yamlcodec import MAX_EXPANDED, dump_yaml
+from replio_replay.recording.serializer import ReadableSerializer, to_vcr
+from replio_replay.recording.yamlcodec import MAX_EXPANDED, dump_yaml, load_yaml
 from replio_replay.storage import RunKey
 
 #: Few examples, so the suite stays fast; REPLIO_HYPOTHESIS_EXAMPLES=5000 searches harder.
@@ -171,7 +171,7 @@ def _check_cassette(text: str) -> None:
     from vcr.serialize import deserialize
 
     try:
-        data = load_cassette_yaml(text, "c.yaml")
+        data = load_yaml(text, "c.yaml")
         to_vcr(data, "c.yaml")
         deserialize(text, ReadableSerializer(source="c.yaml"))
     except CassetteError as exc:
@@ -274,7 +274,7 @@ def test_the_billion_laughs_stays_under_50_mb() -> None:
     tracemalloc.start()
     try:
         with pytest.raises(CassetteError, match="^cassette c.yaml expands its aliases"):
-            to_vcr(load_cassette_yaml(text, "c.yaml"), "c.yaml")
+            to_vcr(load_yaml(text, "c.yaml"), "c.yaml")
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

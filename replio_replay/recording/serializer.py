@@ -11,16 +11,13 @@ A fixture that used MCP servers has an ``mcp`` block too (see `mcp.recording`): 
 server said, readable, beside the HTTP interactions.
 
 The tool list is written first, as the top-level ``tools`` block under the header, and each
-request body aliases it. It is most of a cassette's text and the same in every cassette of
-a run, so a replay parses it once per process (`_shared_tools`), not once per fixture; a
-file that does not have the block where it is expected is simply parsed whole.
+request body aliases it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,19 +28,12 @@ from ..jsonin import too_deep
 from ..plural import plural
 from .limits import MAX_DEPTH
 
-__all__ = ["HEADER_KEY", "MCP_KEY", "TOOLS_KEY", "ReadableSerializer", "load_cassette", "load_cassette_yaml",
-           "read_header"]
+__all__ = ["HEADER_KEY", "MCP_KEY", "TOOLS_KEY", "ReadableSerializer", "load_cassette", "read_header"]
 
 HEADER_KEY = "replio"
 TOOLS_KEY = "tools"
 MCP_KEY = "mcp"
 
-#: The top-level tools block as `dump_yaml` writes it: `tools: &id001` at column 0, then its
-#: indentless sequence (comments and blank lines too), up to the next top-level key.
-_TOOLS_BLOCK = re.compile(rf"^{TOOLS_KEY}: &(\w+)\n(?:[-# ].*\n|\n)+", re.M)
-_shared_tools: dict[str, list[Any]] = {}
-_shared_lock = threading.Lock()
-_SHARED_MAX = 16
 
 
 def _intern_bodies(interactions: list[dict[str, Any]]) -> list[Any] | None:
@@ -165,45 +155,12 @@ class ReadableSerializer:
 def load_cassette(text: str, source: str) -> dict[str, Any]:
     """A cassette's text parsed and checked: its ``header`` ({} when it has none), its ``mcp``
     block and the ``cassette`` in vcrpy's form (`to_vcr`)."""
-    data = load_cassette_yaml(text, source)
+    from .yamlcodec import load_yaml
+
+    data = load_yaml(text, source)
     cassette = to_vcr(data, source)  # first: it says what is wrong with data that is no mapping
     header = data.get(HEADER_KEY)
     return {"header": header if isinstance(header, dict) else {}, "mcp": data.get(MCP_KEY), "cassette": cassette}
-
-
-def load_cassette_yaml(text: str, source: str) -> Any:
-    """A cassette's YAML as plain data, its top-level tool list parsed once per process."""
-    from .yamlcodec import load_yaml
-
-    found = _TOOLS_BLOCK.search(text)
-    tools = _tool_block(found.group(0), source) if found else None
-    if found and tools is not None:
-        stub = f"{TOOLS_KEY}: &{found.group(1)} []\n"
-        try:
-            return load_yaml(text[: found.start()] + stub + text[found.end():], source, given={TOOLS_KEY: tools})
-        except CassetteError:
-            pass  # parsed whole below, so the error names the file's own line
-    return load_yaml(text, source)
-
-
-def _tool_block(block: str, source: str) -> list[Any] | None:
-    """The tool list a `tools:` block holds, from the per-process cache when seen before."""
-    tools = _shared_tools.get(block)
-    if tools is not None:
-        return tools
-    from .yamlcodec import load_yaml
-
-    try:
-        data = load_yaml(block, source)
-    except CassetteError:
-        return None
-    if not (isinstance(data, dict) and list(data) == [TOOLS_KEY] and isinstance(data[TOOLS_KEY], list)):
-        return None
-    with _shared_lock:
-        if len(_shared_tools) >= _SHARED_MAX:
-            _shared_tools.clear()
-        _shared_tools[block] = data[TOOLS_KEY]
-    return data[TOOLS_KEY]
 
 
 #: The keys of a recorded request: vcrpy builds its `Request(**request)` from exactly these.

@@ -30,7 +30,7 @@ from ..redact import MIN_SECRET, without_credentials
 from ..results import Status
 from ..storage import CASSETTE, RunKey
 from .base import FixtureSession
-from .cassette import Cassette
+from .cassette import BODY_MATCHER, open_cassette
 from .modes import RecordMode, record_flags
 from .serializer import ReadableSerializer
 from .staleness import case_mode
@@ -89,14 +89,13 @@ class CassetteSession(FixtureSession):
         self.serializer = ReadableSerializer(source=str(path))
         key = provider.settings.api_key
         secrets = tuple(s for s in (*owner.secrets, key) if s and len(s) >= MIN_SECRET)  # not placeholders
-        persister = AtomicPersister(secrets)
         load = exists and self.mode is not RecordMode.ALL
-        self.loaded = load
         self.mcp_live = owner.mcp_live
-        cassette = (Cassette.load if load else Cassette)(str(path), self.serializer, persister)
+        cassette, config = open_cassette(path, self.mode, self.serializer, AtomicPersister(secrets), load=load)
         inner = None if self.mode is RecordMode.NONE else provider.transport(cancel)
         self.cassette_transport = CassetteTransport(
-            cassette, self.mode, inner, fixture_id=fixture.id, loaded=load, tools=case.toolset.name
+            cassette, inner, body_matcher=config.matchers[BODY_MATCHER], fixture_id=fixture.id,
+            tools=case.toolset.name,
         )
         super().__init__(self.cassette_transport)
 
@@ -164,4 +163,4 @@ class CassetteSession(FixtureSession):
             from ..mcp.recording import records_json
 
             self.serializer.mcp = records_json(mcp.records)
-        t.cassette.save()
+        t.cassette._save(force=True)  # what vcrpy's `use_cassette` calls on exit: persists through the persister

@@ -1,24 +1,27 @@
-"""A per-fixture httpx transport bound to one cassette: replays in order, records the rest.
+"""A per-fixture httpx transport bound to one vcrpy cassette: replays in order, records the rest.
 
-It wraps the provider's shared, pooled transport instead of patching httpx globally, so
-fixtures running concurrently never write into each other's cassettes. Recorded requests
-are matched in order by method and path, not by body, and each replayed JSON body is
+It wraps the provider's shared, pooled transport instead of patching httpx globally (vcrpy's
+patchers are never activated), so fixtures running concurrently never write into each other's
+cassettes. It asks the cassette as vcrpy's own stubs do (`can_play_response_for`,
+`play_response`, `append`): recorded requests are matched in order by method and path, not by
+body, and each replayed body that the registered canonical-JSON matcher finds changed is
 compared with the recorded one: the differences are the fixture's *request drift*.
 """
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import httpx
+from vcr.matchers import requests_match
 
 from ..diffing import Change
 from ..errors import CassetteError
 from ..jsoncanon import canonical
 from ..providers.http import REPLAYED
-from .cassette import Cassette, Request
+from .cassette import Cassette, Request, json_body
 from .modes import RecordMode, record_flags
 from .requests import request_changes
 
@@ -54,36 +57,25 @@ def _to_httpx(recorded: dict[str, Any], request: httpx.Request, *, replayed: str
                           extensions={REPLAYED: replayed} if replayed is not None else {})
 
 
-def _json(body: Any) -> Any:
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    try:
-        return json.loads(body) if body else None
-    except (TypeError, ValueError):
-        return body
-
-
 class CassetteTransport(httpx.BaseTransport):
     """One fixture's HTTP: replayed from its cassette or sent through `inner` and recorded."""
 
     def __init__(
         self,
         cassette: Cassette,
-        mode: RecordMode,
         inner: httpx.BaseTransport | None,
         *,
+        body_matcher: Callable[[Request, Request], None],
         fixture_id: str,
-        loaded: bool,
         tools: str = "default",
     ) -> None:
         self.cassette = cassette
-        self.mode = mode
         self.inner = inner
+        self.body_matcher = body_matcher
         self.fixture_id = fixture_id
         self.tools = tools
-        self.loaded_count = len(cassette.data) if loaded else 0
-        self.played: set[int] = set()  # loaded interactions already replayed
-        self.protected = mode is RecordMode.NONE or (mode is RecordMode.ONCE and loaded)
+        self.loaded_count = len(cassette) if cassette.rewound else 0  # vcrpy rewinds what it loaded
+        self.protected = cassette.write_protected
         self.sent = 0
         self.recorded = 0
         #: Requests sent on that got no response (refused, timed out, dropped).
@@ -92,14 +84,12 @@ class CassetteTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         self.sent += 1
-        body = request.read()
-        live = Request(request.method, str(request.url), body, dict(request.headers))
-        index = self._next_recorded(live)
-        if index is not None:
-            stored, recorded = self.cassette.data[index]
-            self.played.add(index)
+        live = Request(request.method, str(request.url), request.read(), dict(request.headers))
+        if self.cassette.can_play_response_for(live):
+            answer = self.cassette.play_response(live)
+            stored = next(kept for kept, response in self.cassette.data if response is answer)
             self._compare(stored, live)
-            return _to_httpx(recorded, request, replayed=stored.uri)
+            return _to_httpx(answer, request, replayed=stored.uri)
         if self.protected or self.inner is None:
             raise CassetteError(
                 f"fixture {self.fixture_id!r}: request #{self.sent} ({request.method} {request.url.path}) "
@@ -115,31 +105,24 @@ class CassetteTransport(httpx.BaseTransport):
         except BaseException:
             self.unanswered += 1
             raise
-        self.cassette.append(live, _serialize_response(response, content))
+        recorded = _serialize_response(response, content)
+        self.cassette.append(live, recorded)  # vcrpy keeps a scrubbed copy
+        # Counted as played, so a later request on the same path is never answered with this one.
+        self.cassette.play_counts[len(self.cassette) - 1] += 1
         self.recorded += 1
-        return _to_httpx(_serialize_response(response, content), request, replayed=None)
+        return _to_httpx(recorded, request, replayed=None)
 
     def replays(self, request: httpx.Request) -> bool:
         """Whether `request` would be answered from the cassette, never sent on."""
         if self.protected or self.inner is None:
             return True
-        live = Request(request.method, str(request.url), b"", dict(request.headers))
-        return self._next_recorded(live) is not None
-
-    def _next_recorded(self, live: Request) -> int | None:
-        """The first loaded interaction not yet played with the same method and path."""
-        for i in range(self.loaded_count):
-            if i not in self.played and live.matches(self.cassette.data[i][0]):
-                return i
-        return None
+        return bool(self.cassette.can_play_response_for(Request(request.method, str(request.url), b"",
+                                                                dict(request.headers))))
 
     def _compare(self, stored: Request, live: Request) -> None:
-        if live.body == stored.body:
-            return  # the common case: providers send canonical JSON, as cassettes store it
-        live_data = _json(live.body)
-        if isinstance(live_data, (dict, list)) and canonical(live_data).encode("utf-8") == stored.body:
-            return  # the same request, sent in another form
-        for change in request_changes(_json(stored.body), live_data):
+        if requests_match(live, stored, [self.body_matcher]):
+            return
+        for change in request_changes(json_body(stored.body), json_body(live.body)):
             key = (change.path, change.kind, canonical(change.old), canonical(change.new))
             self.drift.setdefault(key, change)
 

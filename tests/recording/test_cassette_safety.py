@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 
 from replio_replay.cli import main
 from replio_replay.errors import CassetteError
-from replio_replay.recording.serializer import ReadableSerializer, load_cassette_yaml, to_vcr
+from replio_replay.recording.serializer import ReadableSerializer, to_vcr
 from replio_replay.recording.store import AtomicPersister
 from replio_replay.recording.yamlcodec import MAX_EXPANDED, dump_yaml, load_yaml
 from tests.support.llm_server import LLMServer
@@ -83,7 +83,7 @@ def test_a_document_just_under_the_bound_loads_in_bounded_memory() -> None:
     assert len(text) < 200_000
     tracemalloc.start()
     try:
-        loaded = to_vcr(load_cassette_yaml(text, "big.yaml"), "big.yaml")
+        loaded = to_vcr(load_yaml(text, "big.yaml"), "big.yaml")
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -106,14 +106,14 @@ def test_a_long_string_nested_in_aliased_lists_is_refused() -> None:
 
 
 def test_an_alias_bomb_in_the_shared_tool_block_is_refused() -> None:
-    """The tool list is parsed once and shared: its weight counts in each request aliasing it."""
+    """The tool list is written once: its weight counts in each request aliasing it."""
     laughs = billion_laughs(levels=6).replace("\n", "\n  ").rstrip()
     text = (f"tools: &t\n- {{bomb: &z {{{laughs.replace(chr(10) + '  ', ', ')}}}}}\n"
             "version: 1\ninteractions:\n"
             + "- request: {method: POST, uri: 'http://h/', body: {json: {tools: *t}}}\n"
               "  response: {status: {code: 200}, body: {string: ''}}\n" * 40)
     with pytest.raises(CassetteError, match="expands its aliases beyond"):
-        load_cassette_yaml(text, "tools.yaml")
+        load_yaml(text, "tools.yaml")
 
 
 @pytest.mark.parametrize(("text", "says"), [
@@ -127,8 +127,14 @@ def test_an_alias_bomb_in_the_shared_tool_block_is_refused() -> None:
 ])
 def test_documents_no_recording_holds_are_refused_naming_the_file(text: str, says: str) -> None:
     with pytest.raises(CassetteError) as info:
-        load_cassette_yaml(text, "odd.yaml")
+        load_yaml(text, "odd.yaml")
     assert str(info.value).startswith("cassette odd.yaml ") and says in str(info.value)
+
+
+def test_a_hand_edited_cassette_may_use_yaml_merge_keys() -> None:
+    """PyYAML's safe loader reads the whole of YAML a person may write, merge keys included."""
+    text = "base: &base {code: 200, message: OK}\nstatus: {<<: *base, message: Fine}\n"
+    assert load_yaml(text, "merge.yaml")["status"] == {"code": 200, "message": "Fine"}
 
 
 def test_nesting_within_the_bound_loads() -> None:
@@ -139,8 +145,28 @@ def test_every_cassette_in_the_repository_still_loads() -> None:
     files = sorted((REPO / "cassettes").rglob("*.yaml"))
     assert files, "the repository's cassettes are missing"
     for file in files:
-        data = to_vcr(load_cassette_yaml(file.read_text(encoding="utf-8"), str(file)), str(file))
+        data = to_vcr(load_yaml(file.read_text(encoding="utf-8"), str(file)), str(file))
         assert data["interactions"], file
+
+
+def test_the_repositorys_cassettes_are_saved_again_byte_for_byte(tmp_path: Path) -> None:
+    """Loaded into a vcrpy Cassette and written back through vcrpy's serialize, the readable
+    serializer and the atomic persister, a cassette is the same file (every sixth, and every one
+    with MCP servers: all 962 of the repository's were, once)."""
+    from replio_replay.recording.cassette import open_cassette
+    from replio_replay.recording.modes import RecordMode
+
+    everything = sorted((REPO / "cassettes").rglob("*.yaml"))
+    files = [f for i, f in enumerate(everything) if i % 6 == 0 or "\nmcp:" in f.read_text(encoding="utf-8")]
+    assert len(files) > 12, "the repository's cassettes are missing"
+    copy = tmp_path / "c.yaml"
+    for file in files:
+        copy.write_bytes(file.read_bytes())
+        serializer = ReadableSerializer(source=str(copy))
+        cassette, _ = open_cassette(copy, RecordMode.NEW_EPISODES, serializer, AtomicPersister(), load=True)
+        serializer.header, serializer.mcp = serializer.loaded_header, serializer.loaded_mcp
+        cassette._save(force=True)
+        assert copy.read_bytes() == file.read_bytes(), file
 
 
 def _long_conversation(turns: int, output: int) -> dict[str, Any]:

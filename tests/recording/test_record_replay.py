@@ -223,6 +223,61 @@ def test_cassette_loads_through_vcrpy(project: Path, agent: LLMServer) -> None:
     assert response.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "file_read"
 
 
+def test_recording_and_replay_go_through_vcrpy_cassettes_never_its_patchers(project: Path, agent: LLMServer,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from vcr.cassette import Cassette
+    from vcr.patch import CassettePatcherBuilder
+
+    def no_patchers(self: CassettePatcherBuilder) -> None:
+        raise AssertionError("vcrpy's patchers were built: httpx would be patched for every fixture at once")
+
+    appended: list[Cassette] = []
+    played: list[Cassette] = []
+    append, play = Cassette.append, Cassette.play_response
+    monkeypatch.setattr(CassettePatcherBuilder, "build", no_patchers)
+    monkeypatch.setattr(Cassette, "append", lambda self, *a: (appended.append(self), append(self, *a))[1])
+    monkeypatch.setattr(Cassette, "play_response", lambda self, r: (played.append(self), play(self, r))[1])
+    _record(project, agent)
+    assert sorted(Path(c.path).name for c in appended) == ["alpha.yaml"] * 2 + ["beta.yaml"] * 2
+    assert played == []
+    agent.close()
+    code, out = _run(*run_args(project, "--record-mode", "none"))
+    assert code == 0, out
+    assert sorted(Path(c.path).name for c in played) == ["alpha.yaml"] * 2 + ["beta.yaml"] * 2
+    assert all(c.all_played and c.write_protected for c in played)
+
+
+def test_new_episodes_never_answers_a_request_with_one_recorded_in_the_same_run(project: Path,
+                                                                                agent: LLMServer) -> None:
+    """Every request goes to the same path: vcrpy would replay the interaction just recorded to the next one."""
+    recorded = _record(project, agent)
+    path = project / "cassettes" / "openai" / "test-model" / "alpha.yaml"
+    path.write_text(path.read_text().split("interactions:")[0] + "interactions: []\n")
+    before = len(agent.requests)
+    code, out = _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--record-mode", "new_episodes"))
+    assert code == 0, out
+    assert len(agent.requests) == before + 2  # alpha's two turns, both sent; beta replayed
+    assert _comparable(json.loads(out)) == _comparable(recorded)
+    assert len(yaml.safe_load(path.read_text())["interactions"]) == 2
+
+
+def test_the_canonical_json_body_matcher_is_registered_the_vcrpy_way(tmp_path: Path) -> None:
+    from vcr.matchers import requests_match
+    from vcr.request import Request
+
+    from replio_replay.recording.cassette import BODY_MATCHER, open_cassette
+    from replio_replay.recording.modes import RecordMode
+    from replio_replay.recording.store import AtomicPersister
+
+    cassette, config = open_cassette(tmp_path / "c.yaml", RecordMode.ONCE, ReadableSerializer(), AtomicPersister(),
+                                     load=False)
+    matcher = config.matchers[BODY_MATCHER]
+    stored = Request("POST", "http://h/v1", b'{"a":1,"b":[2]}', {})
+    assert requests_match(Request("POST", "http://h/v1", b'{"b": [2], "a": 1}', {}), stored, [matcher])
+    assert not requests_match(Request("POST", "http://h/v1", b'{"a":1,"b":[3]}', {}), stored, [matcher])
+    assert type(cassette) is vcr.cassette.Cassette and cassette.record_mode == vcr.mode.ONCE
+
+
 @pytest.mark.parametrize("jobs", ["1", "8"])
 def test_concurrent_recording_keeps_cassettes_apart(project: Path, agent: LLMServer, jobs: str) -> None:
     _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--jobs", jobs))
