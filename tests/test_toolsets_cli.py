@@ -297,3 +297,19 @@ def test_a_command_tool_the_set_disables_is_not_looked_for(project: Path, server
     (project / ".replio" / "tools" / "lean.json").write_text(json.dumps({"extends": "base.json",
                                                                         "disable": ["count"]}))
     assert _run(project, server, "--tools", "lean").exit_code == 0
+
+
+def test_a_fixtures_own_command_tool_whose_script_is_missing_skips_that_fixture_at_load(project: Path,
+                                                                                         server: LLMServer) -> None:
+    fixture = project / ".replio" / "eval" / "counting.json"
+    fixture.write_text(json.dumps({"task": "Count.", "tool_permission": {"bash": "allow"}, "expected": ["count"],
+                                   "tools": {"count": {"description": "Count.", "command": ["python3", "./count.py"]}}}))
+    said = (f"skipped {fixture}: fixture 'counting': tools.count.command: './count.py' "
+            f"({fixture.parent}/count.py) does not exist")
+    listed = _invoke("eval", "--path", str(project), "list")
+    assert listed.exit_code == 1 and said in listed.stderr
+    ran = _run(project, server, "--fixture", "counting", "--output", "json")
+    assert ran.exit_code == 1 and said in ran.stderr
+    assert [f["id"] for f in json.loads(ran.stdout)["fixtures"]] == ["alpha", "beta"]
+    (fixture.parent / "count.py").write_text("print(3)\n")
+    assert _invoke("eval", "--path", str(project), "list").exit_code == 0
