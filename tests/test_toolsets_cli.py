@@ -313,3 +313,15 @@ def test_a_fixtures_own_command_tool_whose_script_is_missing_skips_that_fixture_
     assert [f["id"] for f in json.loads(ran.stdout)["fixtures"]] == ["alpha", "beta"]
     (fixture.parent / "count.py").write_text("print(3)\n")
     assert _invoke("eval", "--path", str(project), "list").exit_code == 0
+
+
+def test_status_says_a_tool_set_given_by_path_is_checked_by_giving_its_path(project: Path, server: LLMServer,
+                                                                             tmp_path: Path) -> None:
+    lean = tmp_path / "lean.json"
+    lean.write_text(json.dumps({"disable": ["web_fetch"]}))
+    recorded = _run(project, server, "--tools", str(lean), "--output", "json")
+    name = json.loads(recorded.stdout)["tools"]
+    status = _invoke("eval", "--path", str(project), "status", "--output", "json")
+    stale = [e["stale"] for e in json.loads(status.stdout)["entries"] if e["tools"] == name and e["cassette"]]
+    assert stale == [[f"tool set cannot be resolved: {name!r} was given by a file path, which its name does not "
+                      "say; check it with run --tools PATH --record-mode stale"]] * 2
