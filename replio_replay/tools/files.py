@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import Field
 
+from ..atomic import atomic_write
 from .base import Params, Tool, ToolContext, ToolFailure, model_tool
 from .permissions import Category
 from .sandbox import Sandbox
@@ -73,23 +72,11 @@ def file_read(p: ReadParams, ctx: ToolContext) -> str:
     return body
 
 
-def _atomic_write(real: Path, text: str) -> None:
-    real.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=".replio-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, real)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def file_write(p: WriteParams, ctx: ToolContext) -> str:
     real = ctx.sandbox.resolve(p.path)
     if real.is_dir():
         raise ToolFailure(f"{p.path} is a directory")
-    _atomic_write(real, p.content)
+    atomic_write(real, p.content)
     return f"Wrote {len(p.content.splitlines())} lines to {ctx.sandbox.display(real)}."
 
 
@@ -102,7 +89,7 @@ def file_edit(p: EditParams, ctx: ToolContext) -> str:
         raise ToolFailure(f"old_string not found in {shown}; read the file and copy the text exactly")
     if count > 1:
         raise ToolFailure(f"old_string occurs {count} times in {shown}; include more context")
-    _atomic_write(real, text.replace(p.old_string, p.new_string, 1))
+    atomic_write(real, text.replace(p.old_string, p.new_string, 1))
     return f"Edited {shown}."
 
 

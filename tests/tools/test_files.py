@@ -94,7 +94,15 @@ def test_file_write_creates_folders_and_reports_lines(run: Run, tree: Tree) -> N
 def test_file_write_overwrites_and_leaves_no_temp_files(run: Run, tree: Tree) -> None:
     run("file_write", path="README.md", content="replaced")
     assert (tree.root / "README.md").read_text() == "replaced"
-    assert not [p for p in tree.root.iterdir() if p.name.startswith(".replio-")]
+    assert [p.name for p in tree.root.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_written_and_edited_files_follow_the_umask_as_a_plain_write_would(run: Run, tree: Tree) -> None:
+    (tree.root / "plain.txt").write_text("x")
+    expected = (tree.root / "plain.txt").stat().st_mode & 0o777  # not the temp file's 0600
+    run("file_write", path="new.txt", content="a\n")
+    run("file_edit", path="README.md", old_string="Demo", new_string="Demo!")
+    assert [(tree.root / n).stat().st_mode & 0o777 for n in ("new.txt", "README.md")] == [expected] * 2
 
 
 def test_file_write_onto_a_directory_fails(run: Run) -> None:
