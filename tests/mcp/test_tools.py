@@ -107,7 +107,7 @@ def test_a_servers_stderr_is_kept_as_a_bounded_tail_in_memory_never_a_file(
     assert note.read_text().startswith("pipe:")  # the 20 MB went through memory, not the disk
     assert list(temp.iterdir()) == []
     message = str(failed.value)
-    assert message.endswith("x test-server: 20 MB later, giving up") and len(message) < 1000
+    assert message.endswith("its stderr ends: ... test-server: 20 MB later, giving up") and len(message) < 1000
 
 
 def test_a_call_over_the_timeout_is_an_error_and_a_failure(tmp_path: Path) -> None:
