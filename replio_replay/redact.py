@@ -6,6 +6,7 @@ from), the credential alone of such a value written as an auth header's ``Scheme
 (``Bearer <token>``; a Basic one's password too), and the passwords and key-like query
 parameters (`SECRET_QUERY`) in base URLs. A value under 8 characters is a placeholder a local server
 needs (`OPENAI_API_KEY=x`), not a secret: it is neither redacted nor refused in a cassette.
+Each secret is also looked for as a server may echo it: URL-encoded and JSON-escaped.
 Results are redacted once, as a run ends, before anything is written: goldens, JSON, JUnit,
 tables, the pytest plugin's reports and error messages all come from the redacted results.
 
