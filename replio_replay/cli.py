@@ -43,6 +43,16 @@ def _exit(code: int, why: str | None) -> NoReturn:
     sys.exit(code)
 
 
+def _write_output(path: Path, text: str) -> None:
+    """Write an output file the user named, atomically; exit 2 naming it when it cannot be written."""
+    from .atomic import atomic_write
+
+    try:
+        atomic_write(path, text)
+    except OSError as exc:
+        _fail(UsageError(f"{path}: cannot be written ({exc.strerror or exc}); give a file in a folder you can write to"))
+
+
 def _fail(exc: ReplioError) -> NoReturn:
     from .env import Env
     from .redact import Redactor
@@ -295,22 +305,20 @@ def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path |
             _emit(outcome, output, compared)
             _write_files(outcome, output, compared, output_file, junit_xml)
             if html is not None:
-                from .atomic import atomic_write
                 from .report.html import render_html
 
-                atomic_write(html, render_html(outcome.runs, problems=outcome.problems))
+                _write_output(html, render_html(outcome.runs, problems=outcome.problems))
     _exit(outcome.exit_code, outcome.why())
 
 
 def _write_files(outcome: Any, output: str, compared: bool, output_file: Path | None, junit_xml: Path | None) -> None:
     """--output-file in the --output format (JSON for the table), and --junit-xml; each written atomically."""
-    from .atomic import atomic_write
     from .report.jsonout import dumps
 
     if output_file is not None:
-        atomic_write(output_file, _junit(outcome) if output == "junit" else dumps(_json(outcome, compared)))
+        _write_output(output_file, _junit(outcome) if output == "junit" else dumps(_json(outcome, compared)))
     if junit_xml is not None:
-        atomic_write(junit_xml, _junit(outcome))
+        _write_output(junit_xml, _junit(outcome))
 
 
 def _json(outcome: Any, compared: bool) -> Any:
@@ -468,13 +476,12 @@ def import_bfcl_cmd(project: Path, source: Path, categories: tuple[str, ...], li
               help="The HTML file to write.")
 def report_cmd(results: tuple[Path, ...], output_file: Path) -> None:
     """Build one HTML report from saved results (run --output json or --output-file), all their runs."""
-    from .atomic import atomic_write
     from .report.html import render_html
 
     saved = [(path, _saved(path)) for path in results]
     runs = [(path, run) for path, s in saved for run in s.runs]
     problems = [(p.file, p.message) for _, s in saved for p in s.problems]
-    atomic_write(output_file, render_html([run for _, run in runs], problems=problems,
+    _write_output(output_file, render_html([run for _, run in runs], problems=problems,
                                           origins=[path.name for path, _ in runs]))
 
 

@@ -25,6 +25,7 @@ from .recording.staleness import stale_reasons
 from .settings import Settings
 from .storage import CASSETTE, RunKey, scan
 from .tools.resolve import for_fixture
+from .tools.setfile import given_by_path
 from .tools.sources import load_toolsets
 from .tools.toolset import DEFAULT_TOOLSET, ToolSet
 
@@ -134,6 +135,10 @@ def _toolsets(settings: Settings, pm: pluggy.PluginManager, names: list[str]) ->
     """Each tool set by name, or the message saying why it cannot be resolved."""
     out: dict[str, ToolSet | str] = {}
     for name in names:
+        if given_by_path(name):  # its name holds a digest of the path, not the path
+            out[name] = (f"{name!r} was given by a file path, which its name does not say; check it with "
+                         "run --tools PATH --record-mode stale")
+            continue
         try:
             (toolset,), _ = load_toolsets(settings.project, [name], settings.config.tools, pm,
                                           settings.config.mcp_servers)

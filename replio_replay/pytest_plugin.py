@@ -146,6 +146,7 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
         from .settings import Flags, not_a_project, resolve_settings
         from .shards import Shard
         from .suite import RunRequest, prepare
+        from .tools.setfile import given_by_path
 
         opt = config.getoption
         shard = opt("replio_shard")
@@ -158,7 +159,9 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
         specs = opt("replio_provider") or sorted({f"{p}:{m}" for p, m, _ in recorded.values()})
         if not specs and settings.config.provider:
             specs = [settings.config.provider]
-        tools = opt("replio_tools") or sorted({t for _, _, t in recorded.values()}) or ["default"]
+        # A tool set given by a file path is known by a digest of that path, not the path: named, it runs.
+        tools = opt("replio_tools") or sorted({t for _, _, t in recorded.values() if not given_by_path(t)}) \
+            or ["default"]
         request = RunRequest(
             project=project, provider_specs=specs or [None], tools=tools,
             record_mode=opt("replio_record_mode"), fallback_mode=RecordMode.NONE, trials=opt("replio_trials"),

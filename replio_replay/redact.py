@@ -6,6 +6,7 @@ from), the credential alone of such a value written as an auth header's ``Scheme
 (``Bearer <token>``; a Basic one's password too), and the passwords and key-like query
 parameters (`SECRET_QUERY`) in base URLs. A value under 8 characters is a placeholder a local server
 needs (`OPENAI_API_KEY=x`), not a secret: it is neither redacted nor refused in a cassette.
+Each secret is also looked for as a server may echo it: URL-encoded and JSON-escaped.
 Results are redacted once, as a run ends, before anything is written: goldens, JSON, JUnit,
 tables, the pytest plugin's reports and error messages all come from the redacted results.
 
@@ -21,12 +22,13 @@ cassette too. Shorter parts are left: they would also match public prefixes (``s
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel
 
@@ -47,6 +49,7 @@ MIN_FRAGMENT = 16
 _KEY_LIKE = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
 #: An auth header's value: a scheme word, then the credential.
 _SCHEME_CREDENTIAL = re.compile(r"([A-Za-z][\w.-]*) +(\S+)")
+_PERCENT = re.compile(r"%[0-9A-F]{2}")
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -108,7 +111,8 @@ class Redactor:
     _secrets_of: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        wanted = sorted({s for s in self.secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
+        long_enough = [s for s in self.secrets if len(s) >= MIN_SECRET]
+        wanted = sorted({form for s in long_enough for form in _encoded(s)}, key=len, reverse=True)
         object.__setattr__(self, "secrets", tuple(wanted))
         for secret in wanted:
             self._secrets_of.setdefault(secret, []).append(secret)
@@ -227,6 +231,15 @@ class Redactor:
             same = all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items()))
             return value if same else dict(pairs)
         return value
+
+
+def _encoded(secret: str) -> set[str]:
+    """`secret` and the forms a server may echo it in: URL-encoded (a query, a form body, either
+    case of hex digits) and JSON-escaped (``\\/`` too), where they differ from the secret."""
+    quoted = {quote(secret, safe=""), quote_plus(secret)}
+    quoted |= {_PERCENT.sub(lambda m: m.group().lower(), q) for q in quoted}
+    escaped = json.dumps(secret)[1:-1]
+    return {secret, *quoted, escaped, escaped.replace("/", "\\/")}
 
 
 def _with_credential(value: str) -> list[str]:

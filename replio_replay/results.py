@@ -93,11 +93,15 @@ class FixtureResult(_Model):
 
     @property
     def shown_reasons(self) -> list[str]:
-        """`reasons` as a person reads them: each tool name that has a title written as its title."""
+        """`reasons` as a person reads them (`shown_text`)."""
+        return [self.shown_text(reason) for reason in self.reasons]
+
+    def shown_text(self, text: str) -> str:
+        """`text` (a reason, a line of golden drift) as a person reads it: each tool name that has a
+        title written as its title."""
         if not self.titles:
-            return list(self.reasons)
-        pattern = _title_pattern(tuple(self.titles))
-        return [pattern.sub(lambda m: self.shown(m[0]), reason) for reason in self.reasons]
+            return text
+        return _title_pattern(tuple(self.titles)).sub(lambda m: self.shown(m[0]), text)
 
     @model_validator(mode="after")
     def _passes_of_n(self) -> FixtureResult:

@@ -43,8 +43,8 @@ from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite
 from .settings import Flags, Settings, resolve_settings
 from .storage import CASSETTE, RunKey, recorded_providers
 from .suggest import did_you_mean
-from .tools.resolve import for_fixture, name_problems
-from .tools.sources import load_toolsets
+from .tools.resolve import name_problems
+from .tools.sources import load_toolsets, offered_to
 from .tools.toolset import ToolSet
 from .verdict import Verdict, failure_line, judge
 from .workers import Workers
@@ -191,7 +191,7 @@ def _cases(found: Sequence[Found], toolset: ToolSet, trials: int) -> tuple[list[
     problems: list[Problem] = []
     for f in found:
         try:
-            offered = for_fixture(toolset, f.fixture, f.origin)
+            offered = offered_to(toolset, f.fixture, f.origin)
         except ToolSetError as exc:
             problems.append(Problem(f.origin, str(exc)))
             continue

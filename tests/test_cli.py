@@ -296,3 +296,18 @@ def test_help_and_version() -> None:
     assert "eval" in CliRunner().invoke(main, ["--help"]).stdout
     version = CliRunner().invoke(main, ["--version"])
     assert version.exit_code == 0 and version.stdout.startswith("replio, version ")
+
+
+@pytest.mark.parametrize("flag", ["--output-file", "--junit-xml", "--html"])
+def test_an_output_file_that_cannot_be_written_is_one_line_and_exit_2(mock_project: Path, flag: str) -> None:
+    blocker = mock_project / "not-a-folder"
+    blocker.write_text("a file where a folder would be\n")
+    target = blocker / "out.txt"
+    result = invoke(mock_project, "run", "--fixture", "hello", flag, str(target))
+    assert result.exit_code == 2
+    assert one_line_error(result).startswith(f"replio: error: {target}: cannot be written (")
+    saved = mock_project / "saved.json"
+    assert invoke(mock_project, "run", "--fixture", "hello", "--output-file", str(saved)).exit_code == 0
+    for command in (["report", str(saved), "-o", str(target)], ["merge", str(saved), "-o", str(target)]):
+        again = CliRunner().invoke(main, ["eval", "--path", str(mock_project), *command])
+        assert again.exit_code == 2 and one_line_error(again).startswith(f"replio: error: {target}: cannot be written (")

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 import replio_replay.pytest_plugin  # noqa: F401
 import replio_replay.recording.session  # noqa: F401
+import replio_replay.recording.yamlcodec  # noqa: F401
 import replio_replay.suite  # noqa: F401
 from replio_replay.cli import main
 from replio_replay.shards import shard_of
@@ -143,6 +144,18 @@ def test_every_recorded_tool_set_is_collected_and_replayed(pytester: pytest.Pyte
     drifted.assert_outcomes(failed=2)
     drifted.stdout.fnmatch_lines(["*beta: request drift (1 change); re-record with --record-mode all "
                                   "--fixture beta --tools terse", "*tools[[]glob[]].description changed*"])
+
+
+def test_a_tool_set_given_by_path_is_replayed_when_its_path_is_given(pytester: pytest.Pytester, project: Path,
+                                                                     agent: LLMServer, tmp_path: Path) -> None:
+    lean = tmp_path / "lean.json"  # outside the project: known by a digest of its path
+    lean.write_text(json.dumps({"disable": ["web_fetch"]}))
+    args = [*run_args(project, "--base-url", f"{agent.url}/v1", "--update-golden"), "--tools", f"default,{lean}"]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    agent.close()
+    pytester.runpytest(*_ids(project)).assert_outcomes(passed=2)  # the default set's; none cannot be collected
+    named = pytester.runpytest(*_ids(project), "--replio-tools", str(lean), "--replio-strict")
+    named.assert_outcomes(passed=2)
 
 
 def test_a_broken_tool_set_is_one_clear_line(pytester: pytest.Pytester, recorded: Path) -> None:

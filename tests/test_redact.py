@@ -50,3 +50,13 @@ def test_a_long_start_or_end_of_a_key_is_redacted_anywhere() -> None:
 def test_overlapping_secrets_are_redacted_together() -> None:
     # matched one after the other, the first would have left the second's end in the text
     assert Redactor(("abcdefgh12", "12345678xy")).text("<abcdefgh12345678xy>") == f"<{REDACTED}>"
+
+
+def test_a_key_echoed_url_encoded_or_json_escaped_is_redacted_and_found() -> None:
+    key = "sk-Ab+cd/EFghijklmnopQRSTuvwxyz0123456789ABCDEFGHIJ/k+"  # the special characters near both ends
+    redactor = Redactor((key,))
+    for echoed in ["sk-Ab%2Bcd%2FEFghijklmnopQRSTuvwxyz0123456789ABCDEFGHIJ%2Fk%2B",  # a query, a form body
+                   "sk-Ab%2bcd%2fEFghijklmnopQRSTuvwxyz0123456789ABCDEFGHIJ%2fk%2b",  # lower-case hex digits
+                   "sk-Ab+cd\\/EFghijklmnopQRSTuvwxyz0123456789ABCDEFGHIJ\\/k+"]:  # JSON with '/' escaped
+        assert redactor.text(f"bad key={echoed}; retry") == f"bad key={REDACTED}; retry"
+        assert redactor.found(echoed)

@@ -297,3 +297,31 @@ def test_a_command_tool_the_set_disables_is_not_looked_for(project: Path, server
     (project / ".replio" / "tools" / "lean.json").write_text(json.dumps({"extends": "base.json",
                                                                         "disable": ["count"]}))
     assert _run(project, server, "--tools", "lean").exit_code == 0
+
+
+def test_a_fixtures_own_command_tool_whose_script_is_missing_skips_that_fixture_at_load(project: Path,
+                                                                                         server: LLMServer) -> None:
+    fixture = project / ".replio" / "eval" / "counting.json"
+    fixture.write_text(json.dumps({"task": "Count.", "tool_permission": {"bash": "allow"}, "expected": ["count"],
+                                   "tools": {"count": {"description": "Count.", "command": ["python3", "./count.py"]}}}))
+    said = (f"skipped {fixture}: fixture 'counting': tools.count.command: './count.py' "
+            f"({fixture.parent}/count.py) does not exist")
+    listed = _invoke("eval", "--path", str(project), "list")
+    assert listed.exit_code == 1 and said in listed.stderr
+    ran = _run(project, server, "--fixture", "counting", "--output", "json")
+    assert ran.exit_code == 1 and said in ran.stderr
+    assert [f["id"] for f in json.loads(ran.stdout)["fixtures"]] == ["alpha", "beta"]
+    (fixture.parent / "count.py").write_text("print(3)\n")
+    assert _invoke("eval", "--path", str(project), "list").exit_code == 0
+
+
+def test_status_says_a_tool_set_given_by_path_is_checked_by_giving_its_path(project: Path, server: LLMServer,
+                                                                             tmp_path: Path) -> None:
+    lean = tmp_path / "lean.json"
+    lean.write_text(json.dumps({"disable": ["web_fetch"]}))
+    recorded = _run(project, server, "--tools", str(lean), "--output", "json")
+    name = json.loads(recorded.stdout)["tools"]
+    status = _invoke("eval", "--path", str(project), "status", "--output", "json")
+    stale = [e["stale"] for e in json.loads(status.stdout)["entries"] if e["tools"] == name and e["cassette"]]
+    assert stale == [[f"tool set cannot be resolved: {name!r} was given by a file path, which its name does not "
+                      "say; check it with run --tools PATH --record-mode stale"]] * 2

@@ -50,7 +50,10 @@ def import_bfcl(source: Path, out: Path, categories: Sequence[str] = (), limit: 
     if missing:
         raise UsageError(f"{source} holds no BFCL category {missing[0]!r}; it holds: {', '.join(data.categories)}")
     report = ImportReport()
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable(out, exc) from None
     seen: set[str] = set()
     for category in wanted:
         read = data.read(category)
@@ -91,5 +94,13 @@ def _write(path: Path, text: str) -> bool:
             return False
     except (OSError, UnicodeDecodeError):
         pass
-    atomic_write(path, text)
+    try:
+        atomic_write(path, text)
+    except OSError as exc:
+        raise _unwritable(path.parent, exc) from None
     return True
+
+
+def _unwritable(folder: Path, exc: OSError) -> UsageError:
+    return UsageError(f"{folder}: the fixtures cannot be written there ({exc.strerror or exc}); "
+                      "give --out a folder you can write to")

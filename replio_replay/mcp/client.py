@@ -203,7 +203,11 @@ class McpConnection:
     def stderr_tail(self) -> str:
         if self._stderr is None:
             return ""
-        return " ".join(self._stderr.text().split())[-_STDERR_TAIL:]
+        text = " ".join(self._stderr.text().split())
+        if len(text) <= _STDERR_TAIL:
+            return text
+        # From the first whole word: the end of a word cut in two (a token's) could be a secret's.
+        return "... " + text[-_STDERR_TAIL:].partition(" ")[2]
 
     def close(self) -> None:
         """End the session and the server (and all it started)."""

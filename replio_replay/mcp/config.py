@@ -23,6 +23,8 @@ from pydantic import (
     field_validator,
 )
 
+from ..redact import shown_url, url_secrets
+
 __all__ = ["FromEnv", "argv", "HttpServer", "McpServer", "McpServers", "ServerChoice", "ServerName", "StdioServer", "resolve_values", "secret_names"]
 
 #: Headers that carry credentials: their values must come from the environment.
@@ -83,6 +85,10 @@ class HttpServer(_Server):
     def _http_url(cls, url: str) -> str:
         if not re.match(r"^https?://[^/\s]+", url):
             raise ValueError(f"url {url!r} is not an http:// or https:// address")
+        if url_secrets(url):
+            raise ValueError(f"url {shown_url(url)!r} carries a credential (a password, or a key-like query "
+                             'parameter): give it as a header, {"Authorization": {"from_env": "VARIABLE"}}, '
+                             "never in the file")
         return url
 
     @field_validator("headers")

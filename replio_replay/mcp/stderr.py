@@ -10,6 +10,7 @@ and closes the pipe, once every process holding the write end has gone.
 from __future__ import annotations
 
 import os
+import re
 import select
 import threading
 from typing import TextIO
@@ -34,6 +35,7 @@ class StderrTail:
         self._tail = bytearray()
         self._lock = threading.Lock()
         self._ended = False
+        self._dropped = False  # whether the start of what was read was let go
         threading.Thread(target=self._pump, name="replio-mcp-stderr", daemon=True).start()
 
     def spawned(self) -> None:
@@ -45,10 +47,12 @@ class StderrTail:
             self.errlog.close()
 
     def text(self) -> str:
-        """What was kept, as text (a character cut at the start is replaced)."""
+        """What was kept, as text; when its start was let go, from the first whole word on (the
+        end of a word cut in two, a token's say, could be a secret's)."""
         self._drain()
         with self._lock:
-            return self._tail.decode("utf-8", "replace")
+            text = self._tail.decode("utf-8", "replace")
+            return _after_first_space(text) if self._dropped else text
 
     def _pump(self) -> None:
         while not self._ended:
@@ -72,3 +76,10 @@ class StderrTail:
                 self._tail += chunk
                 if len(self._tail) > self._keep:
                     del self._tail[:-self._keep]
+                    self._dropped = True
+
+
+def _after_first_space(text: str) -> str:
+    """`text` from its first whitespace on ('' when it has none)."""
+    found = re.search(r"\s", text)
+    return text[found.start():] if found else ""

@@ -233,7 +233,7 @@ def _side(fid: str, column: Column, result: FixtureResult | None, cells: list[Ce
         trial = f" (trial {unit.trial})" if result.trials else ""
         if unit.drift:
             changes.append(Changes("golden", f"drift from golden{trial}: {_changes(unit.drift)}",
-                                   [describe_change(c) for c in unit.drift]))
+                                   [(sign, result.shown_text(text)) for sign, text in map(describe_change, unit.drift)]))
         if unit.request_drift:
             how = record_flags(RecordMode.ALL, fid, column.run.tools)
             changes.append(Changes("request", f"request drift{trial}: {_changes(unit.request_drift)}; "

@@ -208,7 +208,7 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
                 continue
             name = r.id if not r.trials else f"{r.id} (trial {getattr(unit, 'trial', 1)})"
             lines.append(("", f"  {name}: {head}"))
-            lines.extend(_change_line(c) for c in unit.drift or [])
+            lines.extend((sign, r.shown_text(text)) for sign, text in map(_change_line, unit.drift or []))
             lines.extend(_change_line(c, "info: ") for c in unit.drift_info or [])
             lines.extend(_change_line(c, "request: ") for c in unit.request_drift or [])
     if not lines:

@@ -24,7 +24,7 @@ from .declared import ToolDecls
 from .override import Override
 from .toolset import DEFAULT_TOOLSET
 
-__all__ = ["DEFAULT_FILE", "VARIANT_DIR", "SetFile", "ToolSetFile", "load_chain", "locate", "variants"]
+__all__ = ["DEFAULT_FILE", "VARIANT_DIR", "SetFile", "ToolSetFile", "given_by_path", "load_chain", "locate", "variants"]
 
 DEFAULT_FILE = Path(".replio") / "tools.json"
 VARIANT_DIR = Path(".replio") / "tools"
@@ -68,7 +68,7 @@ def locate(project: Path, name: str, configured: str | None = None) -> tuple[str
         path = project / DEFAULT_FILE
         return DEFAULT_TOOLSET, path if path.is_file() else None
     if "/" not in name and "\\" not in name and not name.endswith(".json"):
-        if _BY_PATH.fullmatch(name):
+        if given_by_path(name):
             raise UsageError(f"--tools {name}: a name ending in '@' and 12 hex digits is a tool set given by a file "
                              "path (named by the path's digest); give that file's path, or rename the variant")
         path = project / VARIANT_DIR / f"{name}.json"
@@ -81,6 +81,11 @@ def locate(project: Path, name: str, configured: str | None = None) -> tuple[str
     if not path.is_file():
         raise UsageError(f"--tools: no tool-set file at {path}")
     return _path_name(project, path, configured), path
+
+
+def given_by_path(name: str) -> bool:
+    """Whether `name` is that of a tool set given by a file path (`<stem>@<digest>`, see `_path_name`)."""
+    return _BY_PATH.fullmatch(name) is not None
 
 
 def _path_name(project: Path, path: Path, configured: str | None) -> str:

@@ -153,3 +153,12 @@ def test_a_link_in_out_leading_elsewhere_is_not_followed(project: Path, tmp_path
     assert victim.read_text() == "{}"
     assert (out / "bfcl-irrelevance_1.json").is_file()
     assert f"replio: skipped BFCL case irrelevance_0: {out / 'bfcl-irrelevance_0.json'} leads outside {out}" in done.stderr
+
+
+def test_an_out_folder_that_cannot_be_made_is_one_named_line_and_exit_2(project: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    done = replio(project, "import", "bfcl", str(DATA), "--out", str(blocker / "bfcl"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"replio: error: {blocker / 'bfcl'}: the fixtures cannot be written there (")
+    assert done.stderr.count("\n") == 1

@@ -69,3 +69,34 @@ def test_reports_show_bfcl_names_and_the_files_keep_the_tool_names(tmp_path: Pat
     again = replio(project, "report", str(saved), "-o", str(report))
     assert again.returncode == 0, again.stderr
     assert '<div class="callname">math.factorial</div>' in report.read_text(encoding="utf-8")
+
+
+def _factorial_twice(seen: Seen) -> Reply:
+    """Calls math.factorial (as its tool name) twice in one turn."""
+    body = seen.json()
+    calls = [{"id": f"call_{i}", "type": "function", "function": {"name": "math-factorial", "arguments": '{"number": 6}'}}
+             for i in range(2)]
+    message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": calls}
+    return Reply(json={"choices": [{"index": 0, "message": message}], "model": body["model"],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+
+
+def test_golden_drift_shows_bfcl_names_and_the_json_keeps_the_tool_names(tmp_path: Path, llm_server: LLMServer) -> None:
+    project = tmp_path / "project"
+    (project / ".replio").mkdir(parents=True)
+    (project / ".replio" / "config.json").write_text('{"bundled": false, "provider": "openai:test-model"}')
+    assert replio(project, "import", "bfcl", str(DATA), "--category", "simple_python").returncode == 0
+    args = ("--fixture", "bfcl-simple_python_1", "--base-url", f"{llm_server.url}/v1", "--record-mode", "all")
+    llm_server.handler = _factorial_of_six
+    assert replio(project, "run", *args, "--update-golden").returncode == 0
+    llm_server.handler = _factorial_twice
+    saved, html = tmp_path / "run.json", tmp_path / "report.html"
+    drifted = replio(project, "run", *args, "--output-file", str(saved), "--html", str(html))
+    assert drifted.returncode == 1, drifted.stderr
+    added = '+ turns[0][1] call_added: {"arguments": {"number": 6}, "name": "math.factorial"}'
+    assert f"    {added}" in drifted.stdout.splitlines()
+    page = html.read_text(encoding="utf-8")
+    assert "math-factorial" not in page and "call_added: {&#34;arguments&#34;: {&#34;number&#34;: 6}, &#34;name&#34;: " \
+                                               "&#34;math.factorial&#34;}" in page
+    change = json.loads(saved.read_text())["fixtures"][0]["drift"][-1]
+    assert change["kind"] == "call_added" and change["new"]["name"] == "math-factorial"

@@ -52,6 +52,9 @@ def test_both_kinds_of_server_are_read_from_the_config(tmp_path: Path) -> None:
     ({"docs": {"url": "ftp://host/mcp"}}, "mcp_servers.docs.url: url 'ftp://host/mcp' is not an http"),
     ({"docs": {"url": "http://h/mcp", "headers": {"Authorization": "Bearer abc"}}},
      "mcp_servers.docs.headers: header 'Authorization' carries a credential"),
+    ({"docs": {"url": "http://h/mcp?token=url-token-12345678&x=1"}},  # the file's text would hold it
+     "mcp_servers.docs.url: url 'http://h/mcp?token=%5BREDACTED%5D&x=1' carries a credential"),
+    ({"docs": {"url": "http://user:url-pass-12345678@h/mcp"}}, "mcp_servers.docs.url: url 'http://h/mcp' carries a credential"),
     ({"a b": {"command": "x"}}, "server name 'a b' may hold only"),
 ])
 def test_a_bad_server_is_refused_naming_the_file_and_field(tmp_path: Path, servers: Any, message: str) -> None:

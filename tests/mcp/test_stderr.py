@@ -50,3 +50,11 @@ def test_a_server_never_started_leaves_no_thread() -> None:
         thread.join(timeout=5)
     assert not (_pumps() - before)
     assert tail.text() == ""
+
+
+def test_a_word_cut_where_the_kept_bytes_start_is_left_out() -> None:
+    tail = StderrTail(keep=30)
+    subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('using tok-0123456789abcdef and then some')"],
+                   stderr=tail.errlog, check=True)
+    tail.spawned()
+    assert tail.text() == " and then some"  # not '9abcdef and then some', the end of a token

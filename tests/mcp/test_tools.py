@@ -107,7 +107,7 @@ def test_a_servers_stderr_is_kept_as_a_bounded_tail_in_memory_never_a_file(
     assert note.read_text().startswith("pipe:")  # the 20 MB went through memory, not the disk
     assert list(temp.iterdir()) == []
     message = str(failed.value)
-    assert message.endswith("x test-server: 20 MB later, giving up") and len(message) < 1000
+    assert message.endswith("its stderr ends: ... test-server: 20 MB later, giving up") and len(message) < 1000
 
 
 def test_a_call_over_the_timeout_is_an_error_and_a_failure(tmp_path: Path) -> None:
@@ -192,3 +192,15 @@ def test_calls_from_several_threads_are_all_recorded(tmp_path: Path) -> None:
         assert len(mcp.records["t"].calls) == 5
     finally:
         mcp.close()
+
+
+@pytest.mark.parametrize("after", [590, 560])  # the 600-character tail starts 9 and 39 characters into the token
+def test_the_stderr_tail_starts_at_a_whole_word_never_inside_a_token(tmp_path: Path, after: int) -> None:
+    token = "mcp-tok-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"
+    program = f"import sys; sys.stderr.write('starting with {token} ' + 'y' * {after}); sys.exit(3)"
+    mcp = _tools(tmp_path, t={"command": "{python}", "args": ["-c", program]})
+    with pytest.raises(McpError) as failed:
+        mcp.open()
+    mcp.close()
+    said = str(failed.value).partition("its stderr ends: ")[2]  # (the command before it holds the token)
+    assert said == "... " + "y" * after

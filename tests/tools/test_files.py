@@ -108,6 +108,14 @@ def test_a_new_file_gets_the_mode_open_would_give_it(run: Run, tree: Tree) -> No
     assert stat.S_IMODE((tree.root / "notes.txt").stat().st_mode) == 0o666 & ~umask
 
 
+def test_written_and_edited_files_follow_the_umask_as_a_plain_write_would(run: Run, tree: Tree) -> None:
+    (tree.root / "plain.txt").write_text("x")
+    expected = (tree.root / "plain.txt").stat().st_mode & 0o777  # not the temp file's 0600
+    run("file_write", path="new.txt", content="a\n")
+    run("file_edit", path="README.md", old_string="Demo", new_string="Demo!")
+    assert [(tree.root / n).stat().st_mode & 0o777 for n in ("new.txt", "README.md")] == [expected] * 2
+
+
 def test_file_write_onto_a_directory_fails(run: Run) -> None:
     assert run("file_write", path="src", content="x") == "Error: src is a directory"
 
