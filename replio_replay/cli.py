@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from ._runtime.interrupts import Interrupts
+from ._runtime.plural import plural
 from .errors import ConfigError, GoldenError, ReplioError, UsageError
-from .interrupts import Interrupts
-from .plural import plural
 from .recording.modes import RecordMode
 
 if TYPE_CHECKING:
@@ -44,8 +44,8 @@ def _exit(code: int, why: str | None) -> NoReturn:
 
 
 def _fail(exc: ReplioError) -> NoReturn:
-    from .env import Env
-    from .redact import Redactor
+    from ._runtime.env import Env
+    from ._runtime.redact import Redactor
 
     click.echo(f"replio: error: {Redactor.from_environment(Env.current().values).text(str(exc))}", err=True)
     sys.exit(2)
@@ -120,8 +120,8 @@ def _options(options: list[Callable[[Callable[..., Any]], Callable[..., Any]]]) 
 def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tuple[str, ...],
              no_bundled: bool) -> None:
     """List the fixtures, where each comes from, and any broken files."""
+    from ._runtime.env import Env
     from .config import ProjectConfig, load_project_config
-    from .env import Env
     from .fixtures.listing import listing
 
     try:
@@ -295,7 +295,7 @@ def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path |
             _emit(outcome, output, compared)
             _write_files(outcome, output, compared, output_file, junit_xml)
             if html is not None:
-                from .atomic import atomic_write
+                from ._runtime.atomic import atomic_write
                 from .report.html import render_html
 
                 atomic_write(html, render_html(outcome.runs, problems=outcome.problems))
@@ -304,7 +304,7 @@ def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path |
 
 def _write_files(outcome: Any, output: str, compared: bool, output_file: Path | None, junit_xml: Path | None) -> None:
     """--output-file in the --output format (JSON for the table), and --junit-xml; each written atomically."""
-    from .atomic import atomic_write
+    from ._runtime.atomic import atomic_write
     from .report.jsonout import dumps
 
     if output_file is not None:
@@ -417,7 +417,7 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
     elif output == "junit":
         click.echo(_junit(outcome), nl=False)
     else:
-        from .env import Env
+        from ._runtime.env import Env
         from .report.table import output_width
         from .report.text import write_compare, write_run
 
@@ -468,7 +468,7 @@ def import_bfcl_cmd(project: Path, source: Path, categories: tuple[str, ...], li
               help="The HTML file to write.")
 def report_cmd(results: tuple[Path, ...], output_file: Path) -> None:
     """Build one HTML report from saved results (run --output json or --output-file), all their runs."""
-    from .atomic import atomic_write
+    from ._runtime.atomic import atomic_write
     from .report.html import render_html
 
     saved = [(path, _saved(path)) for path in results]
@@ -513,8 +513,8 @@ def _saved(path: Path) -> Any:
     the field when it is not one."""
     from pydantic import ValidationError
 
+    from ._runtime.jsonin import JsonProblem, read_json
     from .fixtures.model import validation_message
-    from .jsonin import JsonProblem, read_json
     from .results import saved_runs
 
     hint = "give a file that replio eval run --output json or --output-file wrote"

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .deadline import Interrupted
+from ._runtime.deadline import Interrupted
 from .errors import ReplioError
 from .providers.base import ChatRequest, ChatResponse, Message, ToolCall
 from .results import Status

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ._runtime.redact import NO_SECRETS, Redactor
 from .engine import Transcript
 from .fixtures.model import Fixture
 from .metrics import accuracy, redundant
-from .redact import NO_SECRETS, Redactor
 from .results import FixtureResult, Status, TraceCall
 from .verifier import Evidence, verify
 

@@ -13,10 +13,10 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .atomic import atomic_write
-from .env import project_file
-from .jsonin import read_json
-from .plural import plural
+from ._runtime.atomic import atomic_write
+from ._runtime.env import project_file
+from ._runtime.jsonin import read_json
+from ._runtime.plural import plural
 from .results import FixtureResult, RunResult, Status, TrialResult
 
 __all__ = ["load", "narrow", "save", "updated"]

@@ -26,8 +26,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer
 
-from .redact import NO_SECRETS, Redactor
-from .regex import compile_regex, regex_search
+from ._runtime.redact import NO_SECRETS, Redactor
+from ._runtime.regex import compile_regex, regex_search
 
 __all__ = [
     "JSON_TYPES",

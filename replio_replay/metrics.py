@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from math import comb
 from typing import Any
 
-from .jsoncanon import canonical
+from ._runtime.jsoncanon import canonical
 from .results import FixtureResult, Status, Summary, TrialResult
 from .trajectory import Call, MatchMode, trajectory_matches
 

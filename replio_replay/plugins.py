@@ -60,9 +60,9 @@ class Plugins:
 def choose_plugins(plugins: Sequence[str] | None) -> Plugins:
     """The installed plugins and those `plugins` (the config's list; None: not given, so none) names;
     a name that is not installed raises ConfigError listing the installed ones."""
+    from ._runtime.suggest import did_you_mean
     from .config import CONFIG_FILE
     from .errors import ConfigError
-    from .suggest import did_you_mean
 
     installed = tuple(sorted(_entry_points()))
     for name in plugins or ():

@@ -17,15 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ._runtime.env import Env
+from ._runtime.redact import NO_SECRETS, Redactor, shown_url
+from ._runtime.workers import Workers
 from .cases import Case
 from .engine import Limits, Transcript, run_loop
-from .env import Env
 from .errors import ReplioError, ToolSetError
 from .judging import cancelled_result, judge_transcript
 from .metrics import summarize
 from .providers.base import ChatRequest, ChatResponse, Exchange, Provider
 from .recording.base import SessionFactory, live_session
-from .redact import NO_SECRETS, Redactor, shown_url
 from .results import FixtureResult, RunResult, Status
 from .tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
 from .tools.permissions import Category, Permissions
@@ -33,7 +34,6 @@ from .tools.resolve import name_problems, with_mcp_tools
 from .tools.sandbox import Sandbox
 from .tools.toolbox import Toolbox
 from .tools.toolset import ToolSet
-from .workers import Workers
 from .worktree import Removals, remove_active_worktrees, snapshot, worktree
 
 __all__ = ["GRACE", "InterruptedRun", "Observer", "RunOptions", "run_fixture", "run_suite"]

@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ._runtime.plural import plural
 from .errors import UsageError
-from .plural import plural
 
 __all__ = ["Shard", "shard_of"]
 

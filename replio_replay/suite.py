@@ -20,6 +20,11 @@ from typing import TYPE_CHECKING
 import pluggy
 
 from . import lastfailed
+from ._runtime.notices import first_time
+from ._runtime.plural import plural
+from ._runtime.redact import MIN_SECRET, Redactor, placeholder_names
+from ._runtime.suggest import did_you_mean
+from ._runtime.workers import Workers
 from .cases import Case
 from .engine import Limits
 from .errors import ToolSetError, UnknownProviderError, UsageError
@@ -30,24 +35,19 @@ from .golden.store import GoldenStore
 from .judging import cancelled_result
 from .mcp.config import HttpServer, secret_names
 from .metrics import combine_trials, summarize
-from .notices import first_time
 from .plugins import BUILTIN_CATALOG, choose_plugins, plugin_manager
-from .plural import plural
 from .providers.base import Provider
 from .providers.registry import create_provider
 from .recording.modes import RecordMode
 from .recording.staleness import case_mode
-from .redact import MIN_SECRET, Redactor, placeholder_names
 from .results import RunResult
 from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite
 from .settings import Flags, Settings, resolve_settings
 from .storage import CASSETTE, RunKey, recorded_providers
-from .suggest import did_you_mean
 from .tools.resolve import for_fixture, name_problems
 from .tools.sources import load_toolsets
 from .tools.toolset import ToolSet
 from .verdict import Verdict, failure_line, judge
-from .workers import Workers
 from .worktree import reap_stale_worktrees
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any, Protocol
 
+from ._runtime.redact import NO_SECRETS, Redactor
 from .matchers import matches, matches_all, optional, written
-from .redact import NO_SECRETS, Redactor
 
 __all__ = ["MatchMode", "Call", "call_matches", "call_problem", "in_order", "mismatches", "trajectory_matches"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .diffing import Change
-from .plural import plural
+from ._runtime.diffing import Change
+from ._runtime.plural import plural
 from .recording.modes import RecordMode, record_flags
 from .results import FixtureResult, Status
 

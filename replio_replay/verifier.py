@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ._runtime.redact import NO_SECRETS, Redactor
 from .fixtures.model import FileCheck, Fixture, Verifier
 from .matchers import Matcher, matches, matches_all, quoted, shown, written
-from .redact import NO_SECRETS, Redactor
 from .results import TraceCall
 from .trajectory import in_order, mismatches, trajectory_matches
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_write
+from .._runtime.atomic import atomic_write
 from ..errors import BenchmarkError, UsageError
 from .convert import BFCL_CATEGORIES, to_fixture
 from .source import open_bfcl

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..atomic import atomic_write_all
+from .._runtime.atomic import atomic_write_all
 from ..cases import trial_stem
 from ..errors import GoldenError
 from ..metrics import summarize

@@ -98,7 +98,7 @@ class McpConnection:
 
     def _track(self, thread: threading.Thread) -> None:
         """Note the server's process (a child of the loop's thread) so it is killed at exit at the latest."""
-        from ..groups import track_group
+        from .._runtime.groups import track_group
 
         if not isinstance(self.server, StdioServer) or thread.native_id is None:
             return
@@ -111,7 +111,7 @@ class McpConnection:
             track_group(pid, self._token)
 
     def _end_groups(self) -> None:
-        from ..groups import end_group, kill_marked
+        from .._runtime.groups import end_group, kill_marked
 
         for pid in self.pids:
             end_group(pid)
@@ -127,7 +127,7 @@ class McpConnection:
         if isinstance(self.server, StdioServer):
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            from ..groups import marked
+            from .._runtime.groups import marked
 
             command, *args = argv(self.server, self.project)
             server_env, self._token = marked({"HOME": str(root), **resolve_values(self.server.env, env, where)})

@@ -12,7 +12,7 @@ import base64
 import binascii
 from typing import Any
 
-from ..jsoncanon import canonical
+from .._runtime.jsoncanon import canonical
 
 __all__ = ["decoded_size", "result_text"]
 

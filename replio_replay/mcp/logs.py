@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..redact import Redactor
+from .._runtime.redact import Redactor
 
 __all__ = ["PER_SERVER", "SDK_LOGGERS", "SdkLog", "routed"]
 

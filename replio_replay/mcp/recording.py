@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..diffing import Change, changes
+from .._runtime.diffing import Change, changes
+from .._runtime.jsoncanon import canonical
 from ..errors import CassetteError
-from ..jsoncanon import canonical
 from ..tools.toolbox import RESULT_CAP
 
 __all__ = ["CallRecord", "ServerRecord", "call_drift", "parse_records", "recordable", "records_json", "tools_drift"]

@@ -23,7 +23,7 @@ from vcr.cassette import Cassette
 from vcr.config import VCR
 from vcr.request import Request
 
-from ..jsoncanon import canonical
+from .._runtime.jsoncanon import canonical
 from .modes import RecordMode
 from .scrub import scrub_headers, scrub_url
 from .serializer import ReadableSerializer

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .._runtime.redact import MIN_SECRET, without_credentials
 from ..cases import Case
 from ..errors import CassetteError
 from ..providers.base import Provider
-from ..redact import MIN_SECRET, without_credentials
 from ..results import Status
 from ..storage import CASSETTE, RunKey
 from .base import FixtureSession

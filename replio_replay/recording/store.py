@@ -9,9 +9,9 @@ from typing import Any
 from vcr.request import Request
 from vcr.serialize import deserialize, serialize
 
-from ..atomic import atomic_write
+from .._runtime.atomic import atomic_write
+from .._runtime.redact import Redactor
 from ..errors import CassetteError
-from ..redact import Redactor
 from .scrub import find_secret
 
 __all__ = ["AtomicPersister"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..plural import plural
+from .._runtime.plural import plural
 
 if TYPE_CHECKING:
     from ..results import FixtureResult

@@ -6,8 +6,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..diffing import Change
-from ..plural import plural
+from .._runtime.diffing import Change
+from .._runtime.plural import plural
 from ..recording.modes import RecordMode, record_flags
 from .table import plain_lines, render_table, table_width
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from ..diffing import Change
+from .._runtime.diffing import Change
 from ..errors import CassetteError, McpError, ToolSetError
 from ..mcp.client import McpConnection
 from ..mcp.config import McpServer

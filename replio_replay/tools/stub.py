@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..jsoncanon import canonical
+from .._runtime.jsoncanon import canonical
 from ..matchers import ArgExpectation, matches_all
 from .base import Invoke, ToolContext, ToolFailure
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..jsoncanon import canonical
+from .._runtime.jsoncanon import canonical
 from ..mcp.config import McpServer
 from .base import Tool
 

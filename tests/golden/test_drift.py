@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replio_replay.diffing import Change
+from replio_replay._runtime.diffing import Change
 from replio_replay.golden.canonical import canonical_result
 from replio_replay.golden.drift import drift, tolerated
 from replio_replay.results import FixtureResult, Status, TraceCall

@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from replio_replay.groups import MARK, end_group, kill_marked, marked, track_group
+from replio_replay._runtime.groups import MARK, end_group, kill_marked, marked, track_group
 
 #: Starts `sleep 300` in a session of its own, forked twice, its pid in the file named by $PIDS.
 DAEMON = "(setsid sh -c 'echo $$ > \"$PIDS\"; exec sleep 300' </dev/null >/dev/null 2>&1 &)"

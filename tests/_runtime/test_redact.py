@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replio_replay.redact import REDACTED, Redactor, shown_url, url_secrets
+from replio_replay._runtime.redact import REDACTED, Redactor, shown_url, url_secrets
 
 KEY = "sk-cut-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"
 

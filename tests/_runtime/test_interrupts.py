@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from replio_replay.interrupts import Interrupts
+from replio_replay._runtime.interrupts import Interrupts
 
 
 def test_first_signal_interrupts_second_hurries_third_interrupts() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import replio_replay.atomic as atomic
-from replio_replay.atomic import atomic_write, atomic_write_all
+import replio_replay._runtime.atomic as atomic
+from replio_replay._runtime.atomic import atomic_write, atomic_write_all
 
 
 def test_many_files_are_written_all_or_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replio_replay.diffing import Change, changes
+from replio_replay._runtime.diffing import Change, changes
 from replio_replay.recording.requests import keyed_tools, request_changes
 
 LONG = "Read a text file. Returns numbered lines; use offset and limit to page through long files."

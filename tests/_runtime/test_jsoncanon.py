@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import replio_replay
-from replio_replay.jsoncanon import canonical
+from replio_replay._runtime.jsoncanon import canonical
 
 PACKAGE = Path(replio_replay.__file__).parent
 
@@ -57,8 +57,8 @@ def _compact_sorted(path: Path) -> list[int]:
 
 def test_only_jsoncanon_writes_the_canonical_form() -> None:
     writers = [str(p.relative_to(PACKAGE)) for p in sorted(PACKAGE.rglob("*.py")) if _compact_sorted(p)]
-    assert writers == ["jsoncanon.py"]
+    assert writers == ["_runtime/jsoncanon.py"]
 
 
 def test_only_the_atomic_writer_renames_temp_files_into_place() -> None:
-    assert [c.split(":")[0] for c in _calls("os.replace") + _calls("tempfile.mkstemp")] == ["atomic.py", "atomic.py"]
+    assert [c.split(":")[0] for c in _calls("os.replace") + _calls("tempfile.mkstemp")] == ["_runtime/atomic.py", "_runtime/atomic.py"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replio_replay.notices import first_time
+from replio_replay._runtime.notices import first_time
 
 
 def test_a_notice_is_due_once_per_project(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from replio_replay.deadline import Interrupted, TimedOut, run_until
+from replio_replay._runtime.deadline import Interrupted, TimedOut, run_until
 
 
 def test_the_result_and_the_error_of_the_call_come_back() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from replio_replay.workers import Workers
+from replio_replay._runtime.workers import Workers
 
 
 @pytest.fixture

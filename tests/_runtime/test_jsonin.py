@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from replio_replay._runtime.jsonin import JsonProblem, deep_path, read_json
 from replio_replay.errors import FixtureError
 from replio_replay.fixtures.model import load_fixture
-from replio_replay.jsonin import JsonProblem, deep_path, read_json
 from tests.helpers import turn, write_json
 from tests.test_shards import replio
 

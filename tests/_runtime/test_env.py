@@ -11,7 +11,7 @@ import pytest
 
 import replio_replay
 from replio_replay import lastfailed
-from replio_replay.env import Env
+from replio_replay._runtime.env import Env
 from replio_replay.settings import resolve_settings
 from replio_replay.suite import Outcome, Plan, RunRequest, remember
 
@@ -50,4 +50,4 @@ def test_only_env_reads_the_process_environment() -> None:
             if (isinstance(node, ast.Attribute) and node.attr in {"environ", "getenv", "environb"}
                     and isinstance(node.value, ast.Name) and node.value.id == "os"):
                 readers.append(str(path.relative_to(PACKAGE)))
-    assert sorted(set(readers)) == sorted(["env.py", *CHILD_ENVIRONMENTS])
+    assert sorted(set(readers)) == sorted(["_runtime/env.py", *CHILD_ENVIRONMENTS])
