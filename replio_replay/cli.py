@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import pluggy
 
     from .config import ProjectConfig
-    from .plugins import Plugins
+    from .fixtures.plugins import Plugins
 
 __all__ = ["entry", "main"]
 
@@ -86,7 +86,7 @@ def entry() -> NoReturn:
 def eval_group(ctx: click.Context, project: Path) -> None:
     """Evaluate tool use over fixtures."""
     if not project.is_dir() and ctx.invoked_subcommand is not None:
-        from .settings import not_a_project
+        from .plan.settings import not_a_project
 
         _fail(not_a_project(project, "--path"))
     ctx.obj = project
@@ -122,7 +122,7 @@ def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tup
     """List the fixtures, where each comes from, and any broken files."""
     from ._runtime.env import Env
     from .config import ProjectConfig, load_project_config
-    from .fixtures.listing import listing
+    from .plan.listing import listing
 
     try:
         try:
@@ -154,7 +154,7 @@ def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tup
 def _plugins(config: ProjectConfig) -> tuple[Plugins, pluggy.PluginManager]:
     """The installed plugins the project's config chose, and a manager holding them; when it chose
     none while some are installed, one line on stderr says how to."""
-    from .plugins import choose_plugins, plugin_manager
+    from .fixtures.plugins import choose_plugins, plugin_manager
 
     plugins = choose_plugins(config.plugins)
     notice = plugins.notice()
@@ -209,7 +209,7 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
 
 def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
-    from .shards import Shard
+    from .plan.shards import Shard
 
     try:
         return None if value is None else Shard.parse(value)
@@ -221,7 +221,7 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
              output: str = "table") -> Any:
     from .config import load_project_config
     from .report.progress import choose
-    from .suite import RunRequest, announce, execute, prepare, remember
+    from .run.suite import RunRequest, announce, execute, prepare, remember
 
     compare = flags.pop("compare")
     if compare is not None and flags.get("model"):
@@ -355,9 +355,9 @@ def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune
                fixture_ids: tuple[str, ...], tags: tuple[str, ...], no_bundled: bool) -> None:
     """Show, per fixture and provider, whether a cassette and a golden exist, and list orphans."""
     from .fixtures.discovery import choose, discover
-    from .inventory import inventory, prune_orphans
+    from .plan.settings import Flags, resolve_settings
+    from .report.inventory import inventory, prune_orphans
     from .report.text import write_inventory
-    from .settings import Flags, resolve_settings
 
     try:
         settings = resolve_settings(project, Flags(cassettes=cassettes, golden=golden, no_bundled=no_bundled))
@@ -449,7 +449,7 @@ def import_group() -> None:
 def import_bfcl_cmd(project: Path, source: Path, categories: tuple[str, ...], limit: int | None,
                     out: Path | None) -> None:
     """Write BFCL's cases (from a bfcl-eval wheel, package or data folder) as fixtures, one file per case."""
-    from .bfcl import DEFAULT_OUT, import_bfcl
+    from .fixtures.bfcl import DEFAULT_OUT, import_bfcl
 
     try:
         report = import_bfcl(source, out or project / DEFAULT_OUT, categories, limit)
@@ -491,8 +491,8 @@ def merge_cmd(project: Path, results: tuple[Path, ...], output: str, output_file
               junit_xml: Path | None, strict: bool) -> None:
     """Merge saved results (the shards of a run, or runs of the same providers) into one, judged as run judges."""
     from .config import load_project_config
-    from .merging import merge
-    from .suite import Outcome
+    from .report.merging import merge
+    from .run.suite import Outcome
 
     try:
         merged = merge([(str(path), _saved(path)) for path in results])
@@ -515,7 +515,7 @@ def _saved(path: Path) -> Any:
 
     from ._runtime.jsonin import JsonProblem, read_json
     from .fixtures.model import validation_message
-    from .results import saved_runs
+    from .judge.results import saved_runs
 
     hint = "give a file that replio eval run --output json or --output-file wrote"
     try:

@@ -1,7 +1,7 @@
 """The project's `.replio/config.json`: its shape, and reading it with errors that name the file.
 
 Settings are resolved once, flags > environment (`replio_replay._runtime.env`) > this file > defaults,
-by `replio_replay.settings`.
+by `replio_replay.plan.settings`.
 The file never holds an API key, only the name of the variable to read it from (`api_key_env`).
 """
 
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ._runtime.env import Env
 from ._runtime.jsonin import JsonProblem, read_json
 from .errors import ConfigError
-from .mcp.config import McpServers
+from .tools.mcp.config import McpServers
 
 __all__ = [
     "CONFIG_FILE",

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from replio_replay.engine import NOT_RUN, Limits, Transcript, run_loop
 from replio_replay.errors import ProviderConnectError, ProviderError
+from replio_replay.judge.results import Status
 from replio_replay.providers.base import ChatRequest, ChatResponse, Exchange, ToolCall, Usage
 from replio_replay.providers.mock import MockProvider
-from replio_replay.results import Status
+from replio_replay.run.engine import NOT_RUN, Limits, Transcript, run_loop
 from replio_replay.tools.base import ToolContext
 from replio_replay.tools.permissions import Permissions
 from replio_replay.tools.sandbox import Sandbox

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from replio_replay.errors import FixtureError
-from replio_replay.worktree import worktree
+from replio_replay.run.worktree import worktree
 from tests.helpers import make_fixture
 
 

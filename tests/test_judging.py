@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from replio_replay.engine import CallRecord, Transcript
 from replio_replay.golden.canonical import canonical_result
-from replio_replay.judging import RESULT_CAP, judge_transcript
 from replio_replay.providers.base import ToolCall
+from replio_replay.run.engine import CallRecord, Transcript
+from replio_replay.run.scoring import RESULT_CAP, judge_transcript
 from tests.helpers import make_fixture
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replio_replay.lastfailed import load, narrow, save, updated
-from replio_replay.metrics import combine_trials, summarize
-from replio_replay.results import FixtureResult, RunResult, Status
+from replio_replay.judge.metrics import combine_trials, summarize
+from replio_replay.judge.results import FixtureResult, RunResult, Status
+from replio_replay.plan.lastfailed import load, narrow, save, updated
 
 
 def result(fixture_id: str, status: Status = Status.OK, passed: bool = True, trial: int = 1) -> FixtureResult:

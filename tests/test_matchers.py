@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from replio_replay.matchers import (
+from replio_replay.fixtures.matchers import (
     OPERATORS,
     ArgExpectation,
     Matcher,
@@ -127,7 +127,7 @@ def test_regex_takes_linear_time_on_patterns_that_make_others_backtrack() -> Non
     """In a child process: a backtracking engine would not return for hours (nor take a signal)."""
     code = (
         "import json, sys, time\n"
-        "from replio_replay.matchers import parse_matcher\n"
+        "from replio_replay.fixtures.matchers import parse_matcher\n"
         "for pattern, text in json.loads(sys.argv[1]):\n"
         "    matcher = parse_matcher({'$regex': pattern})\n"
         "    start = time.perf_counter()\n"

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from replio_replay.errors import UsageError
-from replio_replay.merging import merge
-from replio_replay.metrics import combine_trials, summarize
-from replio_replay.results import FixtureResult, RunResult, SavedProblem, SavedRuns
-from replio_replay.shards import shard_of
+from replio_replay.judge.metrics import combine_trials, summarize
+from replio_replay.judge.results import FixtureResult, RunResult, SavedProblem, SavedRuns
+from replio_replay.plan.shards import shard_of
+from replio_replay.report.merging import merge
 from tests.helpers import turn, write_json
 from tests.test_shards import replio
 

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from replio_replay.engine import CallRecord, Transcript
-from replio_replay.judging import judge_transcript
-from replio_replay.metrics import accuracy, redundant, summarize
+from replio_replay.judge.metrics import accuracy, redundant, summarize
+from replio_replay.judge.results import FixtureResult, Status, TraceCall
 from replio_replay.providers.base import ToolCall, Usage
-from replio_replay.results import FixtureResult, Status, TraceCall
-from replio_replay.runner import RunOptions, run_fixture
+from replio_replay.run.engine import CallRecord, Transcript
+from replio_replay.run.runner import RunOptions, run_fixture
+from replio_replay.run.scoring import judge_transcript
 from tests.helpers import call, make_case, make_fixture, mock_provider, turn
 
 # accuracy ------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replio_replay.results import FixtureResult
+from replio_replay.judge.results import FixtureResult
 
 
 def test_reasons_show_titles_for_whole_tool_names_only() -> None:

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-import replio_replay.runner as runner_module
+import replio_replay.run.runner as runner_module
 from replio_replay.errors import ProviderError
+from replio_replay.judge.results import Status
 from replio_replay.providers.base import ChatRequest, ChatResponse, ToolCall
-from replio_replay.results import Status
-from replio_replay.runner import InterruptedRun, RunOptions, run_fixture, run_suite
-from replio_replay.worktree import TEMP_PREFIX, Removals, worktree
+from replio_replay.run.runner import InterruptedRun, RunOptions, run_fixture, run_suite
+from replio_replay.run.worktree import TEMP_PREFIX, Removals, worktree
 from tests.helpers import builtin_toolset, call, make_case, make_fixture, mock_provider, turn
 
 
@@ -366,7 +366,7 @@ class _Sessions:
 @pytest.mark.parametrize(("mode", "built"), [("replay", False), ("live", True), ("compare", True)])
 def test_an_mcp_server_started_on_the_worktree_needs_the_repository(
         repositories: list[bool], monkeypatch: pytest.MonkeyPatch, mode: str, built: bool) -> None:
-    from replio_replay.tools.mcp import McpTools
+    from replio_replay.tools.mcp.source import McpTools
 
     monkeypatch.setattr(McpTools, "open", lambda self: [])  # what the servers offer is not the point here
     fx = make_fixture(files={"a.txt": "a"}, git=True, tools=STUB, tools_offered=["lookup"],

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from replio_replay.cli import main
 from replio_replay.errors import UsageError
-from replio_replay.shards import Shard, shard_of
+from replio_replay.plan.shards import Shard, shard_of
 from tests.helpers import call, replio_command, turn, write_json
 
 FAST = settings(max_examples=60, deadline=None, database=None)

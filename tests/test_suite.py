@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from replio_replay import plugins
 from replio_replay.cli import main
 from replio_replay.errors import ConfigError
-from replio_replay.plugins import plugin_manager
-from replio_replay.suite import RunRequest, prepare
+from replio_replay.fixtures import plugins
+from replio_replay.fixtures.plugins import plugin_manager
+from replio_replay.run.suite import RunRequest, prepare
 from tests.support.llm_server import LLMServer
 from tests.support.project import run_args
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
+from replio_replay.fixtures.matchers import parse_matcher
 from replio_replay.fixtures.model import ExpectedCall
-from replio_replay.matchers import parse_matcher
-from replio_replay.results import TraceCall
-from replio_replay.trajectory import MatchMode, in_order, trajectory_matches
+from replio_replay.fixtures.trajectory import MatchMode, in_order, trajectory_matches
+from replio_replay.judge.results import TraceCall
 
 STRICT, UNORDERED, SUBSET, SUPERSET = MatchMode
 

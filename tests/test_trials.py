@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from replio_replay.cli import main
-from replio_replay.metrics import combine_trials, pass_at_k, pass_hat_k, summarize
-from replio_replay.results import FixtureResult
+from replio_replay.judge.metrics import combine_trials, pass_at_k, pass_hat_k, summarize
+from replio_replay.judge.results import FixtureResult
 from tests.support.llm_server import LLMServer, Reply, Seen
 from tests.support.project import run_args
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from replio_replay.results import TraceCall
-from replio_replay.verifier import Evidence, verify
+from replio_replay.judge.results import TraceCall
+from replio_replay.judge.verifier import Evidence, verify
 from tests.helpers import make_fixture
 
 
@@ -299,13 +299,13 @@ def test_in_order_needs_the_calls_as_a_subsequence() -> None:
 
 
 def test_expected_may_hold_call_objects_and_accuracy_follows_the_match_mode() -> None:
-    from replio_replay.judging import judge_transcript
+    from replio_replay.run.scoring import judge_transcript
 
     made = TraceCall(name="file_read", arguments={"path": "config/app.toml", "limit": 5})
     fixture = make_fixture(expected=[{"name": "file_read", "arguments": {"path": {"$regex": "app.toml$"}}}])
     assert fixture.expected_names == ["file_read"]
-    from replio_replay.engine import CallRecord, Transcript
     from replio_replay.providers.base import ToolCall
+    from replio_replay.run.engine import CallRecord, Transcript
 
     t = Transcript(records=[CallRecord(0, ToolCall("c", made.name, made.arguments), "ok")])
     assert judge_transcript(fixture, t).accuracy == 1.0

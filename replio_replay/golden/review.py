@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._runtime.atomic import atomic_write_all
-from ..cases import trial_stem
 from ..errors import GoldenError
-from ..metrics import summarize
-from ..results import RunResult, Status
-from ..storage import RunKey
+from ..fixtures.cases import trial_stem
+from ..judge.metrics import summarize
+from ..judge.results import RunResult, Status
+from ..recording.layout import RunKey
 from .canonical import canonical_result
 from .drift import drift, tolerated
 from .store import GoldenStore

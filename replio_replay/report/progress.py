@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .._runtime.plural import plural
 
 if TYPE_CHECKING:
-    from ..results import FixtureResult
+    from ..judge.results import FixtureResult
 
 __all__ = ["LineProgress", "LiveProgress", "Progress", "choose"]
 

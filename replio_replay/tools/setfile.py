@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 from .._runtime.jsonin import JsonProblem, read_json
 from .._runtime.suggest import did_you_mean
 from ..errors import ToolSetError, UsageError
-from ..mcp.config import McpServer, ServerName
 from .declared import ToolDecls
+from .mcp.config import McpServer, ServerName
 from .override import Override
 from .toolset import DEFAULT_TOOLSET
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._runtime.jsoncanon import canonical
-from ..mcp.config import McpServer
 from .base import Tool
+from .mcp.config import McpServer
 
 if TYPE_CHECKING:
     from .override import Override

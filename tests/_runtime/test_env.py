@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 import replio_replay
-from replio_replay import lastfailed
 from replio_replay._runtime.env import Env
-from replio_replay.settings import resolve_settings
-from replio_replay.suite import Outcome, Plan, RunRequest, remember
+from replio_replay.plan import lastfailed
+from replio_replay.plan.settings import resolve_settings
+from replio_replay.run.suite import Outcome, Plan, RunRequest, remember
 
 PACKAGE = Path(replio_replay.__file__).parent
 
 #: Where a child process's environment is built from a few of the process's own variables.
-CHILD_ENVIRONMENTS = ["gitrepo.py", "tools/process.py"]
+CHILD_ENVIRONMENTS = ["run/gitrepo.py", "tools/process.py"]
 
 
 def test_the_folders_come_from_the_snapshot_not_the_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

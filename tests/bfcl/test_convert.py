@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from replio_replay.bfcl.convert import NOT_RUN_RESULT, to_fixture
 from replio_replay.errors import BenchmarkError
+from replio_replay.fixtures.bfcl.convert import NOT_RUN_RESULT, to_fixture
 from replio_replay.fixtures.model import Fixture, load_fixture
-from replio_replay.results import TraceCall
-from replio_replay.verifier import Evidence, verify
+from replio_replay.judge.results import TraceCall
+from replio_replay.judge.verifier import Evidence, verify
 
 DATA = Path(__file__).parent / "data"
 

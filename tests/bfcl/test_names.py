@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from replio_replay.bfcl.names import decode_name, encode_name, name_problem
+from replio_replay.fixtures.bfcl.names import decode_name, encode_name, name_problem
 from replio_replay.tools.schema import name_problem as tool_name_problem
 
 BFCL_NAMES = st.text(alphabet="abcXYZ019_.", min_size=1, max_size=64)

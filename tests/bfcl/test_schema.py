@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replio_replay.bfcl.schema import FLOAT_NOTE, UnknownType, tool_parameters
+from replio_replay.fixtures.bfcl.schema import FLOAT_NOTE, UnknownType, tool_parameters
 from replio_replay.tools.schema import schema_problem
 
 

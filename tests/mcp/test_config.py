@@ -11,7 +11,13 @@ import pytest
 from replio_replay.config import load_project_config
 from replio_replay.errors import ConfigError, FixtureError, ToolSetError
 from replio_replay.fixtures.model import load_fixture
-from replio_replay.mcp.config import FromEnv, HttpServer, StdioServer, resolve_values, secret_names
+from replio_replay.tools.mcp.config import (
+    FromEnv,
+    HttpServer,
+    StdioServer,
+    resolve_values,
+    secret_names,
+)
 from replio_replay.tools.setfile import load_chain
 
 

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from replio_replay.mcp.convert import result_text
+from replio_replay.tools.mcp.convert import result_text
 
 
 def test_text_blocks_are_joined() -> None:

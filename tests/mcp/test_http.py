@@ -8,9 +8,9 @@ import pytest
 from pydantic import TypeAdapter
 
 from replio_replay.errors import McpError
-from replio_replay.mcp.config import McpServer
 from replio_replay.tools.base import ToolContext
-from replio_replay.tools.mcp import McpTools
+from replio_replay.tools.mcp.config import McpServer
+from replio_replay.tools.mcp.source import McpTools
 from replio_replay.tools.sandbox import Sandbox
 
 SERVER = TypeAdapter(McpServer)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from replio_replay.errors import CassetteError
-from replio_replay.mcp.recording import (
+from replio_replay.tools.mcp.recording import (
     CallRecord,
     ServerRecord,
     call_drift,
@@ -96,8 +96,8 @@ def test_call_drift_names_the_call_number_and_tool() -> None:
 def test_a_recording_keeps_media_as_its_size_and_reads_the_same() -> None:
     import base64
 
-    from replio_replay.mcp.convert import result_text
-    from replio_replay.mcp.recording import recordable
+    from replio_replay.tools.mcp.convert import result_text
+    from replio_replay.tools.mcp.recording import recordable
 
     picture = base64.b64encode(b"\x89PNG" * 1000).decode()
     result = {"content": [
@@ -116,8 +116,8 @@ def test_a_recording_keeps_media_as_its_size_and_reads_the_same() -> None:
 
 @pytest.mark.parametrize("error", [False, True])
 def test_a_recording_keeps_no_more_of_a_result_than_the_model_saw_whatever_its_blocks(error: bool) -> None:
-    from replio_replay.mcp.convert import result_text
-    from replio_replay.mcp.recording import recordable
+    from replio_replay.tools.mcp.convert import result_text
+    from replio_replay.tools.mcp.recording import recordable
     from replio_replay.tools.toolbox import RESULT_CAP, _capped
 
     texts = [f"{i:06d}" + "x" * 198_994 for i in range(30)]  # 6 MB, each block under any per-block cap

@@ -7,7 +7,7 @@ import sys
 import threading
 import time
 
-from replio_replay.mcp.stderr import StderrTail
+from replio_replay.tools.mcp.stderr import StderrTail
 
 
 def _pumps() -> set[threading.Thread]:

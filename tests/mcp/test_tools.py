@@ -13,9 +13,9 @@ import pytest
 from pydantic import TypeAdapter
 
 from replio_replay.errors import McpError
-from replio_replay.mcp.config import McpServer
 from replio_replay.tools.base import ToolContext, ToolFailure
-from replio_replay.tools.mcp import McpTools
+from replio_replay.tools.mcp.config import McpServer
+from replio_replay.tools.mcp.source import McpTools
 from replio_replay.tools.permissions import Category
 from replio_replay.tools.sandbox import Sandbox
 from tests.mcp.conftest import alive, pids, stdio_config, wait_until_dead
@@ -162,8 +162,8 @@ def test_a_server_left_running_is_killed_when_replio_exits(tmp_path: Path) -> No
         "import sys, time\n"
         "from pathlib import Path\n"
         "from pydantic import TypeAdapter\n"
-        "from replio_replay.mcp.config import McpServer\n"
-        "from replio_replay.tools.mcp import McpTools\n"
+        "from replio_replay.tools.mcp.config import McpServer\n"
+        "from replio_replay.tools.mcp.source import McpTools\n"
         f"config = TypeAdapter(McpServer).validate_python({stdio_config('--daemon', env={'PIDFILE': str(pidfile)})!r})\n"
         f"mcp = McpTools({{'t': config}}, {{'t': 'live'}}, root=Path({str(tmp_path)!r}), env={{}})\n"
         "mcp.open()\n"
