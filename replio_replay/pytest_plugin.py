@@ -181,7 +181,7 @@ def _folder(key: Any) -> tuple[str, str, str]:
 def _recorded_runs(cassettes: Path) -> dict[tuple[str, str, str], tuple[str, str, str]]:
     """(provider, model, tools) folders that hold cassettes -> the names their headers give."""
     from .errors import CassetteError
-    from .recording.layout import CASSETTE, scan
+    from .fixtures.layout import CASSETTE, scan
     from .recording.serializer import read_header
 
     runs: dict[tuple[str, str, str], tuple[str, str, str]] = {}

@@ -65,7 +65,7 @@ def test_odd_files_never_stop_status(project: Path, agent: LLMServer) -> None:
 
 
 def test_models_with_similar_names_never_share_a_file(tmp_path: Path) -> None:
-    from replio_replay.recording.layout import CASSETTE, RunKey
+    from replio_replay.fixtures.layout import CASSETTE, RunKey
 
     paths = {RunKey("ollama", model).path(tmp_path, "fx", CASSETTE) for model in
              ("qwen2.5:7b", "qwen2.5/7b", "qwen2.5_7b", "qwen2.5 7b", ".qwen")}

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 from replio_replay.config import load_project_config
 from replio_replay.errors import CassetteError, ConfigError, FixtureError, GoldenError
+from replio_replay.fixtures.layout import RunKey
 from replio_replay.fixtures.model import Fixture, load_fixture
 from replio_replay.golden.store import GoldenStore
-from replio_replay.recording.layout import RunKey
 from replio_replay.recording.serializer import ReadableSerializer, to_vcr
 from replio_replay.recording.yamlcodec import MAX_EXPANDED, dump_yaml, load_yaml
 

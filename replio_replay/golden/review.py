@@ -9,9 +9,9 @@ from pathlib import Path
 from .._runtime.atomic import atomic_write_all
 from ..errors import GoldenError
 from ..fixtures.cases import trial_stem
+from ..fixtures.layout import RunKey
 from ..judge.metrics import summarize
 from ..judge.results import RunResult, Status
-from ..recording.layout import RunKey
 from .canonical import canonical_result
 from .drift import drift, tolerated
 from .store import GoldenStore

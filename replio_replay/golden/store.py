@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from .._runtime.atomic import atomic_write
 from .._runtime.jsonin import MAX_DEPTH, JsonProblem, read_json, too_deep
 from ..errors import GoldenError
-from ..recording.layout import GOLDEN, Recorded, RunKey, scan
+from ..fixtures.layout import GOLDEN, Recorded, RunKey, scan
 from .model import Golden
 
 __all__ = ["GoldenStore"]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 if TYPE_CHECKING:
-    from ..recording.layout import RunKey
+    from ..fixtures.layout import RunKey
 
 __all__ = ["FixtureResult", "RunResult", "SavedRuns", "Status", "Summary", "TraceCall", "TrialResult", "saved_runs"]
 
@@ -167,7 +167,7 @@ class RunResult(_Model):
     @property
     def key(self) -> RunKey:
         """What the run is of: provider, model, tool set (its files' place on disk)."""
-        from ..recording.layout import RunKey
+        from ..fixtures.layout import RunKey
 
         return RunKey(self.provider, self.model, self.tools)
 

@@ -26,11 +26,11 @@ from urllib.parse import urlsplit
 from .._runtime.redact import MIN_SECRET, without_credentials
 from ..errors import CassetteError
 from ..fixtures.cases import Case
+from ..fixtures.layout import CASSETTE, RunKey
 from ..judge.results import Status
 from ..providers.base import Provider
 from .base import FixtureSession
 from .cassette import BODY_MATCHER, open_cassette
-from .layout import CASSETTE, RunKey
 from .modes import RecordMode, record_flags
 from .persister import AtomicPersister
 from .serializer import ReadableSerializer

@@ -18,10 +18,10 @@ import pluggy
 from ..config import parse_spec
 from ..errors import CassetteError, ReplioError, UsageError
 from ..fixtures.discovery import Catalog, Found
+from ..fixtures.layout import CASSETTE, RunKey, scan
 from ..golden.model import Golden
 from ..golden.store import GoldenStore
 from ..plan.settings import Settings
-from ..recording.layout import CASSETTE, RunKey, scan
 from ..recording.serializer import read_header
 from ..recording.staleness import stale_reasons
 from ..tools.resolve import for_fixture

@@ -27,6 +27,7 @@ from .._runtime.workers import Workers
 from ..errors import ToolSetError, UnknownProviderError, UsageError
 from ..fixtures.cases import Case
 from ..fixtures.discovery import Found, choose, discover
+from ..fixtures.layout import CASSETTE, RunKey, recorded_providers
 from ..fixtures.plugins import BUILTIN_CATALOG, choose_plugins, plugin_manager
 from ..fixtures.sources import LOCAL, Problem
 from ..golden.review import Approval, approve, attach_drift
@@ -37,7 +38,6 @@ from ..plan import lastfailed
 from ..plan.settings import Flags, Settings, resolve_settings
 from ..providers.base import Provider
 from ..providers.registry import create_provider
-from ..recording.layout import CASSETTE, RunKey, recorded_providers
 from ..recording.modes import RecordMode
 from ..recording.staleness import case_mode
 from ..report.gate import Verdict, failure_line, judge
