@@ -13,7 +13,7 @@ from replio_replay._runtime.jsonin import JsonProblem, deep_path, read_json
 from replio_replay.errors import FixtureError
 from replio_replay.fixtures.model import load_fixture
 from tests.helpers import turn, write_json
-from tests.test_shards import replio
+from tests.plan.test_shards import replio
 
 
 def nested(levels: int, leaf: Any = "x", key: str = "$not") -> Any:

@@ -18,7 +18,7 @@ from replio_replay.tools.mcp.config import McpServer
 from replio_replay.tools.mcp.source import McpTools
 from replio_replay.tools.permissions import Category
 from replio_replay.tools.sandbox import Sandbox
-from tests.mcp.conftest import alive, pids, stdio_config, wait_until_dead
+from tests.tools.mcp.conftest import alive, pids, stdio_config, wait_until_dead
 
 SERVER = TypeAdapter(McpServer)
 

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.mcp.conftest import stdio_config
 from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer
+from tests.tools.mcp.conftest import stdio_config
 
 TOKEN = "sk-chat-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"  # longer than pydantic shows whole
 

@@ -18,7 +18,7 @@ from replio_replay.judge.results import FixtureResult, RunResult, SavedProblem, 
 from replio_replay.plan.shards import shard_of
 from replio_replay.report.merging import merge
 from tests.helpers import turn, write_json
-from tests.test_shards import replio
+from tests.plan.test_shards import replio
 
 
 def fx(fid: str, passed: bool = True, **data: Any) -> FixtureResult:

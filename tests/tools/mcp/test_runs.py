@@ -18,9 +18,9 @@ import yaml
 from click.testing import CliRunner
 
 from replio_replay.cli import main
-from tests.mcp.conftest import SERVER, pids, wait_until_dead
 from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer
+from tests.tools.mcp.conftest import SERVER, pids, wait_until_dead
 
 SECRET = "mcp-secret-value-0123456789"
 PLANS = {
