@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ._runtime.interrupts import Interrupts
-from ._runtime.plural import plural
+from ._runtime.wording import plural
 from .errors import ConfigError, GoldenError, ReplioError, UsageError
 from .recording.modes import RecordMode
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ._runtime.plural import plural
+from ._runtime.wording import plural
 from .recording.modes import RecordMode
 
 __all__ = ["ReplioItem", "ReplioProblem", "ReplioSuite"]

@@ -16,7 +16,7 @@ from pathlib import Path
 from .._runtime.atomic import atomic_write
 from .._runtime.env import project_file
 from .._runtime.jsonin import read_json
-from .._runtime.plural import plural
+from .._runtime.wording import plural
 from ..judge.results import FixtureResult, RunResult, Status, TrialResult
 
 __all__ = ["load", "narrow", "save", "updated"]

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .._runtime.plural import plural
+from .._runtime.wording import plural
 from ..errors import UsageError
 
 __all__ = ["Shard", "shard_of"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from .._runtime.suggest import did_you_mean
+from .._runtime.wording import did_you_mean
 from ..config import CONFIG_FILE, Env, ProjectConfig, parse_spec
 from ..errors import ConfigError, UnknownProviderError
 from .base import Provider, ProviderSettings

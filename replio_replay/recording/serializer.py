@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from .._runtime.jsoncanon import canonical
 from .._runtime.jsonin import too_deep
-from .._runtime.plural import plural
+from .._runtime.wording import plural
 from ..errors import CassetteError
 from .limits import MAX_DEPTH
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .._runtime.diffing import Change
-from .._runtime.plural import plural
+from .._runtime.wording import plural
 from ..judge.results import FixtureResult, Status
 from ..recording.modes import RecordMode, record_flags
 

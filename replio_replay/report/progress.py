@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .._runtime.plural import plural
+from .._runtime.wording import plural
 
 if TYPE_CHECKING:
     from ..judge.results import FixtureResult

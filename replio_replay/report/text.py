@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .._runtime.diffing import Change
-from .._runtime.plural import plural
+from .._runtime.wording import plural
 from ..recording.modes import RecordMode, record_flags
 from .table import plain_lines, render_table, table_width
 

@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING
 import pluggy
 
 from .._runtime.notices import first_time
-from .._runtime.plural import plural
 from .._runtime.redact import MIN_SECRET, Redactor, placeholder_names
-from .._runtime.suggest import did_you_mean
+from .._runtime.wording import did_you_mean, plural
 from .._runtime.workers import Workers
 from ..errors import ToolSetError, UnknownProviderError, UsageError
 from ..fixtures.cases import Case

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from .._runtime.jsonin import JsonProblem, read_json
-from .._runtime.suggest import did_you_mean
+from .._runtime.wording import did_you_mean
 from ..errors import ToolSetError, UsageError
 from .declared import ToolDecls
 from .mcp.config import McpServer, ServerName
