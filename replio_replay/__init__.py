@@ -17,10 +17,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .bfcl.convert import BFCL_CATEGORIES
-    from .bfcl.names import decode_name
-    from .bfcl.source import open_bfcl
-    from .cases import Case
     from .errors import (
         BenchmarkError,
         CassetteError,
@@ -39,33 +35,37 @@ if TYPE_CHECKING:
         UnknownProviderError,
         UsageError,
     )
+    from .fixtures.bfcl.convert import BFCL_CATEGORIES
+    from .fixtures.bfcl.names import decode_name
+    from .fixtures.bfcl.source import open_bfcl
+    from .fixtures.cases import Case
+    from .fixtures.hookspecs import hookimpl
     from .fixtures.model import Fixture, Verifier, load_fixture
-    from .hookspecs import hookimpl
+    from .judge.results import FixtureResult, RunResult, Status, Summary, TraceCall, TrialResult
+    from .plan.shards import Shard
     from .providers import Provider
     from .recording.modes import RecordMode
     from .recording.serializer import ReadableSerializer
-    from .results import FixtureResult, RunResult, Status, Summary, TraceCall, TrialResult
-    from .shards import Shard
-    from .suite import Outcome, Plan, PlannedRun, RunRequest, execute, prepare
+    from .run.suite import Outcome, Plan, PlannedRun, RunRequest, execute, prepare
     from .tools.base import Tool, ToolContext, ToolFailure
     from .tools.function import tool
     from .tools.toolset import ToolSet
 
 #: Each public name -> the internal module that owns it.
 _SOURCES: dict[str, str] = {
-    "BFCL_CATEGORIES": ".bfcl.convert",
+    "BFCL_CATEGORIES": ".fixtures.bfcl.convert",
     "BenchmarkError": ".errors",
-    "Case": ".cases",
+    "Case": ".fixtures.cases",
     "CassetteError": ".errors",
     "ConfigError": ".errors",
     "Fixture": ".fixtures.model",
     "FixtureError": ".errors",
-    "FixtureResult": ".results",
+    "FixtureResult": ".judge.results",
     "GoldenError": ".errors",
     "McpError": ".errors",
-    "Outcome": ".suite",
-    "Plan": ".suite",
-    "PlannedRun": ".suite",
+    "Outcome": ".run.suite",
+    "Plan": ".run.suite",
+    "PlannedRun": ".run.suite",
     "Provider": ".providers",
     "ProviderAuthError": ".errors",
     "ProviderConnectError": ".errors",
@@ -75,28 +75,28 @@ _SOURCES: dict[str, str] = {
     "ReadableSerializer": ".recording.serializer",
     "RecordMode": ".recording.modes",
     "ReplioError": ".errors",
-    "RunRequest": ".suite",
-    "RunResult": ".results",
-    "Shard": ".shards",
-    "Status": ".results",
-    "Summary": ".results",
+    "RunRequest": ".run.suite",
+    "RunResult": ".judge.results",
+    "Shard": ".plan.shards",
+    "Status": ".judge.results",
+    "Summary": ".judge.results",
     "Tool": ".tools.base",
     "ToolContext": ".tools.base",
     "ToolFailure": ".tools.base",
     "ToolSet": ".tools.toolset",
     "ToolSetError": ".errors",
-    "TraceCall": ".results",
-    "TrialResult": ".results",
+    "TraceCall": ".judge.results",
+    "TrialResult": ".judge.results",
     "UnknownFixtureError": ".errors",
     "UnknownProviderError": ".errors",
     "UsageError": ".errors",
     "Verifier": ".fixtures.model",
-    "decode_name": ".bfcl.names",
-    "execute": ".suite",
-    "hookimpl": ".hookspecs",
+    "decode_name": ".fixtures.bfcl.names",
+    "execute": ".run.suite",
+    "hookimpl": ".fixtures.hookspecs",
     "load_fixture": ".fixtures.model",
-    "open_bfcl": ".bfcl.source",
-    "prepare": ".suite",
+    "open_bfcl": ".fixtures.bfcl.source",
+    "prepare": ".run.suite",
     "tool": ".tools.function",
 }
 

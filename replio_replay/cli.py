@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from ._runtime.interrupts import Interrupts
+from ._runtime.wording import plural
 from .errors import ConfigError, GoldenError, ReplioError, UsageError
-from .interrupts import Interrupts
-from .plural import plural
 from .recording.modes import RecordMode
 
 if TYPE_CHECKING:
     import pluggy
 
     from .config import ProjectConfig
-    from .plugins import Plugins
+    from .fixtures.plugins import Plugins
 
 __all__ = ["entry", "main"]
 
@@ -45,7 +45,7 @@ def _exit(code: int, why: str | None) -> NoReturn:
 
 def _write_output(path: Path, text: str) -> None:
     """Write an output file the user named, atomically; exit 2 naming it when it cannot be written."""
-    from .atomic import atomic_write
+    from ._runtime.atomic import atomic_write
 
     try:
         atomic_write(path, text)
@@ -54,8 +54,8 @@ def _write_output(path: Path, text: str) -> None:
 
 
 def _fail(exc: ReplioError) -> NoReturn:
-    from .env import Env
-    from .redact import Redactor
+    from ._runtime.env import Env
+    from ._runtime.redact import Redactor
 
     click.echo(f"replio: error: {Redactor.from_environment(Env.current().values).text(str(exc))}", err=True)
     sys.exit(2)
@@ -96,7 +96,7 @@ def entry() -> NoReturn:
 def eval_group(ctx: click.Context, project: Path) -> None:
     """Evaluate tool use over fixtures."""
     if not project.is_dir() and ctx.invoked_subcommand is not None:
-        from .settings import not_a_project
+        from .plan.settings import not_a_project
 
         _fail(not_a_project(project, "--path"))
     ctx.obj = project
@@ -130,9 +130,9 @@ def _options(options: list[Callable[[Callable[..., Any]], Callable[..., Any]]]) 
 def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tuple[str, ...],
              no_bundled: bool) -> None:
     """List the fixtures, where each comes from, and any broken files."""
+    from ._runtime.env import Env
     from .config import ProjectConfig, load_project_config
-    from .env import Env
-    from .fixtures.listing import listing
+    from .plan.listing import listing
 
     try:
         try:
@@ -164,7 +164,7 @@ def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tup
 def _plugins(config: ProjectConfig) -> tuple[Plugins, pluggy.PluginManager]:
     """The installed plugins the project's config chose, and a manager holding them; when it chose
     none while some are installed, one line on stderr says how to."""
-    from .plugins import choose_plugins, plugin_manager
+    from .fixtures.plugins import choose_plugins, plugin_manager
 
     plugins = choose_plugins(config.plugins)
     notice = plugins.notice()
@@ -219,7 +219,7 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
 
 def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
-    from .shards import Shard
+    from .plan.shards import Shard
 
     try:
         return None if value is None else Shard.parse(value)
@@ -231,7 +231,7 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
              output: str = "table") -> Any:
     from .config import load_project_config
     from .report.progress import choose
-    from .suite import RunRequest, announce, execute, prepare, remember
+    from .run.suite import RunRequest, announce, execute, prepare, remember
 
     compare = flags.pop("compare")
     if compare is not None and flags.get("model"):
@@ -363,9 +363,9 @@ def status_cmd(project: Path, cassettes: Path | None, golden: Path | None, prune
                fixture_ids: tuple[str, ...], tags: tuple[str, ...], no_bundled: bool) -> None:
     """Show, per fixture and provider, whether a cassette and a golden exist, and list orphans."""
     from .fixtures.discovery import choose, discover
-    from .inventory import inventory, prune_orphans
+    from .plan.settings import Flags, resolve_settings
+    from .report.inventory import inventory, prune_orphans
     from .report.text import write_inventory
-    from .settings import Flags, resolve_settings
 
     try:
         settings = resolve_settings(project, Flags(cassettes=cassettes, golden=golden, no_bundled=no_bundled))
@@ -425,7 +425,7 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
     elif output == "junit":
         click.echo(_junit(outcome), nl=False)
     else:
-        from .env import Env
+        from ._runtime.env import Env
         from .report.table import output_width
         from .report.text import write_compare, write_run
 
@@ -457,7 +457,7 @@ def import_group() -> None:
 def import_bfcl_cmd(project: Path, source: Path, categories: tuple[str, ...], limit: int | None,
                     out: Path | None) -> None:
     """Write BFCL's cases (from a bfcl-eval wheel, package or data folder) as fixtures, one file per case."""
-    from .bfcl import DEFAULT_OUT, import_bfcl
+    from .fixtures.bfcl import DEFAULT_OUT, import_bfcl
 
     try:
         report = import_bfcl(source, out or project / DEFAULT_OUT, categories, limit)
@@ -498,8 +498,8 @@ def merge_cmd(project: Path, results: tuple[Path, ...], output: str, output_file
               junit_xml: Path | None, strict: bool) -> None:
     """Merge saved results (the shards of a run, or runs of the same providers) into one, judged as run judges."""
     from .config import load_project_config
-    from .merging import merge
-    from .suite import Outcome
+    from .report.merging import merge
+    from .run.suite import Outcome
 
     try:
         merged = merge([(str(path), _saved(path)) for path in results])
@@ -520,9 +520,9 @@ def _saved(path: Path) -> Any:
     the field when it is not one."""
     from pydantic import ValidationError
 
+    from ._runtime.jsonin import JsonProblem, read_json
     from .fixtures.model import validation_message
-    from .jsonin import JsonProblem, read_json
-    from .results import saved_runs
+    from .judge.results import saved_runs
 
     hint = "give a file that replio eval run --output json or --output-file wrote"
     try:

@@ -1,7 +1,7 @@
 """The project's `.replio/config.json`: its shape, and reading it with errors that name the file.
 
-Settings are resolved once, flags > environment (`replio_replay.env`) > this file > defaults,
-by `replio_replay.settings`.
+Settings are resolved once, flags > environment (`replio_replay._runtime.env`) > this file > defaults,
+by `replio_replay.plan.settings`.
 The file never holds an API key, only the name of the variable to read it from (`api_key_env`).
 """
 
@@ -12,10 +12,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .env import Env
+from ._runtime.env import Env
+from ._runtime.jsonin import JsonProblem, read_json
 from .errors import ConfigError
-from .jsonin import JsonProblem, read_json
-from .mcp.config import McpServers
+from .tools.mcp.config import McpServers
 
 __all__ = [
     "CONFIG_FILE",

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from .plural import plural
+from ._runtime.wording import plural
 from .recording.modes import RecordMode
 
 __all__ = ["ReplioItem", "ReplioProblem", "ReplioSuite"]
@@ -92,8 +92,8 @@ class ReplioItem(pytest.Item):
         self.add_marker("replio")
 
     def runtest(self) -> None:
-        from .suite import execute
-        from .verdict import judge
+        from .report.gate import judge
+        from .run.suite import execute
 
         plan, _ = _plan(self.config)
         outcome = execute(plan, only=lambda run, case: run is self.run and case is self.case)
@@ -142,10 +142,10 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
     """The plan of this session (made once), and the recorded runs to keep when none were named."""
     stash = config.stash[_STASH]
     if "plan" not in stash:
-        from .plugins import choose_plugins, plugin_manager
-        from .settings import Flags, not_a_project, resolve_settings
-        from .shards import Shard
-        from .suite import RunRequest, prepare
+        from .fixtures.plugins import choose_plugins, plugin_manager
+        from .plan.settings import Flags, not_a_project, resolve_settings
+        from .plan.shards import Shard
+        from .run.suite import RunRequest, prepare
         from .tools.setfile import given_by_path
 
         opt = config.getoption
@@ -184,8 +184,8 @@ def _folder(key: Any) -> tuple[str, str, str]:
 def _recorded_runs(cassettes: Path) -> dict[tuple[str, str, str], tuple[str, str, str]]:
     """(provider, model, tools) folders that hold cassettes -> the names their headers give."""
     from .errors import CassetteError
+    from .fixtures.layout import CASSETTE, scan
     from .recording.serializer import read_header
-    from .storage import CASSETTE, scan
 
     runs: dict[tuple[str, str, str], tuple[str, str, str]] = {}
     for rec in scan(cassettes, CASSETTE):

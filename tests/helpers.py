@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from replio_replay.cases import Case
+from replio_replay.fixtures.cases import Case
 from replio_replay.fixtures.discovery import discover
 from replio_replay.fixtures.model import Fixture
-from replio_replay.plugins import plugin_manager
+from replio_replay.fixtures.plugins import plugin_manager
 from replio_replay.providers.base import ProviderSettings
 from replio_replay.providers.mock import MockProvider, Turn
 from replio_replay.tools.builtin import builtin_tools

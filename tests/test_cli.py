@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from replio_replay._runtime.env import Env
 from replio_replay.cli import main
-from replio_replay.env import Env
+from replio_replay.judge.results import FixtureResult, RunResult, Summary
 from replio_replay.report.text import write_run
-from replio_replay.results import FixtureResult, RunResult, Summary
 from tests.helpers import bundled_ids, call, turn, write_json
 
 CATALOG_IDS = sorted(bundled_ids())

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from replio_replay.env import Env
+from replio_replay._runtime.env import Env
 from tests.helpers import bundled_ids, call, turn, write_json
 from tests.support.llm_server import LLMServer
 from tests.support.project import write_project

@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 
 from replio_replay.config import load_project_config
 from replio_replay.errors import CassetteError, ConfigError, FixtureError, GoldenError
+from replio_replay.fixtures.layout import RunKey
 from replio_replay.fixtures.model import Fixture, load_fixture
 from replio_replay.golden.store import GoldenStore
 from replio_replay.recording.serializer import ReadableSerializer, to_vcr
 from replio_replay.recording.yamlcodec import MAX_EXPANDED, dump_yaml, load_yaml
-from replio_replay.storage import RunKey
 
 #: Few examples, so the suite stays fast; REPLIO_HYPOTHESIS_EXAMPLES=5000 searches harder.
 EXAMPLES = int(os.environ.get("REPLIO_HYPOTHESIS_EXAMPLES", "60"))

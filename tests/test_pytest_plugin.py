@@ -17,9 +17,9 @@ from click.testing import CliRunner
 import replio_replay.pytest_plugin  # noqa: F401
 import replio_replay.recording.session  # noqa: F401
 import replio_replay.recording.yamlcodec  # noqa: F401
-import replio_replay.suite  # noqa: F401
+import replio_replay.run.suite  # noqa: F401
 from replio_replay.cli import main
-from replio_replay.shards import shard_of
+from replio_replay.plan.shards import shard_of
 from tests.support.llm_server import LLMServer
 from tests.support.project import run_args
 

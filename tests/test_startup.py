@@ -16,7 +16,7 @@ from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer
 from tests.support.project import PLANS
 
-HEAVY = ("httpx", "vcr", "deepdiff", "rich", "yaml", "replio_replay.engine")
+HEAVY = ("httpx", "vcr", "deepdiff", "rich", "yaml", "replio_replay.run.engine")
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["eval", "--path", ".", "list"]], ids=["help", "list"])

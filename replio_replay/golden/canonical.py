@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..results import FixtureResult
+from ..judge.results import FixtureResult
 
 __all__ = ["METRICS", "canonical_result"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from difflib import SequenceMatcher
 from typing import Any
 
-from ..diffing import Change, changes
+from .._runtime.diffing import Change, changes
 
 __all__ = ["drift", "tolerated"]
 

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..atomic import atomic_write_all
-from ..cases import trial_stem
+from .._runtime.atomic import atomic_write_all
 from ..errors import GoldenError
-from ..metrics import summarize
-from ..results import RunResult, Status
-from ..storage import RunKey
+from ..fixtures.cases import trial_stem
+from ..fixtures.layout import RunKey
+from ..judge.metrics import summarize
+from ..judge.results import RunResult, Status
 from .canonical import canonical_result
 from .drift import drift, tolerated
 from .store import GoldenStore

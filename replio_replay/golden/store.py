@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..atomic import atomic_write
+from .._runtime.atomic import atomic_write
+from .._runtime.jsonin import MAX_DEPTH, JsonProblem, read_json, too_deep
 from ..errors import GoldenError
-from ..jsonin import MAX_DEPTH, JsonProblem, read_json, too_deep
-from ..storage import GOLDEN, Recorded, RunKey, scan
+from ..fixtures.layout import GOLDEN, Recorded, RunKey, scan
 from .model import Golden
 
 __all__ = ["GoldenStore"]

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
-from ..redact import NO_SECRETS, Redactor
+from .._runtime.redact import NO_SECRETS, Redactor
 
 if TYPE_CHECKING:
     import httpx

@@ -12,7 +12,7 @@ import threading
 
 import httpx
 
-from ..deadline import TimedOut, run_until
+from .._runtime.deadline import TimedOut, run_until
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "BoundedTransport", "ResponseTooLarge"]
 

@@ -24,6 +24,8 @@ from urllib.parse import unquote
 
 import httpx
 
+from .._runtime.jsoncanon import canonical
+from .._runtime.redact import NO_SECRETS, Redactor, shown_url, without_credentials
 from ..errors import (
     ConfigError,
     ProviderAuthError,
@@ -31,8 +33,6 @@ from ..errors import (
     ProviderHTTPError,
     ProviderResponseError,
 )
-from ..jsoncanon import canonical
-from ..redact import NO_SECRETS, Redactor, shown_url, without_credentials
 from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings
 from .bounded import BoundedTransport, ResponseTooLarge
 from .retry import RETRY_STATUSES, Backoff, Retryable, Sleep, retry_after_seconds, with_retries

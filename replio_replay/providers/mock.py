@@ -16,8 +16,8 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from .._runtime.jsonin import read_json
 from ..errors import ConfigError, ProviderError
-from ..jsonin import read_json
 from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings, ToolCall, Usage
 
 __all__ = ["MockProvider", "Turn"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib
 
+from .._runtime.wording import did_you_mean
 from ..config import CONFIG_FILE, Env, ProjectConfig, parse_spec
 from ..errors import ConfigError, UnknownProviderError
-from ..suggest import did_you_mean
 from .base import Provider, ProviderSettings
 
 __all__ = ["PROVIDERS", "create_provider", "provider_class"]

@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import McpError
-from ..results import Status
+from ..judge.results import Status
 
 if TYPE_CHECKING:
     import httpx
 
-    from ..cases import Case
-    from ..mcp.config import McpServer
+    from ..fixtures.cases import Case
     from ..providers.base import Provider
-    from ..tools.mcp import McpTools, Mode
+    from ..tools.mcp.config import McpServer
+    from ..tools.mcp.source import McpTools, Mode
     from ..tools.toolset import ToolSet
 
 __all__ = ["FixtureSession", "SessionFactory", "live_session"]
@@ -44,7 +44,7 @@ class FixtureSession:
     def mcp_tools(self, servers: Mapping[str, McpServer], *, root: Path, env: Mapping[str, str],
                   project: Path | None = None) -> McpTools:
         """The fixture's MCP servers, to `open` and `close`, each met as `mcp_modes` says."""
-        from ..tools.mcp import McpTools
+        from ..tools.mcp.source import McpTools
 
         self.mcp = McpTools(servers, self.mcp_modes(servers), root=root, env=env, project=project)
         return self.mcp

@@ -23,11 +23,11 @@ from vcr.cassette import Cassette
 from vcr.config import VCR
 from vcr.request import Request
 
-from ..jsoncanon import canonical
+from .._runtime.jsoncanon import canonical
 from .modes import RecordMode
+from .persister import AtomicPersister
 from .scrub import scrub_headers, scrub_url
 from .serializer import ReadableSerializer
-from .store import AtomicPersister
 
 __all__ = ["BODY_MATCHER", "MATCH_ON", "Cassette", "Request", "canonical_json_body", "open_cassette"]
 

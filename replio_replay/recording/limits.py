@@ -3,7 +3,7 @@ serializer a recorded body (kept apart from the loader, so checking a body needs
 
 from __future__ import annotations
 
-from ..jsonin import MAX_DEPTH as INPUT_DEPTH
+from .._runtime.jsonin import MAX_DEPTH as INPUT_DEPTH
 
 __all__ = ["MAX_DEPTH", "MAX_EXPANDED"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..diffing import Change, changes
+from .._runtime.diffing import Change, changes
 
 __all__ = ["VOLATILE_PATHS", "keyed_tools", "request_changes"]
 

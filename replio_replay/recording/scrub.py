@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..redact import Redactor, shown_url
+from .._runtime.redact import Redactor, shown_url
 
 __all__ = ["REDACTED", "SECRET_HEADERS", "find_secret", "scrub_headers", "scrub_url"]
 

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._runtime.jsoncanon import canonical
+from .._runtime.jsonin import too_deep
+from .._runtime.wording import plural
 from ..errors import CassetteError
-from ..jsoncanon import canonical
-from ..jsonin import too_deep
-from ..plural import plural
 from .limits import MAX_DEPTH
 
 __all__ = ["HEADER_KEY", "MCP_KEY", "TOOLS_KEY", "ReadableSerializer", "load_cassette", "read_header"]

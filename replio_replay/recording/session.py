@@ -23,23 +23,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..cases import Case
+from .._runtime.redact import MIN_SECRET, without_credentials
 from ..errors import CassetteError
+from ..fixtures.cases import Case
+from ..fixtures.layout import CASSETTE, RunKey
+from ..judge.results import Status
 from ..providers.base import Provider
-from ..redact import MIN_SECRET, without_credentials
-from ..results import Status
-from ..storage import CASSETTE, RunKey
 from .base import FixtureSession
 from .cassette import BODY_MATCHER, open_cassette
 from .modes import RecordMode, record_flags
+from .persister import AtomicPersister
 from .serializer import ReadableSerializer
 from .staleness import case_mode
-from .store import AtomicPersister
 from .transport import CassetteTransport
 
 if TYPE_CHECKING:
-    from ..mcp.config import McpServer
-    from ..tools.mcp import McpTools, Mode
+    from ..tools.mcp.config import McpServer
+    from ..tools.mcp.source import McpTools, Mode
 
 __all__ = ["CassetteSession", "CassetteSessions"]
 
@@ -110,8 +110,8 @@ class CassetteSession(FixtureSession):
     def mcp_tools(self, servers: Mapping[str, McpServer], *, root: Path, env: Mapping[str, str],
                   project: Path | None = None) -> McpTools:
         """Replay the servers from the cassette where it replays (comparing the `live` ones), else record them."""
-        from ..mcp.recording import parse_records
-        from ..tools.mcp import McpTools
+        from ..tools.mcp.recording import parse_records
+        from ..tools.mcp.source import McpTools
 
         modes = self.mcp_modes(servers)
         replaying = self.cassette_transport.protected
@@ -160,7 +160,7 @@ class CassetteSession(FixtureSession):
             return
         self.serializer.header = self._provenance()
         if mcp is not None and mcp.recording:
-            from ..mcp.recording import records_json
+            from ..tools.mcp.recording import records_json
 
             self.serializer.mcp = records_json(mcp.records)
         t.cassette._save(force=True)  # what vcrpy's `use_cassette` calls on exit: persists through the persister

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..cases import Case
 from ..errors import CassetteError
+from ..fixtures.cases import Case
 from ..fixtures.model import Fixture
 from ..tools.toolset import ToolSet
 from .modes import RecordMode

@@ -17,9 +17,9 @@ from typing import Any
 import httpx
 from vcr.matchers import requests_match
 
-from ..diffing import Change
+from .._runtime.diffing import Change
+from .._runtime.jsoncanon import canonical
 from ..errors import CassetteError
-from ..jsoncanon import canonical
 from ..providers.http import REPLAYED
 from .cassette import Cassette, Request, json_body
 from .modes import RecordMode, record_flags

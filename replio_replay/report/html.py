@@ -18,8 +18,8 @@ from typing import Union
 import jinja2
 from markupsafe import Markup
 
+from ..judge.results import FixtureResult, RunResult, TrialResult
 from ..recording.modes import RecordMode, record_flags
-from ..results import FixtureResult, RunResult, TrialResult
 from .text import compared, describe_change, drift_text, fmt_ratio, request_drift_text, units
 
 __all__ = ["GROUPS", "Report", "build_report", "render_html"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Collection, Sequence
 
-from ..results import RunResult
-from ..verdict import judge
+from ..judge.results import RunResult
+from .gate import judge
 
 __all__ = ["junit_xml"]
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..plural import plural
+from .._runtime.wording import plural
 
 if TYPE_CHECKING:
-    from ..results import FixtureResult
+    from ..judge.results import FixtureResult
 
 __all__ = ["LineProgress", "LiveProgress", "Progress", "choose"]
 

@@ -6,15 +6,15 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..diffing import Change
-from ..plural import plural
+from .._runtime.diffing import Change
+from .._runtime.wording import plural
 from ..recording.modes import RecordMode, record_flags
 from .table import plain_lines, render_table, table_width
 
 if TYPE_CHECKING:
     from ..golden.review import Approval
-    from ..inventory import Inventory
-    from ..results import FixtureResult, RunResult, Summary, TrialResult
+    from ..judge.results import FixtureResult, RunResult, Summary, TrialResult
+    from .inventory import Inventory
 
 __all__ = ["compared", "describe_change", "drift_text", "fmt_ratio", "request_drift_text", "skipped_line", "units",
            "write_fixture_list", "write_problems", "write_run"]

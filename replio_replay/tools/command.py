@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from .base import Invoke, ToolContext, ToolFailure
-from .declared import beside
 from .process import base_env, run_bounded
 
-__all__ = ["OUTPUT_CAP", "command_invoke", "missing_program"]
+__all__ = ["OUTPUT_CAP", "beside", "command_invoke", "missing_program"]
 
 #: Characters of stdout a command tool may return.
 OUTPUT_CAP = 16_000
@@ -90,3 +89,8 @@ def missing_program(argv: Sequence[str], declared: Sequence[str]) -> str | None:
         if beside(text) and not os.path.exists(arg):
             return f"{text!r} ({arg}) does not exist"
     return None
+
+
+def beside(arg: str) -> bool:
+    """Whether a command's argument names a file beside the declaring file."""
+    return arg.startswith(("./", "../"))

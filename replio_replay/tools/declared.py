@@ -27,7 +27,7 @@ from .permissions import Category
 from .schema import name_problem, schema_problem
 from .stub import StubCase, stub_invoke
 
-__all__ = ["DEFAULT_COMMAND_TIMEOUT", "ToolDecl", "ToolDecls", "beside", "command_argv", "declared_tool"]
+__all__ = ["DEFAULT_COMMAND_TIMEOUT", "ToolDecl", "ToolDecls", "command_argv", "declared_tool"]
 
 #: Seconds a command tool may run when its declaration gives no `timeout`.
 DEFAULT_COMMAND_TIMEOUT = 30.0
@@ -115,9 +115,6 @@ def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | No
 def command_argv(command: Sequence[str], base_dir: Path | None) -> tuple[str, ...]:
     """The argv a command tool runs: `./x` and `../x` name files beside the declaring file (in
     `base_dir`); every other argument is passed as is."""
+    from .command import beside
+
     return tuple(str((base_dir / arg).resolve()) if base_dir is not None and beside(arg) else arg for arg in command)
-
-
-def beside(arg: str) -> bool:
-    """Whether a command's argument names a file beside the declaring file."""
-    return arg.startswith(("./", "../"))

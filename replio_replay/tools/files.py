@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ..atomic import atomic_write
+from .._runtime.atomic import atomic_write
 from .base import Params, Tool, ToolContext, ToolFailure, model_tool
 from .permissions import Category
 from .sandbox import Sandbox

@@ -27,7 +27,7 @@ from typing import Any, get_type_hints
 
 from pydantic import create_model
 
-from ..jsoncanon import canonical
+from .._runtime.jsoncanon import canonical
 from .base import Tool, ToolContext, ToolFailure, model_tool
 from .permissions import Category
 from .schema import name_problem, schema_problem

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ..groups import end_group, marked, track_group
+from .._runtime.groups import end_group, marked, track_group
 
 __all__ = [
     "Finished",

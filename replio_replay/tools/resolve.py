@@ -30,7 +30,7 @@ from .toolset import DEFAULT_SYSTEM_PROMPT, Pending, ToolSet
 
 if TYPE_CHECKING:
     from ..fixtures.model import Fixture
-    from ..mcp.config import McpServer
+    from .mcp.config import McpServer
 
 __all__ = ["for_fixture", "name_problems", "resolve_toolset", "with_mcp_tools"]
 

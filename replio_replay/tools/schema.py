@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..jsoncanon import canonical
+from .._runtime.jsoncanon import canonical
 
 __all__ = ["TOOL_NAME", "argument_problem", "merge_patch", "name_problem", "schema_problem"]
 

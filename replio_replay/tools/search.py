@@ -17,7 +17,7 @@ from typing import Any
 import re2
 from pydantic import Field
 
-from ..regex import OPTIONS, compile_regex, utf8
+from .._runtime.regex import OPTIONS, compile_regex, utf8
 from .base import Params, Tool, ToolContext, ToolFailure, model_tool
 from .files import _MAX_LINE
 from .permissions import Category

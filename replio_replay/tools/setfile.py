@@ -16,11 +16,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
+from .._runtime.jsonin import JsonProblem, read_json
+from .._runtime.wording import did_you_mean
 from ..errors import ToolSetError, UsageError
-from ..jsonin import JsonProblem, read_json
-from ..mcp.config import McpServer, ServerName
-from ..suggest import did_you_mean
 from .declared import ToolDecls
+from .mcp.config import McpServer, ServerName
 from .override import Override
 from .toolset import DEFAULT_TOOLSET
 

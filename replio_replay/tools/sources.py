@@ -18,10 +18,10 @@ import pluggy
 from ..errors import ToolSetError
 from ..fixtures.model import Fixture
 from ..fixtures.sources import Problem
-from ..mcp.config import McpServer
 from .base import Tool
 from .builtin import builtin_tools
 from .declared import command_argv
+from .mcp.config import McpServer
 from .resolve import for_fixture, resolve_toolset
 from .schema import name_problem
 from .setfile import SetFile, load_chain, locate

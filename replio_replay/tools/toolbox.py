@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..deadline import Interrupted, TimedOut, run_until
+from .._runtime.deadline import Interrupted, TimedOut, run_until
 from ..errors import ReplioError
 from .base import BUILTIN, InvalidArguments, Tool, ToolContext, ToolFailure
 from .permissions import Permissions

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..jsoncanon import canonical
-from ..mcp.config import McpServer
+from .._runtime.jsoncanon import canonical
 from .base import Tool
+from .mcp.config import McpServer
 
 if TYPE_CHECKING:
     from .override import Override

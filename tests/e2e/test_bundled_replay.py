@@ -12,9 +12,9 @@ import pytest
 
 from replio_replay.config import load_project_config, parse_spec
 from replio_replay.fixtures.discovery import discover
+from replio_replay.fixtures.layout import CASSETTE, RunKey
+from replio_replay.fixtures.plugins import plugin_manager
 from replio_replay.golden.store import GoldenStore
-from replio_replay.plugins import plugin_manager
-from replio_replay.storage import CASSETTE, RunKey
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from replio_replay.diffing import Change
+from replio_replay._runtime.diffing import Change
 from replio_replay.golden.canonical import canonical_result
 from replio_replay.golden.drift import drift, tolerated
-from replio_replay.results import FixtureResult, Status, TraceCall
+from replio_replay.judge.results import FixtureResult, Status, TraceCall
 
 
 def result(calls: list[tuple[str, dict, int]], answer: str = "done", status: Status = Status.OK) -> FixtureResult:

@@ -13,10 +13,10 @@ from click.testing import CliRunner, Result
 
 from replio_replay.cli import main
 from replio_replay.errors import GoldenError
+from replio_replay.fixtures.layout import RunKey
 from replio_replay.golden.canonical import METRICS
 from replio_replay.golden.model import Golden, GoldenMetrics
 from replio_replay.golden.store import GoldenStore
-from replio_replay.storage import RunKey
 from tests.support.llm_server import LLMServer
 
 REPO = Path(__file__).resolve().parents[2]

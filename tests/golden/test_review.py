@@ -7,9 +7,9 @@ from pathlib import Path
 
 from replio_replay.golden.review import approve
 from replio_replay.golden.store import GoldenStore
-from replio_replay.metrics import summarize
+from replio_replay.judge.metrics import summarize
+from replio_replay.judge.results import FixtureResult, RunResult, Status, TraceCall
 from replio_replay.report.text import write_approvals
-from replio_replay.results import FixtureResult, RunResult, Status, TraceCall
 
 
 def _run(*fixtures: FixtureResult) -> RunResult:

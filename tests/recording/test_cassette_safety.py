@@ -15,8 +15,8 @@ from click.testing import CliRunner, Result
 
 from replio_replay.cli import main
 from replio_replay.errors import CassetteError
+from replio_replay.recording.persister import AtomicPersister
 from replio_replay.recording.serializer import ReadableSerializer, to_vcr
-from replio_replay.recording.store import AtomicPersister
 from replio_replay.recording.yamlcodec import MAX_EXPANDED, dump_yaml, load_yaml
 from tests.support.llm_server import LLMServer
 from tests.support.project import run_args

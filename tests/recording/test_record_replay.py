@@ -267,7 +267,7 @@ def test_the_canonical_json_body_matcher_is_registered_the_vcrpy_way(tmp_path: P
 
     from replio_replay.recording.cassette import BODY_MATCHER, open_cassette
     from replio_replay.recording.modes import RecordMode
-    from replio_replay.recording.store import AtomicPersister
+    from replio_replay.recording.persister import AtomicPersister
 
     cassette, config = open_cassette(tmp_path / "c.yaml", RecordMode.ONCE, ReadableSerializer(), AtomicPersister(),
                                      load=False)

@@ -10,11 +10,11 @@ from click.testing import CliRunner
 
 from replio_replay.cli import main
 from replio_replay.fixtures.model import Fixture
+from replio_replay.judge.results import Status
 from replio_replay.providers.base import ProviderSettings
 from replio_replay.providers.openai import OpenAIProvider
 from replio_replay.recording.modes import RecordMode
 from replio_replay.recording.session import CassetteSessions
-from replio_replay.results import Status
 from tests.helpers import make_case
 from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer, Reply

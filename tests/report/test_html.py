@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from replio_replay.metrics import combine_trials, summarize
+from replio_replay.judge.metrics import combine_trials, summarize
+from replio_replay.judge.results import FixtureResult, RunResult, Status, TraceCall, saved_runs
 from replio_replay.report.html import PLOT, TOP, build_report, render_html
-from replio_replay.results import FixtureResult, RunResult, Status, TraceCall, saved_runs
 from tests.support.report_project import (
     HOSTILE,
     TODO_LINE,

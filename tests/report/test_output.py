@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from replio_replay.judge.results import FixtureResult, RunResult, Status, Summary
 from replio_replay.report.text import write_compare
-from replio_replay.results import FixtureResult, RunResult, Status, Summary
 from tests.helpers import call, replio_command, turn, write_json
 
 LONG_ID = "a-rather-long-fixture-id"

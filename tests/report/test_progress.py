@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from replio_replay.judge.results import FixtureResult, Status
 from replio_replay.report.progress import LineProgress, LiveProgress, Progress, choose, tally_line
-from replio_replay.results import FixtureResult, Status
 from tests.helpers import replio_command
 from tests.report.test_output import LONG_ID, write_project
 

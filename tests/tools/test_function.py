@@ -11,8 +11,8 @@ import pluggy
 import pytest
 from pydantic import Field
 
-from replio_replay import hookspecs
-from replio_replay.hookspecs import hookimpl
+from replio_replay.fixtures import hookspecs
+from replio_replay.fixtures.hookspecs import hookimpl
 from replio_replay.tools.base import Tool, ToolContext, ToolFailure
 from replio_replay.tools.function import tool
 from replio_replay.tools.permissions import Category, Permissions

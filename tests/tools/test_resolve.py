@@ -529,7 +529,7 @@ GIT = {"command": "{python}", "args": ["-m", "mcp_server_git"]}
 def _with_servers(*chain: SetFile, servers: Any = None) -> ToolSet:
     from pydantic import TypeAdapter
 
-    from replio_replay.mcp.config import McpServers
+    from replio_replay.tools.mcp.config import McpServers
 
     parsed = TypeAdapter(McpServers).validate_python(servers if servers is not None else {"git": GIT})
     return resolve_toolset("t", list(chain), builtin_tools(), parsed)

@@ -14,8 +14,8 @@ import math
 import re
 from typing import Any
 
+from ..._runtime.redact import NO_SECRETS, Redactor
 from ...errors import ProviderResponseError
-from ...redact import NO_SECRETS, Redactor
 from ..base import Arguments, ChatRequest, ToolCall
 
 __all__ = [

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from replio_replay._runtime.jsoncanon import canonical
 from replio_replay.errors import ProviderResponseError
-from replio_replay.jsoncanon import canonical
 from replio_replay.providers.base import ChatRequest, Message, ToolCall
 from replio_replay.providers.wire import openai as wire
 from tests.providers.samples import READ_TOOL, after_two_calls, first_turn, settings

@@ -1,0 +1,99 @@
+"""Pure metrics: a trace's numbers (accuracy, redundant calls, errors), the suite summary, and
+repeated trials combined with pass^k and pass@k (computed as tau-bench and inspect_ai do)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import comb
+from typing import Any
+
+from .._runtime.jsoncanon import canonical
+from ..fixtures.trajectory import Call, MatchMode, trajectory_matches
+from .results import FixtureResult, Status, Summary, TrialResult
+
+__all__ = ["accuracy", "combine_trials", "pass_at_k", "pass_hat_k", "redundant", "summarize"]
+
+
+def accuracy(calls: Sequence[Call], expected: Sequence[Any] | None, mode: MatchMode = MatchMode.STRICT) -> float | None:
+    """1.0 when the calls match `expected` under `mode` (see `trajectory`), 0.0 otherwise, None when
+    nothing is expected."""
+    if expected is None:
+        return None
+    return 1.0 if trajectory_matches(calls, expected, mode) else 0.0
+
+
+def redundant(calls: Sequence[tuple[str, Any]]) -> int:
+    """Calls minus distinct (name, canonical arguments) pairs."""
+    return len(calls) - len({(name, canonical(args)) for name, args in calls})
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def summarize(results: Sequence[FixtureResult]) -> Summary:
+    """The suite summary over fixture results; with repeated trials, over every trial.
+
+    A fixture whose results were combined (`combine_trials`) counts each of its trials in the
+    means and totals, drifts when any trial drifts, and adds its passes to pass^k and pass@k.
+    """
+    trials = [t for r in results for t in _units(r)]
+    drifts = {r.id: [t.drift for t in _units(r)] for r in results}
+    errored = {r.id: all(t.status is Status.ERROR for t in _units(r)) for r in results}
+    summary = Summary(
+        fixtures=len({r.id for r in results}),
+        accuracy=_mean([t.accuracy for t in trials if t.accuracy is not None]),
+        pass_rate=_mean([1.0 if t.passed else 0.0 for t in trials]),
+        calls=sum(t.calls for t in trials),
+        redundant=sum(t.redundant for t in trials),
+        errors=sum(t.errors for t in trials),
+        tokens=sum(t.tokens for t in trials),
+        drifted=sum(1 for ds in drifts.values() if any(ds)),
+        new=sum(1 for i, ds in drifts.items() if any(d is None for d in ds) and not errored[i]),
+    )
+    n = max((r.n or 1 for r in results), default=1)
+    if n == 1:
+        return summary
+    counts = [(r.passes or 0, r.n or 1) for r in results]
+    return summary.model_copy(update={
+        "trials": n,
+        "pass_hat_k": {str(k): _mean([pass_hat_k(c, m, k) for c, m in counts if m >= k]) or 0.0
+                       for k in range(1, n + 1)},
+        "pass_at_k": {str(k): _mean([pass_at_k(c, m, k) for c, m in counts if m >= k]) or 0.0
+                      for k in range(1, n + 1)},
+        "flaky": sorted(r.id for r in results if 0 < (r.passes or 0) < (r.n or 1)),
+    })
+
+
+def _units(result: FixtureResult) -> list[TrialResult | FixtureResult]:
+    """A fixture's trials, or the result itself when it ran once."""
+    return list(result.trials) if result.trials else [result]
+
+
+def pass_hat_k(c: int, n: int, k: int) -> float:
+    """pass^k (tau-bench): the chance that k trials drawn from n, c of which passed, all pass."""
+    return comb(c, k) / comb(n, k)
+
+
+def pass_at_k(c: int, n: int, k: int) -> float:
+    """pass@k: the chance that at least one of k trials drawn from n, c of which passed, passes."""
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def combine_trials(results: Sequence[FixtureResult]) -> list[FixtureResult]:
+    """One result per fixture: its first trial's, with every trial in brief under `trials` and
+    the count of those that passed (`passes`, of `n`). Fixtures keep their first appearance's order."""
+    by_id: dict[str, list[FixtureResult]] = {}
+    for r in results:
+        by_id.setdefault(r.id, []).append(r)
+    combined = []
+    for runs in by_id.values():
+        runs = sorted(runs, key=lambda r: r.trial)
+        trials = [TrialResult(trial=r.trial, status=r.status, passed=r.passed, accuracy=r.accuracy, calls=r.calls,
+                              redundant=r.redundant, errors=r.errors, tokens=r.tokens, error=r.error, drift=r.drift,
+                              drift_info=r.drift_info, request_drift=r.request_drift) for r in runs]
+        combined.append(runs[0].model_copy(update={
+            "trials": trials, "passes": sum(t.passed for t in trials), "n": len(trials),
+            "seconds": sum(r.seconds for r in runs),
+        }))
+    return combined

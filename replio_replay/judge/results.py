@@ -1,0 +1,213 @@
+"""The result model: what one fixture's run produced and the suite summary (the JSON contract).
+
+Keys are only ever added, never renamed. Everything here is pure data; `timing`, when
+asked for, is the only volatile part and is left out of comparisons.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from ..fixtures.layout import RunKey
+
+__all__ = ["FixtureResult", "RunResult", "SavedRuns", "Status", "Summary", "TraceCall", "TrialResult", "saved_runs"]
+
+
+class Status(str, Enum):
+    """How a fixture's loop ended."""
+
+    OK = "ok"  # the model answered without calling tools
+    TRUNCATED = "truncated"  # a turn or call limit stopped it
+    ERROR = "error"  # the provider or the harness failed
+    CANCELLED = "cancelled"  # the run was interrupted
+
+
+class _Model(BaseModel):
+    # No NaN or Infinity anywhere: JSON has neither, and a saved result is read back as input.
+    model_config = ConfigDict(populate_by_name=True, frozen=True, defer_build=True, allow_inf_nan=False)
+
+
+#: A fraction (accuracy, a pass rate), and a count that cannot be negative.
+_Fraction = Annotated[float, Field(ge=0, le=1)]
+_Count = Annotated[int, Field(ge=0)]
+
+
+class TraceCall(_Model):
+    """One tool call as the model made it; `arguments` is the raw string if it was not JSON."""
+
+    name: str
+    arguments: dict[str, Any] | str
+    result: str | None = Field(None, description="What the model was told (capped; see RESULT_CAP).")
+
+
+class FixtureResult(_Model):
+    """One fixture against one provider and model."""
+
+    id: str
+    task: str | None = Field(None, description="The fixture's task, the user message (null in older results).")
+    trace: list[TraceCall] = Field(default_factory=list)
+    names: list[str] = Field(default_factory=list)
+    accuracy: _Fraction | None = None
+    passed: bool = Field(False, alias="pass")
+    calls: _Count = 0
+    redundant: _Count = 0
+    errors: _Count = 0
+    tokens: _Count = 0
+    status: Status = Status.OK
+    error: str | None = None
+    reasons: list[str] = Field(default_factory=list, description="Why the verifier failed.")
+    answer: str = Field("", description="The model's final text.")
+    #: The turn (0-based) of each trace call, so parallel calls can be told from sequential ones.
+    turns: list[int] = Field(default_factory=list, exclude=True)
+    request_drift: list[dict[str, Any]] | None = Field(
+        None, description="Replayed request bodies vs recorded ones: null when nothing was replayed."
+    )
+    drift: list[dict[str, Any]] | None = Field(
+        None, description="Changes from the approved golden: null when there is no golden yet, or when "
+        "the fixture ended in error or was cancelled (not compared)."
+    )
+    drift_info: list[dict[str, Any]] | None = Field(
+        None, description="Changes from the golden that do not fail it (token counts within tokens_tolerance)."
+    )
+    timing: dict[str, float] | None = Field(None, description="Volatile wall-clock figures.")
+    #: Wall-clock seconds the fixture took (all its trials, once combined); JUnit's `time`.
+    seconds: float = Field(0.0, exclude=True)
+    #: Which trial this result is (1-based); the JSON shows it inside `trials`.
+    trial: int = Field(1, exclude=True)
+    trials: list[TrialResult] | None = Field(None, description="Each trial's outcome, when the run has several.")
+    passes: _Count | None = Field(None, description="Trials that passed (c), when the run has several.")
+    n: int | None = Field(None, ge=1, description="Trials run (n), when the run has several.")
+    titles: dict[str, str] | None = Field(
+        None, description="Tool name -> the name reports show (the tool's `title`), for the tools offered that "
+                          "have one; `trace`, `names` and `reasons` keep the tool names.")
+
+    def shown(self, name: str) -> str:
+        """The name a person reads for tool `name`: its title, when it has one."""
+        return (self.titles or {}).get(name, name)
+
+    @property
+    def shown_reasons(self) -> list[str]:
+        """`reasons` as a person reads them (`shown_text`)."""
+        return [self.shown_text(reason) for reason in self.reasons]
+
+    def shown_text(self, text: str) -> str:
+        """`text` (a reason, a line of golden drift) as a person reads it: each tool name that has a
+        title written as its title."""
+        if not self.titles:
+            return text
+        return _title_pattern(tuple(self.titles)).sub(lambda m: self.shown(m[0]), text)
+
+    @model_validator(mode="after")
+    def _passes_of_n(self) -> FixtureResult:
+        if (self.passes is None) != (self.n is None):
+            raise ValueError("passes and n come together: both or neither")
+        if self.passes is not None and self.n is not None and self.passes > self.n:
+            raise ValueError(f"passes ({self.passes}) cannot be more than n ({self.n}), the trials run")
+        return self
+
+
+@functools.lru_cache(maxsize=256)
+def _title_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of `names` as a whole tool name: not part of a longer name (letters, digits, `_`, `-`, `.`)."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w.-])(?:{alternatives})(?![\w-]|\.\w)")
+
+
+class TrialResult(_Model):
+    """One trial of a fixture, in brief."""
+
+    trial: int
+    status: Status
+    passed: bool = Field(alias="pass")
+    accuracy: _Fraction | None = None
+    calls: _Count = 0
+    redundant: _Count = 0
+    errors: _Count = 0
+    tokens: _Count = 0
+    error: str | None = None
+    drift: list[dict[str, Any]] | None = None
+    drift_info: list[dict[str, Any]] | None = None
+    request_drift: list[dict[str, Any]] | None = None
+
+
+class Summary(_Model):
+    """Suite totals; `accuracy` is the mean over fixtures that declare `expected`."""
+
+    fixtures: _Count = 0
+    accuracy: _Fraction | None = None
+    pass_rate: _Fraction | None = None
+    calls: _Count = 0
+    redundant: _Count = 0
+    errors: _Count = 0
+    tokens: _Count = 0
+    drifted: _Count = 0
+    new: _Count = 0
+    trials: int | None = Field(None, ge=1, description="Trials per fixture, when more than one.")
+    pass_hat_k: dict[str, _Fraction] | None = Field(
+        None, description="k -> mean over fixtures of C(c,k)/C(n,k): the chance all of k trials pass."
+    )
+    pass_at_k: dict[str, _Fraction] | None = Field(
+        None, description="k -> mean over fixtures of 1 - C(n-c,k)/C(n,k): the chance one of k trials passes."
+    )
+    flaky: list[str] | None = Field(None, description="Fixtures that passed some trials but not all.")
+
+
+class RunResult(_Model):
+    """One provider, model and tool set over the chosen fixtures."""
+
+    provider: str
+    model: str
+    tools: str = "default"
+    tools_hash: str | None = Field(None, description="The tool set's digest (tools, schemas, prompt).")
+    fixtures: list[FixtureResult]
+    summary: Summary
+
+    @property
+    def key(self) -> RunKey:
+        """What the run is of: provider, model, tool set (its files' place on disk)."""
+        from ..fixtures.layout import RunKey
+
+        return RunKey(self.provider, self.model, self.tools)
+
+    def to_json(self) -> dict[str, Any]:
+        """The contract's dict: `pass` spelled as such, `timing` only where it was measured."""
+        data = self.model_dump(mode="json", by_alias=True)
+        for fx in data["fixtures"]:
+            for key in ("timing", "trials", "passes", "n", "drift_info", "titles"):
+                if fx.get(key) is None:
+                    fx.pop(key, None)
+            for trial in fx.get("trials", ()):
+                if trial.get("drift_info") is None:
+                    trial.pop("drift_info")
+        for key in ("trials", "pass_hat_k", "pass_at_k", "flaky"):
+            if data["summary"].get(key) is None:
+                data["summary"].pop(key, None)
+        return data
+
+
+class SavedProblem(_Model):
+    """A fixture file that could not be loaded, as a saved result lists it."""
+
+    file: str
+    message: str
+
+
+class SavedRuns(_Model):
+    """A saved result read back: what `run --output json` and `--output-file` write."""
+
+    runs: list[RunResult]
+    problems: list[SavedProblem] = Field(default_factory=list)
+
+
+def saved_runs(data: Any) -> SavedRuns:
+    """`data` as saved runs: one run (`{provider, model, ..., problems}`) or compared ones
+    (`{"runs": [...], "problems": [...]}`); pydantic's ValidationError when it is neither."""
+    if isinstance(data, dict) and "runs" not in data:
+        return SavedRuns(runs=[RunResult.model_validate(data)], problems=data.get("problems", []))
+    return SavedRuns.model_validate(data)

@@ -1,0 +1,146 @@
+"""The verifier, pure: a fixture's declarative checks against what a run did give pass and reasons.
+
+What a run did is its `Evidence`: the calls it made, the final answer, and the files the
+verifier asks about as the run left them. Each check is a small function
+``check(verifier, fixture, evidence) -> list of reasons``; an empty list means it holds, and
+`pass` is all of them. A fixture without a verifier passes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .._runtime.redact import NO_SECRETS, Redactor
+from ..fixtures.matchers import Matcher, matches, matches_all, quoted, shown, written
+from ..fixtures.model import FileCheck, Fixture, Verifier
+from ..fixtures.trajectory import in_order, mismatches, trajectory_matches
+from .results import TraceCall
+
+__all__ = ["CHECKS", "Evidence", "verify"]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a run did: its calls, its answer, and each checked file's content (None: no such file);
+    and the run's secrets, which reasons quote nothing of."""
+
+    trace: Sequence[TraceCall] = ()
+    answer: str = ""
+    files: Mapping[str, str | None] = field(default_factory=dict)
+    redactor: Redactor = NO_SECRETS
+
+
+Check = Callable[[Verifier, Fixture, Evidence], list[str]]
+
+
+def _names(trace: Sequence[TraceCall]) -> list[str]:
+    return [c.name for c in trace]
+
+
+def check_exact(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    if v.exact is None or v.exact is False:
+        return []
+    want = fx.expected_names if v.exact is True else v.exact
+    if want is None:
+        return ["exact: true needs an `expected` list in the fixture"]
+    got = _names(ev.trace)
+    return [] if got == list(want) else [f"exact: called {got}, expected {list(want)}"]
+
+
+def check_must_include(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    missing = Counter(v.must_include) - Counter(_names(ev.trace))
+    return [f"must_include: {name} was not called" for name in sorted(missing)]
+
+
+def check_avoid(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    called = set(_names(ev.trace))
+    return [f"avoid: {name} was called" for name in v.avoid if name in called]
+
+
+def check_call_count(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    n = len(ev.trace)
+    reasons = []
+    if v.max_calls is not None and n > v.max_calls:
+        reasons.append(f"max_calls: {n} calls, at most {v.max_calls} allowed")
+    if v.min_calls is not None and n < v.min_calls:
+        reasons.append(f"min_calls: {n} calls, at least {v.min_calls} required")
+    return reasons
+
+
+def check_args(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    reasons = []
+    for tool, want in v.args.items():
+        if not any(matches_all(want, c.arguments) for c in ev.trace if c.name == tool):
+            reasons.append(f"args: no {tool} call with {shown(want)}")
+    return reasons
+
+
+def check_in_order(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    if not v.in_order or in_order(ev.trace, v.in_order):
+        return []
+    wanted = [e if isinstance(e, str) else e.model_dump(mode="json") for e in v.in_order]
+    return [f"in_order: {wanted} were not called in this order (called {_names(ev.trace)})"]
+
+
+def check_match_expected(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    if not v.match_expected:
+        return []
+    if fx.expected is None:
+        return ["match_expected: true needs an `expected` list in the fixture"]
+    if trajectory_matches(ev.trace, fx.expected, fx.match):
+        return []
+    return [f"match_expected: {why}" for why in mismatches(ev.trace, fx.expected, fx.match, ev.redactor)]
+
+
+def check_answer(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    if v.answer is None:
+        return []
+    if isinstance(v.answer, Matcher):
+        held = v.answer.test(ev.answer)
+    else:  # a literal is the whole answer, surrounding whitespace aside
+        held = isinstance(v.answer, str) and ev.answer.strip() == v.answer.strip()
+    return [] if held else [f"answer: expected {_show(v.answer)}, the answer is {quoted(ev.answer, redactor=ev.redactor)}"]
+
+
+def check_files(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    return [f"files.{path}: {why}" for path, check in v.files.items()
+            if (why := _file_problem(check, ev.files.get(path), fx.files.get(path), ev.redactor)) is not None]
+
+
+def _file_problem(check: FileCheck, content: str | None, provisioned: str | None,
+                  redactor: Redactor) -> str | None:
+    """Why the file does not satisfy `check`, or None."""
+    if check.kind == "missing":
+        return None if content is None else "the file exists; it should have been removed"
+    if content is None:
+        return "there is no such file"
+    if check.kind == "exists":
+        return None
+    if check.kind == "unchanged":
+        if provisioned is None:
+            return "the fixture did not provision it, so it cannot be unchanged; it was created"
+        return None if content == provisioned else f"it changed; it now starts {quoted(content, redactor=redactor)}"
+    if matches(check.matcher, content):
+        return None
+    return f"expected {_show(check.matcher)}, it holds {quoted(content, redactor=redactor)}"
+
+
+def _show(expectation: object) -> str:
+    return json.dumps(written(expectation), ensure_ascii=False)
+
+
+CHECKS: tuple[Check, ...] = (
+    check_exact, check_must_include, check_avoid, check_call_count, check_args, check_in_order,
+    check_match_expected, check_answer, check_files,
+)
+
+
+def verify(fixture: Fixture, evidence: Evidence) -> tuple[bool, list[str]]:
+    """Whether the run passes the fixture's verifier, and the reasons it does not."""
+    if fixture.verifier is None:
+        return True, []
+    reasons = [r for check in CHECKS for r in check(fixture.verifier, fixture, evidence)]
+    return not reasons, reasons

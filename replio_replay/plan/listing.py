@@ -1,0 +1,69 @@
+"""`replio eval list`'s answer: every fixture and every problem, validated in each run.
+
+The listing names every fixture and every problem: broken fixture files, and tool names a
+fixture mentions that the project's default tool set does not have; what a command shows is then
+narrowed by `--fixture`, `--tag` and `--no-bundled` (or the config's `bundled`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from ..errors import ReplioError
+from ..fixtures.discovery import build
+from ..fixtures.plugins import BUILTIN_CATALOG
+from ..fixtures.selection import pick
+from ..fixtures.sources import Problem, from_plugin, gather
+from ..tools.resolve import name_problems
+from ..tools.sources import load_toolsets, offered_to
+from .settings import resolve_settings
+
+__all__ = ["listing"]
+
+
+def _validated(project: Path, global_dir: Path | None, pm: pluggy.PluginManager) -> tuple[dict[str, Any], bool]:
+    """The whole listing, and whether the config keeps the bundled catalog in."""
+    catalog = build(*gather(project, global_dir, pm))
+    found = catalog.sorted()
+    bundled = True
+    try:
+        settings = resolve_settings(project)
+        bundled = settings.bundled
+        (toolset,), plugin_problems = load_toolsets(project, ["default"], settings.config.tools, pm,
+                                                       settings.config.mcp_servers)
+    except ReplioError as exc:
+        catalog.problems.append(Problem("tool set", str(exc)))
+    else:
+        catalog.problems.extend(plugin_problems)
+        for f in found:
+            try:
+                offered = offered_to(toolset, f.fixture, f.origin)
+            except ReplioError as exc:
+                catalog.problems.append(Problem(f.origin, str(exc)))
+                continue
+            catalog.problems.extend(Problem(f.origin, f"fixture {f.fixture.id!r}: {p}")
+                                    for p in name_problems(f.fixture, offered))
+    fixtures = [{"id": f.fixture.id, "source": f.source, "description": f.fixture.description,
+                 "tags": f.fixture.tags} for f in found]
+    problems_listed = [{"file": p.file, "message": p.message} for p in catalog.problems]
+    return {"fixtures": fixtures, "problems": problems_listed}, bundled
+
+
+def listing(project: Path, global_dir: Path | None, pm: pluggy.PluginManager, *,
+            patterns: Sequence[str] = (), tags: Sequence[str] = (), no_bundled: bool = False) -> dict[str, Any]:
+    """`{"fixtures": [{id, source, description, tags}], "problems": [{file, message}]}` for `project`:
+    the fixtures `patterns` and `tags` select (see `selection.pick`), without the bundled catalog's
+    when `no_bundled` or the config's `bundled` says so."""
+    result, bundled = _validated(project, global_dir, pm)
+    if no_bundled or not bundled:
+        result = {"fixtures": [f for f in result["fixtures"] if f["source"] != BUILTIN_CATALOG],
+                  "problems": [p for p in result["problems"] if not from_plugin(p["file"], BUILTIN_CATALOG)]}
+    if patterns or tags:
+        tagged = {f["id"]: f["tags"] for f in result["fixtures"]}
+        chosen = set(pick(tagged, patterns, tags, [Problem(p["file"], p["message"]) for p in result["problems"]]))
+        result = {**result, "fixtures": [f for f in result["fixtures"] if f["id"] in chosen]}
+    return result

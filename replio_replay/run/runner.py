@@ -1,0 +1,251 @@
+"""A suite run: cases × one provider, each in its own worktree, concurrently, in stable order.
+
+Recording plugs in through a `SessionFactory` (`recording.base`): per fixture it yields the
+HTTP transport the provider and the tools send through, and extra result keys (request
+drift) afterwards. Judging the transcript is `judging`'s; this module owns the concurrency.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from .._runtime.env import Env
+from .._runtime.redact import NO_SECRETS, Redactor, shown_url
+from .._runtime.workers import Workers
+from ..errors import ReplioError, ToolSetError
+from ..fixtures.cases import Case
+from ..judge.metrics import summarize
+from ..judge.results import FixtureResult, RunResult, Status
+from ..providers.base import ChatRequest, ChatResponse, Exchange, Provider
+from ..recording.base import SessionFactory, live_session
+from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
+from ..tools.permissions import Category, Permissions
+from ..tools.resolve import name_problems, with_mcp_tools
+from ..tools.sandbox import Sandbox
+from ..tools.toolbox import Toolbox
+from ..tools.toolset import ToolSet
+from .engine import Limits, Transcript, run_loop
+from .scoring import cancelled_result, judge_transcript
+from .worktree import Removals, remove_active_worktrees, snapshot, worktree
+
+__all__ = ["GRACE", "InterruptedRun", "Observer", "RunOptions", "run_fixture", "run_suite"]
+
+
+class Observer(Protocol):
+    """Follows runs as they go (a progress display): told when each fixture starts and ends."""
+
+    def started(self, label: str) -> None:
+        """A fixture of the run `label` began."""
+
+    def finished(self, label: str, result: FixtureResult) -> None:
+        """A fixture of the run `label` ended with `result`."""
+
+
+@dataclass
+class RunOptions:
+    """How to run a suite."""
+
+    limits: Limits = Limits()
+    jobs: int = 1
+    session: SessionFactory = live_session
+    timing: bool = False
+    on_start: Callable[[Case], None] | None = None  # a fixture begins (in its worker thread)
+    on_result: Callable[[FixtureResult], None] | None = None  # a fixture ended (in the run's thread)
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT
+    web_allow: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=lambda: Env.current().values)  # what MCP servers' `from_env` read
+    project: Path | None = None  # what `{project}` stands for in an MCP server's command
+    hurry: threading.Event = field(default_factory=threading.Event)  # set: the grace ends now
+    redactor: Redactor = NO_SECRETS  # the secrets nothing cut short during the run may show a part of
+
+    def observed(self, observer: Observer | None, label: str) -> RunOptions:
+        """These options, reporting each fixture's start and end to `observer` as the run `label`."""
+        if observer is None:
+            return self
+        return dataclasses.replace(self, on_start=lambda case: observer.started(label),
+                                   on_result=lambda result: observer.finished(label, result))
+
+
+def run_fixture(
+    case: Case, provider: Provider, options: RunOptions, cancel: threading.Event | None = None,
+    *, remove: Callable[[Path], None] | None = None,
+) -> FixtureResult:
+    """One fixture, start to end; every failure becomes this fixture's `error`, never an exception.
+
+    Its worktree is removed before it returns, or handed to `remove` (see `worktree`).
+    """
+    started = time.perf_counter()
+    fixture = case.fixture
+    permissions = Permissions.for_fixture(fixture.tool_permission, fixture.tools_deny)
+    limits = Limits(fixture.max_turns or options.limits.max_turns, options.limits.max_calls,
+                    single_response=fixture.single_response)
+    settings = {
+        "provider": provider.settings.name,
+        "model": provider.model,
+        "base_url": provider.settings.base_url and shown_url(provider.settings.base_url),
+        "tools": case.toolset.name,
+        **permissions.to_json(),
+    }
+    ctx_limits = {
+        "timeout": min(options.tool_timeout, fixture.tool_timeout or options.tool_timeout),
+        "cancel": cancel,
+        "network": permissions.allows("web_fetch", Category.WEB),
+        "web_allow": options.web_allow,
+    }
+    try:
+        session = options.session(case, provider, cancel)
+        seen = _worktree_seen(case, session.mcp_modes(case.offered.mcp_servers))
+        with worktree(fixture, settings, remove, repository=seen) as root:
+            ctx = ToolContext(Sandbox(root), session.transport, **ctx_limits)  # type: ignore[arg-type]
+            mcp = session.mcp_tools(case.offered.mcp_servers, root=root, env=options.env,
+                                    project=options.project) if case.offered.mcp_servers else None
+            try:
+                offered = case.offered if mcp is None else _with_mcp(case, mcp.open())
+                session.offered = offered
+                toolbox = Toolbox(ctx, permissions, offered)
+                exchange = Exchange(fixture.id, session.transport, options.redactor)
+
+                def generate(request: ChatRequest) -> ChatResponse:
+                    if case.trial != 1:
+                        request = dataclasses.replace(request, trial=case.trial)
+                    return provider.generate(request, exchange)
+
+                try:
+                    transcript = run_loop(fixture.task, generate, toolbox, limits=limits, cancel=cancel)
+                finally:
+                    toolbox.close()
+            finally:
+                if mcp is not None:  # its servers end with the fixture, whatever happened
+                    mcp.close(interrupted=cancel is not None and cancel.is_set())
+            if fixture.verifier is not None and fixture.verifier.files:  # before the worktree goes
+                transcript.files = snapshot(ctx.sandbox, fixture.verifier.files)
+        if cancel is not None and cancel.is_set():  # in flight when interrupted: nothing is written
+            transcript.status, transcript.error = Status.CANCELLED, "the run was interrupted"
+        try:
+            session.finish(transcript.status)
+        except ReplioError as exc:
+            transcript.status, transcript.error = Status.ERROR, str(exc)
+        result = judge_transcript(fixture, transcript, session.extras, options.redactor)
+    except ReplioError as exc:
+        result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=str(exc)), redactor=options.redactor)
+    except Exception as exc:  # a harness bug ends this fixture, never the suite
+        error = f"internal error: {type(exc).__name__}: {exc}"
+        result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=error), redactor=options.redactor)
+    if case.trial != 1:
+        result = result.model_copy(update={"trial": case.trial})
+    if case.offered.titles:
+        result = result.model_copy(update={"titles": case.offered.titles})
+    seconds = round(time.perf_counter() - started, 4)
+    result = result.model_copy(update={"seconds": seconds})
+    if options.timing:
+        result = result.model_copy(update={"timing": {"seconds": seconds}})
+    return result
+
+
+def _worktree_seen(case: Case, mcp_modes: Mapping[str, str]) -> bool:
+    """Whether anything in the fixture can look at its worktree: an offered tool that works on files
+    or runs a program, an MCP server started on it (live, or to compare), or a `files` check.
+
+    Where nothing can (stubs and MCP tools replayed from the cassette), a `"git"` fixture's
+    repository is not built: that takes several git processes, and nothing would see it.
+    """
+    fixture = case.fixture
+    return (any(tool.touches_worktree for tool in case.offered.tools)
+            or any(mode != "replay" for mode in mcp_modes.values())
+            or bool(fixture.verifier is not None and fixture.verifier.files))
+
+
+def _with_mcp(case: Case, tools: list[Tool]) -> ToolSet:
+    """The fixture's offered tools with its MCP servers' (ToolSetError when a name clashes or is missing)."""
+    offered = with_mcp_tools(case.offered, tools)
+    problems = name_problems(case.fixture, offered)
+    if problems:
+        raise ToolSetError(f"fixture {case.id!r}: {'; '.join(problems)}")
+    return offered
+
+
+def run_suite(
+    cases: Sequence[Case],
+    provider: Provider,
+    toolset: ToolSet,
+    options: RunOptions,
+    cancel: threading.Event | None = None,
+) -> RunResult:
+    """Run `cases` (resolved from `toolset`) against `provider`, `options.jobs` at a time, in order.
+
+    When `cancel` is set (by another thread), or on KeyboardInterrupt in this one, no new
+    fixture starts, those in flight get `GRACE` seconds to end as `cancelled` (a second
+    KeyboardInterrupt stops the wait), and whatever has not ended by then is reported
+    `cancelled` and abandoned: workers are daemon threads, so nothing holds the process's exit.
+    KeyboardInterrupt then raises `InterruptedRun` carrying the partial result.
+    """
+    cancel = cancel or threading.Event()
+    results: dict[int, FixtureResult] = {}
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    done: queue.SimpleQueue[tuple[int, FixtureResult]] = queue.SimpleQueue()
+    for i in range(len(cases)):
+        todo.put(i)
+    removals = Removals()  # worktrees are removed behind the run, not between its fixtures
+
+    def work() -> None:
+        while not cancel.is_set():
+            try:
+                i = todo.get_nowait()
+            except queue.Empty:
+                return
+            if options.on_start is not None:
+                options.on_start(cases[i])
+            done.put((i, run_fixture(cases[i], provider, options, cancel, remove=removals)))
+
+    workers = Workers([("replio-worker", work)] * max(1, min(options.jobs, len(cases))))
+
+    def collect(timeout: float) -> None:
+        with contextlib.suppress(queue.Empty):
+            i, result = done.get(timeout=timeout)
+            results[i] = result
+            if options.on_result is not None:
+                options.on_result(result)
+
+    def finished(timeout: float) -> bool:  # every result is in and its worktree removed, or cancelled
+        if len(results) < len(cases) and not cancel.is_set():
+            collect(timeout)
+            return False
+        removals.wait()
+        return True
+
+    def ended(timeout: float) -> bool:  # every result is in, or no worker is left to send one
+        if len(results) == len(cases) or (not workers.alive() and done.empty()):
+            return True
+        collect(timeout)
+        return False
+
+    interrupted = workers.wait(finished, cancel)
+    if cancel.is_set():
+        workers.grace(ended, GRACE, options.hurry)
+        remove_active_worktrees()  # of fixtures abandoned after the grace
+    ordered = [results.get(i) or cancelled_result(case.fixture, case.trial) for i, case in enumerate(cases)]
+    run = RunResult(provider=provider.settings.name, model=provider.model, tools=toolset.name,
+                    tools_hash=toolset.digest, fixtures=ordered, summary=summarize(ordered))
+    if interrupted:
+        raise InterruptedRun(run)
+    return run
+
+
+#: Seconds fixtures in flight get to end after an interrupt, before they are abandoned.
+GRACE = 1.5
+
+
+class InterruptedRun(KeyboardInterrupt):
+    """Ctrl-C during a run; carries the partial result so it can still be reported."""
+
+    def __init__(self, run: RunResult) -> None:
+        super().__init__("the run was interrupted")
+        self.run = run

@@ -1,0 +1,44 @@
+"""Atomic writes: one file or many, an interruption leaves every file as it was and no temp file."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+import replio_replay._runtime.atomic as atomic
+from replio_replay._runtime.atomic import atomic_write, atomic_write_all
+
+
+def test_many_files_are_written_all_or_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = [tmp_path / "g" / f"{i}.json" for i in range(5)]
+    for path in paths:
+        atomic_write(path, "old\n")
+    real = atomic._temp
+    calls = []
+
+    def interrupted_third(path: Path, text: str) -> str:
+        calls.append(path)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(path, text)
+
+    monkeypatch.setattr(atomic, "_temp", interrupted_third)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_all([(p, "new\n") for p in paths])
+    assert [p.read_text() for p in paths] == ["old\n"] * 5
+    assert sorted(f.name for f in (tmp_path / "g").iterdir()) == [f"{i}.json" for i in range(5)]
+
+    monkeypatch.setattr(atomic, "_temp", real)
+    atomic_write_all([(p, "new\n") for p in paths])
+    assert [p.read_text() for p in paths] == ["new\n"] * 5
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path: Path) -> None:
+    path = tmp_path / "kept.txt"
+    path.write_text("old\n")
+    path.chmod(0o640)
+    atomic_write(path, "new\n")
+    assert path.read_text() == "new\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640

@@ -1,0 +1,100 @@
+"""Planning a run: a server on this machine runs one fixture at a time, and the header says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from replio_replay.cli import main
+from replio_replay.errors import ConfigError
+from replio_replay.fixtures import plugins
+from replio_replay.fixtures.plugins import plugin_manager
+from replio_replay.run.suite import RunRequest, prepare
+from tests.support.llm_server import LLMServer
+from tests.support.project import run_args
+
+
+@pytest.mark.parametrize(("spec", "jobs", "config_jobs", "expected"), [
+    ("llamacpp:m", None, None, 1), ("ollama:m", None, None, 1), ("openai:m", None, None, 4),
+    ("llamacpp:m", 3, None, 3), ("llamacpp:m", None, 2, 2),
+])
+def test_local_servers_run_one_fixture_at_a_time_unless_told(project: Path, spec: str, jobs: int | None,
+                                                              config_jobs: int | None, expected: int) -> None:
+    if config_jobs is not None:
+        (project / ".replio" / "config.json").write_text(json.dumps({"jobs": config_jobs}))
+    plan = prepare(RunRequest(project, provider_specs=[spec], jobs=jobs, record_mode="once"),
+                   plugin_manager())
+    assert plan.settings.jobs == expected
+    header = plan.header()
+    assert header is not None and f"{expected} at a time" in header
+    assert ("runs on this machine" in header) == (expected == 1)
+    plan.close()
+
+
+def test_a_replay_has_no_header(project: Path) -> None:
+    (project / "cassettes" / "llamacpp" / "m").mkdir(parents=True)
+    plan = prepare(RunRequest(project, provider_specs=["llamacpp:m"], record_mode="none"),
+                   plugin_manager())
+    assert plan.header() is None
+    plan.close()
+
+
+def test_the_header_counts_only_what_will_be_recorded(project: Path) -> None:
+    request = RunRequest(project, provider_specs=["openai:m"], record_mode="once", fixture_ids=["alpha", "beta"])
+    plan = prepare(request, plugin_manager())
+    assert plan.header() == "recording 2 fixtures, 4 at a time"
+    cassette = project / "cassettes" / "openai" / "m" / "alpha.yaml"
+    cassette.parent.mkdir(parents=True)
+    cassette.write_text("replio: {}\n")
+    assert plan.header() == "recording 1 fixture, 4 at a time"
+    plan.close()
+
+
+def test_without_a_plugin_manager_the_plan_uses_the_plugins_the_config_names(project: Path) -> None:
+    request = RunRequest(project, provider_specs=["openai:m"], record_mode="once")
+    with prepare(request) as plan:  # the config names no plugins: none is loaded
+        assert "alpha" in {c.id for r in plan.runs for c in r.cases}
+    (project / ".replio" / "config.json").write_text(json.dumps({"plugins": ["team-evals"]}))
+    with pytest.raises(ConfigError, match="no installed plugin 'team-evals'"):
+        prepare(request)
+
+
+def test_without_a_plugin_manager_the_notes_name_installed_plugins_left_out(project: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plugins, "_entry_points", lambda: {"team-tools": None})  # installed, never loaded
+    with prepare(RunRequest(project, provider_specs=["openai:m"], record_mode="once")) as plan:
+        (note,) = plan.notes
+    assert note.startswith("installed plugins not used by this project: team-tools; to use them, name them")
+
+
+def test_a_replay_with_no_provider_named_takes_the_recorded_one(project: Path, agent: LLMServer) -> None:
+    runner = CliRunner()
+    base = ["eval", "--path", str(project)]
+    recorded = runner.invoke(main, [*run_args(project, "--base-url", f"{agent.url}/v1", "--update-golden")])
+    assert recorded.exit_code == 0, recorded.output
+    (project / ".replio" / "config.json").write_text("{}")  # the config names no provider
+    agent.close()
+
+    only = ["--fixture", "alpha", "--fixture", "beta"]
+    for args in (["diff", *only], ["run", "--record-mode", "none", *only], ["status"]):
+        result = runner.invoke(main, [*base, *args])
+        assert result.exit_code == 0, (args, result.output)
+        assert "openai:test-model" in result.stdout
+    live = runner.invoke(main, [*base, "run", "--fixture", "alpha"])
+    assert live.exit_code == 2 and "no provider named; known providers" in live.stderr  # a live run must name one
+
+    (project / "cassettes" / "ollama" / "other").mkdir(parents=True)
+    (project / "cassettes" / "ollama" / "other" / "alpha.yaml").write_text("interactions: []\n")
+    several = runner.invoke(main, [*base, "diff"])
+    assert several.exit_code == 2
+    assert ("hold several: ollama:other, openai:test-model; choose one with --provider "
+            "(or --compare ollama:other,openai:test-model)") in several.stderr
+
+
+def test_a_replay_with_nothing_recorded_says_so(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["eval", "--path", str(tmp_path), "diff"])
+    assert result.exit_code == 2
+    assert f"no provider named, and no cassettes under {tmp_path / 'cassettes'}/ to replay" in result.stderr
