@@ -246,9 +246,11 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager | None = None) -> Plan
                         base_url=request.base_url)
         for spec in specs
     ]
-    if settings.record_mode is RecordMode.NONE:
-        for provider in providers:
+    for provider in providers:
+        if settings.record_mode is RecordMode.NONE:
             _check_recorded(provider, settings.cassettes)
+        else:
+            notes += filter(None, [_first_recording(provider, settings.cassettes)])
     if request.jobs is None and settings.config.jobs is None and settings.record_mode is not RecordMode.NONE \
             and any(p.local for p in providers):
         # A server on this machine shares its cores with the run: more at once only queue there.
@@ -310,6 +312,18 @@ def _check_recorded(provider: Provider, cassettes: Path) -> None:
         f"no cassettes for {key.label}: {key.folder(cassettes)}/ does not exist; "
         f"{did_you_mean(key.label, recorded)}recorded: {', '.join(recorded) or 'none yet'}; a replay needs them: "
         "record with --record-mode once (this needs the provider to be reachable)")
+
+
+def _first_recording(provider: Provider, cassettes: Path) -> str | None:
+    """A note when a provider/model with no cassette folder yet is a near miss of a recorded one
+    (a typo in the model name would otherwise record under the typo)."""
+    key = RunKey(provider.settings.name, provider.model)
+    if not provider.speaks_http or key.folder(cassettes).is_dir():
+        return None
+    prefix = f"{provider.settings.name}:"
+    models = [label.removeprefix(prefix) for label in recorded_providers(cassettes) if label.startswith(prefix)]
+    hint = did_you_mean(provider.model, models, cutoff=0.8)
+    return f"nothing recorded yet for {key.label}: {hint}this run records it as a new model" if hint else None
 
 
 def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = None,

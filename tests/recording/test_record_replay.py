@@ -95,6 +95,16 @@ def test_a_replay_of_a_model_never_recorded_is_one_error_with_the_nearest(projec
     assert "no cassette at" in json.loads(out)["fixtures"][1]["error"]
 
 
+def test_recording_a_near_miss_of_a_recorded_model_says_so(project: Path, agent: LLMServer) -> None:
+    _record(project, agent)
+    result = CliRunner().invoke(main, run_args(project, "--base-url", f"{agent.url}/v1", "--model", "test-modle"))
+    assert result.exit_code == 0, result.output
+    assert ("replio: note: nothing recorded yet for openai:test-modle: did you mean 'test-model'? "
+            "this run records it as a new model\n") in result.stderr
+    again = CliRunner().invoke(main, run_args(project, "--base-url", f"{agent.url}/v1", "--model", "other"))
+    assert "nothing recorded yet" not in again.stderr  # no near miss: a new model, nothing to say
+
+
 def test_flag_beats_ci_environment(project: Path, agent: LLMServer, monkeypatch) -> None:
     monkeypatch.setenv("CI", "true")
     code, _ = _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--record-mode", "once"))
