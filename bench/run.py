@@ -282,7 +282,8 @@ def main() -> None:
         first, second = fd_growth(fds)
         print(f"5. {n_scale:,}-fixture replay in {elapsed:.1f} s ({summary.strip()}): peak RSS {peak / 1024:.0f} MB "
               f"(budget < 300 MB): {verdict(peak < 300 * 1024)}; open fds at most {first} in the first half, "
-              f"{second} in the second ({len(fds)} samples, budget: no growth): {verdict(second <= first)}")
+              f"{second} in the second ({len(fds)} samples, budget: no growth, {FD_SLACK} in flight): "
+              f"{verdict(second <= first + FD_SLACK)}")
 
 
 if __name__ == "__main__":
