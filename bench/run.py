@@ -1,4 +1,4 @@
-"""The replio-replay benchmark: `python bench/run.py` (about five minutes on 2 cores).
+"""The replio-replay benchmark: `python bench/run.py` (four to five minutes on 2 cores).
 
 It measures, side by side in one run, the budgets of issue 27 (vcrpy in the loop, nothing kept
 between runs), each a ratio of whole-process timings or a ceiling:
