@@ -67,8 +67,7 @@ class BenchServer:
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://127.0.0.1:{self.httpd.server_port}/v1"
 
     def close(self) -> None:
         self.httpd.shutdown()

@@ -1,0 +1,42 @@
+"""bench/run.py's own logic: the half of the BFCL example its per-fixture figure is a difference
+against, the fd-growth check, and bench/floor.py's bare vcrpy + httpx replay over real cassettes."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+
+import floor  # noqa: E402
+import run  # noqa: E402
+
+
+def stems(folder: Path, pattern: str) -> set[str]:
+    return {path.stem for path in folder.glob(pattern)}
+
+
+def test_the_half_bfcl_example_keeps_the_first_50_cases_of_each_category_with_their_recordings(tmp_path: Path) -> None:
+    half = run.bfcl_copy(tmp_path / "half", 50)
+    fixtures = stems(half, ".replio/eval/**/bfcl-*.json")
+    assert len(fixtures) == 200
+    assert {int(stem.rsplit("_", 1)[1]) for stem in fixtures} == set(range(50))
+    assert (half / ".replio" / "config.json").is_file()
+    for model in ("qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"):
+        assert stems(half, f"cassettes/llamacpp/{model}/*.yaml") == fixtures
+        assert stems(half, f"golden/llamacpp/{model}/*.json") == fixtures
+
+
+def test_fd_growth_compares_the_most_open_in_each_half() -> None:
+    assert run.fd_growth([5, 6, 6, 5, 6, 7]) == (6, 7)
+    assert run.fd_growth([6, 6, 20, 6, 30, 40]) == (20, 40)
+    assert run.fd_growth([]) == (0, 0)
+
+
+def test_the_floor_replays_every_recorded_request_of_the_cassettes(tmp_path: Path) -> None:
+    source = REPO / "examples" / "bfcl" / "cassettes" / "llamacpp" / "qwen2.5-coder-0.5b-instruct"
+    for name in ("bfcl-simple_python_0.yaml", "bfcl-parallel_0.yaml", "bfcl-irrelevance_0.yaml"):
+        shutil.copyfile(source / name, tmp_path / name)
+    assert floor.replay([tmp_path]) == 3
