@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 from .._runtime.notices import first_time
+from .._runtime.problems import Problem
 from .._runtime.redact import MIN_SECRET, Redactor, placeholder_names
 from .._runtime.wording import did_you_mean, plural
 from .._runtime.workers import Workers
@@ -28,7 +29,7 @@ from ..fixtures.cases import Case
 from ..fixtures.discovery import Found, choose, discover
 from ..fixtures.layout import CASSETTE, RunKey, recorded_providers
 from ..fixtures.plugins import BUILTIN_CATALOG, choose_plugins, plugin_manager
-from ..fixtures.sources import LOCAL, Problem
+from ..fixtures.sources import LOCAL
 from ..golden.review import Approval, approve, attach_drift
 from ..golden.store import GoldenStore
 from ..judge.metrics import combine_trials, summarize

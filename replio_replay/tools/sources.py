@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pluggy
 
+from .._runtime.problems import Problem
 from ..errors import ToolSetError
 from ..fixtures.model import Fixture
-from ..fixtures.sources import Problem
 from .base import Tool
 from .builtin import builtin_tools
 from .declared import command_argv
