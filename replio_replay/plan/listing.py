@@ -19,8 +19,8 @@ from ..fixtures.discovery import build
 from ..fixtures.plugins import BUILTIN_CATALOG
 from ..fixtures.selection import pick
 from ..fixtures.sources import from_plugin, gather
-from ..tools.resolve import name_problems
-from ..tools.sources import load_toolsets, offered_to
+from ..tools.sources import load_toolsets
+from .offer import name_problems, offered_to
 from .settings import resolve_settings
 
 __all__ = ["listing"]

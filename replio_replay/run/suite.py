@@ -35,6 +35,7 @@ from ..golden.store import GoldenStore
 from ..judge.metrics import combine_trials, summarize
 from ..judge.results import RunResult
 from ..plan import lastfailed
+from ..plan.offer import name_problems, offered_to
 from ..plan.settings import Flags, Settings, resolve_settings
 from ..providers.base import Provider
 from ..providers.registry import create_provider
@@ -42,8 +43,7 @@ from ..recording.modes import RecordMode
 from ..recording.staleness import case_mode
 from ..report.gate import Verdict, failure_line, judge
 from ..tools.mcp.config import HttpServer, secret_names
-from ..tools.resolve import name_problems
-from ..tools.sources import load_toolsets, offered_to
+from ..tools.sources import load_toolsets
 from ..tools.toolset import ToolSet
 from .engine import Limits
 from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite
