@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ._runtime.interrupts import Interrupts
-from ._runtime.wording import plural
+from ._runtime.wording import plural, validation_message
 from .errors import ConfigError, GoldenError, ReplioError, UsageError
 from .recording.modes import RecordMode
 
@@ -521,7 +521,6 @@ def _saved(path: Path) -> Any:
     from pydantic import ValidationError
 
     from ._runtime.jsonin import JsonProblem, read_json
-    from .fixtures.model import validation_message
     from .judge.results import saved_runs
 
     hint = "give a file that replio eval run --output json or --output-file wrote"

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._runtime.env import Env
 from ._runtime.jsonin import JsonProblem, read_json
+from ._runtime.wording import validation_message
 from .errors import ConfigError
 from .tools.mcp.config import McpServers
 
@@ -93,8 +94,6 @@ def load_project_config(project: Path) -> ProjectConfig:
     try:
         config = ProjectConfig.model_validate(data)
     except ValidationError as exc:
-        from .fixtures.model import validation_message
-
         raise ConfigError(f"{path}: {validation_message(exc, 'the config file shape')}") from None
     for pc in config.providers.values():
         if pc.script:  # relative to the project, not to wherever replio was started

@@ -14,10 +14,10 @@ from replio_replay.fixtures.cases import Case
 from replio_replay.fixtures.discovery import discover
 from replio_replay.fixtures.model import Fixture
 from replio_replay.fixtures.plugins import plugin_manager
+from replio_replay.plan.offer import for_fixture
 from replio_replay.providers.base import ProviderSettings
 from replio_replay.providers.mock import MockProvider, Turn
 from replio_replay.tools.builtin import builtin_tools
-from replio_replay.tools.resolve import for_fixture
 from replio_replay.tools.toolset import ToolSet
 
 #: The catalog issue 2 asks for; the bundled catalog may hold more.

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from .._runtime.atomic import atomic_write
 from .._runtime.jsonin import MAX_DEPTH, JsonProblem, read_json, too_deep
+from .._runtime.wording import validation_message
 from ..errors import GoldenError
 from ..fixtures.layout import GOLDEN, Recorded, RunKey, scan
 from .model import Golden
@@ -27,8 +28,6 @@ _FIX = "fix it, or approve a new one with --update-golden"
 
 
 def _problems(exc: ValidationError) -> str:
-    from ..fixtures.model import validation_message
-
     return validation_message(exc, "the golden format")
 
 

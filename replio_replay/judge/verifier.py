@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .._runtime.matchers import Matcher, matches, matches_all, quoted, shown, written
 from .._runtime.redact import NO_SECRETS, Redactor
-from ..fixtures.matchers import Matcher, matches, matches_all, quoted, shown, written
 from ..fixtures.model import FileCheck, Fixture, Verifier
 from ..fixtures.trajectory import in_order, mismatches, trajectory_matches
 from .results import TraceCall

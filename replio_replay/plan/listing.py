@@ -13,13 +13,14 @@ from typing import Any
 
 import pluggy
 
+from .._runtime.problems import Problem
 from ..errors import ReplioError
 from ..fixtures.discovery import build
 from ..fixtures.plugins import BUILTIN_CATALOG
 from ..fixtures.selection import pick
-from ..fixtures.sources import Problem, from_plugin, gather
-from ..tools.resolve import name_problems
-from ..tools.sources import load_toolsets, offered_to
+from ..fixtures.sources import from_plugin, gather
+from ..tools.sources import load_toolsets
+from .offer import name_problems, offered_to
 from .settings import resolve_settings
 
 __all__ = ["listing"]

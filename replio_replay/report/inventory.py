@@ -21,10 +21,10 @@ from ..fixtures.discovery import Catalog, Found
 from ..fixtures.layout import CASSETTE, RunKey, scan
 from ..golden.model import Golden
 from ..golden.store import GoldenStore
+from ..plan.offer import for_fixture
 from ..plan.settings import Settings
 from ..recording.serializer import read_header
 from ..recording.staleness import stale_reasons
-from ..tools.resolve import for_fixture
 from ..tools.setfile import given_by_path
 from ..tools.sources import load_toolsets
 from ..tools.toolset import DEFAULT_TOOLSET, ToolSet

@@ -24,11 +24,12 @@ from ..errors import ReplioError, ToolSetError
 from ..fixtures.cases import Case
 from ..judge.metrics import summarize
 from ..judge.results import FixtureResult, RunResult, Status
+from ..plan.offer import name_problems
 from ..providers.base import ChatRequest, ChatResponse, Exchange, Provider
 from ..recording.base import SessionFactory, live_session
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
 from ..tools.permissions import Category, Permissions
-from ..tools.resolve import name_problems, with_mcp_tools
+from ..tools.resolve import with_mcp_tools
 from ..tools.sandbox import Sandbox
 from ..tools.toolbox import Toolbox
 from ..tools.toolset import ToolSet

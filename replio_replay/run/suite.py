@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 from .._runtime.notices import first_time
+from .._runtime.problems import Problem
 from .._runtime.redact import MIN_SECRET, Redactor, placeholder_names
 from .._runtime.wording import did_you_mean, plural
 from .._runtime.workers import Workers
@@ -28,12 +29,13 @@ from ..fixtures.cases import Case
 from ..fixtures.discovery import Found, choose, discover
 from ..fixtures.layout import CASSETTE, RunKey, recorded_providers
 from ..fixtures.plugins import BUILTIN_CATALOG, choose_plugins, plugin_manager
-from ..fixtures.sources import LOCAL, Problem
+from ..fixtures.sources import LOCAL
 from ..golden.review import Approval, approve, attach_drift
 from ..golden.store import GoldenStore
 from ..judge.metrics import combine_trials, summarize
 from ..judge.results import RunResult
 from ..plan import lastfailed
+from ..plan.offer import name_problems, offered_to
 from ..plan.settings import Flags, Settings, resolve_settings
 from ..providers.base import Provider
 from ..providers.registry import create_provider
@@ -41,8 +43,7 @@ from ..recording.modes import RecordMode
 from ..recording.staleness import case_mode
 from ..report.gate import Verdict, failure_line, judge
 from ..tools.mcp.config import HttpServer, secret_names
-from ..tools.resolve import name_problems
-from ..tools.sources import load_toolsets, offered_to
+from ..tools.sources import load_toolsets
 from ..tools.toolset import ToolSet
 from .engine import Limits
 from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite

@@ -5,11 +5,9 @@ declares; names are unique across them (a collision names both sources). The fil
 `extends` chain apply in order, the root first: a later system prompt wins, disabled names
 add up, overrides apply in turn (a description replaced, parameters merged into the schema),
 MCP servers are added (or removed, `null`) by name over the config's.
-A fixture may then declare tools of its own, name the ones it is offered, choose or bring
-its MCP servers and its own system prompt (`for_fixture`). An MCP server's tools are known
-only once it runs (or its recording is read): `with_mcp_tools` adds them per fixture, and
-applies the disables, overrides and `tools_offered` that were waiting for them.
-`name_problems` lists the tool names a fixture mentions that its tool set does not have.
+A fixture may then add its own (`plan.offer`). An MCP server's tools are known only once it
+runs (or its recording is read): `with_mcp_tools` adds them per fixture, and applies the
+disables, overrides and `tools_offered` that were waiting for them.
 """
 
 from __future__ import annotations
@@ -29,10 +27,9 @@ from .setfile import SetFile
 from .toolset import DEFAULT_SYSTEM_PROMPT, Pending, ToolSet
 
 if TYPE_CHECKING:
-    from ..fixtures.model import Fixture
     from .mcp.config import McpServer
 
-__all__ = ["for_fixture", "name_problems", "resolve_toolset", "with_mcp_tools"]
+__all__ = ["no_tool", "resolve_toolset", "tool_hint", "with_mcp_tools"]
 
 
 def resolve_toolset(name: str, chain: Sequence[SetFile], sources: Iterable[Tool],
@@ -66,7 +63,7 @@ def resolve_toolset(name: str, chain: Sequence[SetFile], sources: Iterable[Tool]
         for tool_name in link.data.disable:
             if tool_name not in known:
                 if not mcp:
-                    raise ToolSetError(f"{link.path}: disable: {_no_tool(tool_name, known)}")
+                    raise ToolSetError(f"{link.path}: disable: {no_tool(tool_name, known)}")
                 pending.append(Pending(f"{link.path}: disable", tool_name))
             tools.pop(tool_name, None)
         for tool_name, override in link.data.override.items():
@@ -75,7 +72,7 @@ def resolve_toolset(name: str, chain: Sequence[SetFile], sources: Iterable[Tool]
                 if tool_name not in known and mcp:
                     pending.append(Pending(where, tool_name, override))
                     continue
-                why = "it is disabled" if tool_name in known else _no_tool(tool_name, known)
+                why = "it is disabled" if tool_name in known else no_tool(tool_name, known)
                 raise ToolSetError(f"{where}: cannot override it: {why}")
             tools[tool_name] = _overridden(tools[tool_name], override, where)
     return ToolSet(name, tuple(tools.values()), prompt, known, mcp, tuple(pending))
@@ -110,60 +107,15 @@ def _overridden(tool: Tool, override: Override, where: str) -> Tool:
     return dataclasses.replace(tool, **changes)  # type: ignore[arg-type]
 
 
-def _no_tool(name: str, known: Iterable[str]) -> str:
-    return f"no tool named {name!r}{_hint(name, known)}"
+def no_tool(name: str, known: Iterable[str]) -> str:
+    """`no tool named 'x'` and a hint: the nearest known name, or the known ones."""
+    return f"no tool named {name!r}{tool_hint(name, known)}"
 
 
-def _hint(name: str, known: Iterable[str]) -> str:
+def tool_hint(name: str, known: Iterable[str]) -> str:
+    """`; did you mean 'x'?` for the known name nearest to `name`, else `; known tools: ...`."""
     close = difflib.get_close_matches(name, list(known), n=1)
     return f"; did you mean {close[0]!r}?" if close else f"; known tools: {', '.join(sorted(known))}"
-
-
-def for_fixture(base: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
-    """`base` with the fixture's own tools added, restricted to `tools_offered`, with its prompt.
-
-    Raises ToolSetError naming the fixture and field when that cannot be done.
-    """
-    if not fixture.tools and fixture.tools_offered is None and fixture.system_prompt is None \
-            and fixture.mcp_servers is None:
-        return base
-    where = f"fixture {fixture.id!r} in tool set {base.name!r}"
-    servers = _fixture_servers(base, fixture, where)
-    base_dir = Path(origin).parent if not origin.startswith("plugin:") else None
-    tools = list(base.tools)
-    for tool_name, decl in fixture.tools.items():
-        if tool_name in base.known:
-            raise ToolSetError(f"{where}: tools.{tool_name}: the tool set already has a tool of that name; "
-                               "rename the fixture's tool")
-        tools.append(declared_tool(tool_name, decl, source=f"fixture {fixture.id!r} ({origin})", base_dir=base_dir))
-    only = None
-    if fixture.tools_offered is not None:
-        names = {t.name for t in tools}
-        missing = [n for n in fixture.tools_offered if n not in names]
-        if missing and not servers:  # else an MCP server may have them: `with_mcp_tools` checks
-            raise ToolSetError(f"{where}: tools_offered: {_no_tool(missing[0], names)}")
-        tools = [t for t in tools if t.name in set(fixture.tools_offered)]
-        only = tuple(fixture.tools_offered)
-    pending = base.pending
-    if fixture.mcp_servers is not None:  # some servers, or its own: a change may be for another's tool
-        pending = tuple(dataclasses.replace(p, optional=True) for p in pending)
-    return base.replace(tools=tools, system_prompt=fixture.system_prompt, mcp_servers=servers, only=only,
-                        pending=pending)
-
-
-def _fixture_servers(base: ToolSet, fixture: Fixture, where: str) -> Mapping[str, McpServer]:
-    """The fixture's MCP servers: its own, the ones it names, or (by default) the tool set's."""
-    chosen = fixture.mcp_servers
-    if chosen is None:
-        return base.mcp_servers
-    if isinstance(chosen, dict):
-        return chosen
-    unknown = [n for n in chosen if n not in base.mcp_servers]
-    if unknown:
-        have = ", ".join(sorted(base.mcp_servers)) or "none"
-        raise ToolSetError(f"{where}: mcp_servers: the tool set has no MCP server named {unknown[0]!r} "
-                           f"(it has: {have}); add it to mcp_servers in .replio/config.json or the tool-set file")
-    return {n: base.mcp_servers[n] for n in chosen}
 
 
 def with_mcp_tools(offered: ToolSet, added: Sequence[Tool]) -> ToolSet:
@@ -185,7 +137,7 @@ def with_mcp_tools(offered: ToolSet, added: Sequence[Tool]) -> ToolSet:
         if change.name not in tools:
             if change.optional and change.name not in known:
                 continue
-            why = "it is disabled" if change.name in known else _no_tool(change.name, known)
+            why = "it is disabled" if change.name in known else no_tool(change.name, known)
             raise ToolSetError(f"{change.where}: {why}")
         if change.override is None:
             del tools[change.name]
@@ -195,38 +147,6 @@ def with_mcp_tools(offered: ToolSet, added: Sequence[Tool]) -> ToolSet:
     if offered.only is not None:
         missing = [n for n in offered.only if n not in tools and n not in offered.names]
         if missing:
-            raise ToolSetError(f"tools_offered: {_no_tool(missing[0], known)}")
+            raise ToolSetError(f"tools_offered: {no_tool(missing[0], known)}")
         listed = [t for t in listed if t.name in set(offered.only)]
     return ToolSet(offered.name, tuple(listed), offered.system_prompt, frozenset(known))
-
-
-def name_problems(fixture: Fixture, toolset: ToolSet) -> list[str]:
-    """Tool names the fixture mentions that its tool set cannot satisfy, one message per field.
-
-    Calls that are expected or required (`expected`, `verifier.exact`, `must_include`, `args`)
-    must name an offered tool; `avoid` and `tools_deny` must name a tool the set knows (a
-    disabled one is fine: it is avoided by construction).
-    """
-    offered, known = set(toolset.names), set(toolset.known)
-    maybe_mcp = bool(toolset.mcp_servers)  # names it does not know may be an MCP server's: checked once listed
-    must = "so the check can never pass"
-    moot = "so it has no effect; check the spelling"
-    verifier = fixture.verifier
-    fields: list[tuple[str, Sequence[str], set[str], str]] = [("expected", fixture.expected_names or [], offered, must)]
-    if verifier is not None:
-        exact = verifier.exact if isinstance(verifier.exact, list) else []
-        fields += [
-            ("verifier.exact", exact, offered, must),
-            ("verifier.must_include", verifier.must_include, offered, must),
-            ("verifier.args", list(verifier.args), offered, must),
-            ("verifier.avoid", verifier.avoid, known, moot),
-            ("verifier.in_order", [e if isinstance(e, str) else e.name for e in verifier.in_order], offered, must),
-        ]
-    fields.append(("tools_deny", fixture.tools_deny, known, moot))
-    problems = []
-    for field, names, allowed, effect in fields:
-        for name in dict.fromkeys(n for n in names if n not in allowed and not (maybe_mcp and n not in known)):
-            what = f"{name!r} is not offered" if name in known else f"no tool named {name!r}"
-            hint = "" if name in known else _hint(name, allowed)
-            problems.append(f"{field}: {what} in tool set {toolset.name!r}, {effect}{hint}")
-    return problems

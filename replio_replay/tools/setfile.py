@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from .._runtime.jsonin import JsonProblem, read_json
-from .._runtime.wording import did_you_mean
+from .._runtime.wording import did_you_mean, validation_message
 from ..errors import ToolSetError, UsageError
 from .declared import ToolDecls
 from .mcp.config import McpServer, ServerName
@@ -129,8 +129,6 @@ def load_chain(path: Path) -> list[SetFile]:
 
 
 def _read(path: Path) -> ToolSetFile:
-    from ..fixtures.model import validation_message
-
     try:
         raw = read_json(path.read_text(encoding="utf-8"))
     except JsonProblem as exc:

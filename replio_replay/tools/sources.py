@@ -3,8 +3,8 @@
 `plugin_tools` collects the tools plugins register (a plugin whose hook fails, or that
 registers something that is not a tool, is reported and its tools left out);
 `load_toolsets` finds each named tool set's file chain and hands it, with the built-in and
-plugin tools, to the pure resolution in `resolve`; `offered_to` adds a fixture's own tools.
-Either checks that a command tool's program is there, so a missing one fails at load.
+plugin tools, to the pure resolution in `resolve`, and checks that a command tool's program
+is there, so a missing one fails at load.
 """
 
 from __future__ import annotations
@@ -15,19 +15,18 @@ from pathlib import Path
 
 import pluggy
 
+from .._runtime.problems import Problem
 from ..errors import ToolSetError
-from ..fixtures.model import Fixture
-from ..fixtures.sources import Problem
 from .base import Tool
 from .builtin import builtin_tools
 from .declared import command_argv
 from .mcp.config import McpServer
-from .resolve import for_fixture, resolve_toolset
+from .resolve import resolve_toolset
 from .schema import name_problem
 from .setfile import SetFile, load_chain, locate
 from .toolset import ToolSet
 
-__all__ = ["load_toolsets", "offered_to", "plugin_tools"]
+__all__ = ["load_toolsets", "plugin_tools"]
 
 
 def load_toolsets(
@@ -67,25 +66,6 @@ def _check_commands(chain: Sequence[SetFile], offered: set[str]) -> None:
         problem = missing_program(command_argv(decl.command, link.path.parent), decl.command)
         if problem:
             raise ToolSetError(f"{link.path}: tools.{name}.command: {problem}")
-
-
-def offered_to(toolset: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
-    """What `fixture` (read from `origin`) is offered from `toolset` (`resolve.for_fixture`); a
-    command tool of its own whose program, or a file beside the fixture it names, is missing fails
-    it now (ToolSetError), as a tool set's does, rather than mid-run."""
-    offered = for_fixture(toolset, fixture, origin)
-    if origin.startswith("plugin:"):
-        return offered
-    names = {t.name for t in offered.tools}
-    for name, decl in fixture.tools.items():
-        if decl.command is None or name not in names:
-            continue
-        from .command import missing_program
-
-        problem = missing_program(command_argv(decl.command, Path(origin).parent), decl.command)
-        if problem:
-            raise ToolSetError(f"fixture {fixture.id!r}: tools.{name}.command: {problem}")
-    return offered
 
 
 def plugin_tools(pm: pluggy.PluginManager) -> tuple[list[Tool], list[Problem]]:

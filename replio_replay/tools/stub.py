@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._runtime.jsoncanon import canonical
-from ..fixtures.matchers import ArgExpectation, matches_all
+from .._runtime.matchers import ArgExpectation, matches_all
 from .base import Invoke, ToolContext, ToolFailure
 
 __all__ = ["StubCase", "render_result", "stub_answer", "stub_invoke"]

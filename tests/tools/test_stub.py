@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from replio_replay.fixtures.matchers import Matcher
+from replio_replay._runtime.matchers import Matcher
 from replio_replay.tools.base import Tool, ToolContext
 from replio_replay.tools.declared import ToolDecl, declared_tool
 from replio_replay.tools.permissions import Category, Permissions

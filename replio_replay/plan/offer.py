@@ -1,0 +1,120 @@
+"""What a fixture is offered: its tool set with the fixture's own tools, MCP servers and system
+prompt (`for_fixture`, pure), checked at once for a missing program (`offered_to`), and the tool
+names the fixture mentions that the set cannot satisfy (`name_problems`).
+
+It sits above both fixtures/ and tools/: the fixture model is built from tools' declarations,
+and this is where the two meet.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..errors import ToolSetError
+from ..fixtures.model import Fixture
+from ..tools.declared import command_argv, declared_tool
+from ..tools.mcp.config import McpServer
+from ..tools.resolve import no_tool, tool_hint
+from ..tools.toolset import ToolSet
+
+__all__ = ["for_fixture", "name_problems", "offered_to"]
+
+
+def for_fixture(base: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
+    """`base` with the fixture's own tools added, restricted to `tools_offered`, with its prompt.
+
+    Raises ToolSetError naming the fixture and field when that cannot be done.
+    """
+    if not fixture.tools and fixture.tools_offered is None and fixture.system_prompt is None \
+            and fixture.mcp_servers is None:
+        return base
+    where = f"fixture {fixture.id!r} in tool set {base.name!r}"
+    servers = _fixture_servers(base, fixture, where)
+    base_dir = Path(origin).parent if not origin.startswith("plugin:") else None
+    tools = list(base.tools)
+    for tool_name, decl in fixture.tools.items():
+        if tool_name in base.known:
+            raise ToolSetError(f"{where}: tools.{tool_name}: the tool set already has a tool of that name; "
+                               "rename the fixture's tool")
+        tools.append(declared_tool(tool_name, decl, source=f"fixture {fixture.id!r} ({origin})", base_dir=base_dir))
+    only = None
+    if fixture.tools_offered is not None:
+        names = {t.name for t in tools}
+        missing = [n for n in fixture.tools_offered if n not in names]
+        if missing and not servers:  # else an MCP server may have them: `with_mcp_tools` checks
+            raise ToolSetError(f"{where}: tools_offered: {no_tool(missing[0], names)}")
+        tools = [t for t in tools if t.name in set(fixture.tools_offered)]
+        only = tuple(fixture.tools_offered)
+    pending = base.pending
+    if fixture.mcp_servers is not None:  # some servers, or its own: a change may be for another's tool
+        pending = tuple(dataclasses.replace(p, optional=True) for p in pending)
+    return base.replace(tools=tools, system_prompt=fixture.system_prompt, mcp_servers=servers, only=only,
+                        pending=pending)
+
+
+def _fixture_servers(base: ToolSet, fixture: Fixture, where: str) -> Mapping[str, McpServer]:
+    """The fixture's MCP servers: its own, the ones it names, or (by default) the tool set's."""
+    chosen = fixture.mcp_servers
+    if chosen is None:
+        return base.mcp_servers
+    if isinstance(chosen, dict):
+        return chosen
+    unknown = [n for n in chosen if n not in base.mcp_servers]
+    if unknown:
+        have = ", ".join(sorted(base.mcp_servers)) or "none"
+        raise ToolSetError(f"{where}: mcp_servers: the tool set has no MCP server named {unknown[0]!r} "
+                           f"(it has: {have}); add it to mcp_servers in .replio/config.json or the tool-set file")
+    return {n: base.mcp_servers[n] for n in chosen}
+
+
+def offered_to(toolset: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
+    """What `fixture` (read from `origin`) is offered from `toolset` (`resolve.for_fixture`); a
+    command tool of its own whose program, or a file beside the fixture it names, is missing fails
+    it now (ToolSetError), as a tool set's does, rather than mid-run."""
+    offered = for_fixture(toolset, fixture, origin)
+    if origin.startswith("plugin:"):
+        return offered
+    names = {t.name for t in offered.tools}
+    for name, decl in fixture.tools.items():
+        if decl.command is None or name not in names:
+            continue
+        from ..tools.command import missing_program
+
+        problem = missing_program(command_argv(decl.command, Path(origin).parent), decl.command)
+        if problem:
+            raise ToolSetError(f"fixture {fixture.id!r}: tools.{name}.command: {problem}")
+    return offered
+
+
+def name_problems(fixture: Fixture, toolset: ToolSet) -> list[str]:
+    """Tool names the fixture mentions that its tool set cannot satisfy, one message per field.
+
+    Calls that are expected or required (`expected`, `verifier.exact`, `must_include`, `args`)
+    must name an offered tool; `avoid` and `tools_deny` must name a tool the set knows (a
+    disabled one is fine: it is avoided by construction).
+    """
+    offered, known = set(toolset.names), set(toolset.known)
+    maybe_mcp = bool(toolset.mcp_servers)  # names it does not know may be an MCP server's: checked once listed
+    must = "so the check can never pass"
+    moot = "so it has no effect; check the spelling"
+    verifier = fixture.verifier
+    fields: list[tuple[str, Sequence[str], set[str], str]] = [("expected", fixture.expected_names or [], offered, must)]
+    if verifier is not None:
+        exact = verifier.exact if isinstance(verifier.exact, list) else []
+        fields += [
+            ("verifier.exact", exact, offered, must),
+            ("verifier.must_include", verifier.must_include, offered, must),
+            ("verifier.args", list(verifier.args), offered, must),
+            ("verifier.avoid", verifier.avoid, known, moot),
+            ("verifier.in_order", [e if isinstance(e, str) else e.name for e in verifier.in_order], offered, must),
+        ]
+    fields.append(("tools_deny", fixture.tools_deny, known, moot))
+    problems = []
+    for field, names, allowed, effect in fields:
+        for name in dict.fromkeys(n for n in names if n not in allowed and not (maybe_mcp and n not in known)):
+            what = f"{name!r} is not offered" if name in known else f"no tool named {name!r}"
+            hint = "" if name in known else tool_hint(name, allowed)
+            problems.append(f"{field}: {what} in tool set {toolset.name!r}, {effect}{hint}")
+    return problems
