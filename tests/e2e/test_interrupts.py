@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -265,6 +266,23 @@ def _backtracking_project(root: Path, nap: str) -> Path:
     return project
 
 
+def _sigterm_once(proc: subprocess.Popen[str], ready: Callable[[], bool], never: str) -> tuple[str, str]:
+    """SIGTERM `proc` once `ready()` holds; its output, after checking it ended within seconds with 130."""
+    try:
+        deadline = time.monotonic() + 20
+        while not ready():
+            assert time.monotonic() < deadline, never
+            time.sleep(0.02)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=25)
+        assert time.monotonic() - started < 10
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    return out, err
+
+
 def _files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -289,18 +307,8 @@ def test_sigterm_ends_a_run_whose_fixture_has_backtracking_patterns(tmp_path: Pa
     before = _files(project)
     proc = _start(project, llm_server, temp, "--record-mode", "none" if replay else "once", "--fixture", "alpha",
                   "--output", "json")
-    try:
-        deadline = time.monotonic() + 20
-        while not _napping(LONG_NAP):  # the lookup went by: its stub's `when` was matched
-            assert time.monotonic() < deadline, "the run never reached the nap"
-            time.sleep(0.02)
-        started = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=25)
-        assert time.monotonic() - started < 10
-    finally:
-        proc.kill()
-    assert proc.returncode == 130, err
+    # the nap: the lookup went by, so its stub's `when` was matched
+    out, err = _sigterm_once(proc, lambda: _napping(LONG_NAP), "the run never reached the nap")
     fixture = json.loads(out)["fixtures"][0]
     assert fixture["status"] == "cancelled" and fixture["names"] == ["lookup", "nap"]
     assert fixture["trace"][0]["result"] == "not only a's"
@@ -351,18 +359,7 @@ def test_sigterm_ends_an_offline_run_while_python_code_computes(tmp_path: Path) 
     env = {**os.environ, "PYTHONPATH": str(site), "TMPDIR": str(temp), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     proc = subprocess.Popen([_replio(), "eval", "--path", str(project), "run", "--fixture", "alpha",
                              "--output", "json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 20
-        while not spinning.exists():
-            assert time.monotonic() < deadline, "the tool never started"
-            time.sleep(0.02)
-        started = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=25)
-        assert time.monotonic() - started < 10
-    finally:
-        proc.kill()
-    assert proc.returncode == 130, err
+    out, err = _sigterm_once(proc, spinning.exists, "the tool never started")
     assert json.loads(out)["fixtures"][0]["status"] == "cancelled"
     assert list(temp.iterdir()) == [], "worktrees left behind"
 
