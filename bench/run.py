@@ -257,34 +257,45 @@ def fd_growth(fds: list[int]) -> tuple[int, int]:
     return max(fds[:half] or [0]), max(fds[half:] or [0])
 
 
+#: The budgets by the name `--only` takes, in the order a full run measures them.
+BUDGETS = ("bundled", "live", "bfcl", "jobs", "scale")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7, help="runs of each side per timing (median)")
     parser.add_argument("--quick", action="store_true", help="fewer runs and 1,000 fixtures at scale, a smoke test")
+    parser.add_argument("--only", choices=BUDGETS, action="append",
+                        help="measure only this budget (its line keeps its number); may be given again")
     args = parser.parse_args()
+    only = set(args.only or BUDGETS)
     repeat = 2 if args.quick else args.repeat
     n_scale = 1000 if args.quick else 10_000
     compile_package()
     print(f"replio-replay benchmark on {os.cpu_count()} cores, Python {sys.version.split()[0]}", flush=True)
     with tempfile.TemporaryDirectory(prefix="replio-bench-") as name:
         tmp = Path(name)
-        print(start_up_line(1, "the bundled catalog's replay (CI set)", bench_bundled(repeat * 2), 2.5), flush=True)
-        print(start_up_line(2, "a one-fixture live run, 0 ms latency", bench_live(tmp, repeat * 2), 2.0), flush=True)
-        ours, floor, ratio, whole = bench_bfcl(tmp, repeat)
-        line = ratio_line(3, "the BFCL example's replay (800 fixtures), per fixture", f"{ours * 1000:.2f} ms",
-                          f"{floor * 1000:.2f} ms", ratio, 1.3, against="bare vcrpy + httpx over its cassettes")
-        print(f"{line} (whole processes: {whole:.2f}x)", flush=True)
-        eight, one, ratio = bench_jobs(tmp, 24, 1 if args.quick else 3)
-        print(f"4. --jobs 8 vs --jobs 1, 24 fixtures x 2 requests, 100 ms latency, start-up included: "
-              f"{eight:.2f} s vs {one:.2f} s -> {ratio:.3f}x (budget <= 0.2x, ideal 0.125x): {verdict(ratio <= 0.2)}",
-              flush=True)
-        elapsed, peak, fds, summary = bench_scale(tmp, n_scale)
-        first, second = fd_growth(fds)
-        print(f"5. {n_scale:,}-fixture replay in {elapsed:.1f} s ({summary.strip()}): peak RSS {peak / 1024:.0f} MB "
-              f"(budget < 300 MB): {verdict(peak < 300 * 1024)}; open fds at most {first} in the first half, "
-              f"{second} in the second ({len(fds)} samples, budget: no growth, {FD_SLACK} in flight): "
-              f"{verdict(second <= first + FD_SLACK)}")
-
+        if "bundled" in only:
+            print(start_up_line(1, "the bundled catalog's replay (CI set)", bench_bundled(repeat * 2), 2.5), flush=True)
+        if "live" in only:
+            print(start_up_line(2, "a one-fixture live run, 0 ms latency", bench_live(tmp, repeat * 2), 2.0), flush=True)
+        if "bfcl" in only:
+            ours, floor, ratio, whole = bench_bfcl(tmp, repeat)
+            line = ratio_line(3, "the BFCL example's replay (800 fixtures), per fixture", f"{ours * 1000:.2f} ms",
+                              f"{floor * 1000:.2f} ms", ratio, 1.3, against="bare vcrpy + httpx over its cassettes")
+            print(f"{line} (whole processes: {whole:.2f}x)", flush=True)
+        if "jobs" in only:
+            eight, one, ratio = bench_jobs(tmp, 24, 1 if args.quick else 3)
+            print(f"4. --jobs 8 vs --jobs 1, 24 fixtures x 2 requests, 100 ms latency, start-up included: "
+                  f"{eight:.2f} s vs {one:.2f} s -> {ratio:.3f}x (budget <= 0.2x, ideal 0.125x): "
+                  f"{verdict(ratio <= 0.2)}", flush=True)
+        if "scale" in only:
+            elapsed, peak, fds, summary = bench_scale(tmp, n_scale)
+            first, second = fd_growth(fds)
+            print(f"5. {n_scale:,}-fixture replay in {elapsed:.1f} s ({summary.strip()}): peak RSS {peak / 1024:.0f} MB "
+                  f"(budget < 300 MB): {verdict(peak < 300 * 1024)}; open fds at most {first} in the first half, "
+                  f"{second} in the second ({len(fds)} samples, budget: no growth, {FD_SLACK} in flight): "
+                  f"{verdict(second <= first + FD_SLACK)}")
 
 if __name__ == "__main__":
     main()

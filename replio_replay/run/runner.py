@@ -35,7 +35,7 @@ from ..tools.toolbox import Toolbox
 from ..tools.toolset import ToolSet
 from .engine import Limits, Transcript, run_loop
 from .scoring import cancelled_result, judge_transcript
-from .worktree import Removals, remove_active_worktrees, snapshot, worktree
+from .worktree import NO_WORKTREE, Removals, remove_active_worktrees, snapshot, worktree
 
 __all__ = ["GRACE", "InterruptedRun", "Observer", "RunOptions", "run_fixture", "run_suite"]
 
@@ -81,7 +81,8 @@ def run_fixture(
 ) -> FixtureResult:
     """One fixture, start to end; every failure becomes this fixture's `error`, never an exception.
 
-    Its worktree is removed before it returns, or handed to `remove` (see `worktree`).
+    Its worktree, when it gets one (`_worktree_seen`), is removed before it returns, or handed to
+    `remove` (see `worktree`).
     """
     started = time.perf_counter()
     fixture = case.fixture
@@ -104,7 +105,7 @@ def run_fixture(
     try:
         session = options.session(case, provider, cancel)
         seen = _worktree_seen(case, session.mcp_modes(case.offered.mcp_servers))
-        with worktree(fixture, settings, remove, repository=seen) as root:
+        with worktree(fixture, settings, remove) if seen else contextlib.nullcontext(NO_WORKTREE) as root:
             ctx = ToolContext(Sandbox(root), session.transport, **ctx_limits)  # type: ignore[arg-type]
             mcp = session.mcp_tools(case.offered.mcp_servers, root=root, env=options.env,
                                     project=options.project) if case.offered.mcp_servers else None
@@ -152,14 +153,19 @@ def run_fixture(
 
 
 def _worktree_seen(case: Case, mcp_modes: Mapping[str, str]) -> bool:
-    """Whether anything in the fixture can look at its worktree: an offered tool that works on files
-    or runs a program, an MCP server started on it (live, or to compare), or a `files` check.
+    """Whether anything in the fixture can look at a worktree, so it needs one: an offered tool
+    that works on files or runs a program (`Tool.touches_worktree`: a built-in, a command, a
+    Python tool taking the `ToolContext`) in a fixture that runs its calls (not
+    `single_response`), an MCP server started on it (live, or to compare), or a `files` check
+    (read back before the worktree goes).
 
-    Where nothing can (stubs and MCP tools replayed from the cassette), a `"git"` fixture's
-    repository is not built: that takes several git processes, and nothing would see it.
+    Where nothing can (stubs, Python tools without the context, MCP tools replayed from the
+    cassette, a single response's calls: every BFCL fixture), the fixture gets no worktree
+    (`NO_WORKTREE`): none of its files, `.replio/config.json` or `"git"` repository is written
+    and removed, which would cost a replayed fixture more than its replay, for nothing to see.
     """
     fixture = case.fixture
-    return (any(tool.touches_worktree for tool in case.offered.tools)
+    return ((not fixture.single_response and any(tool.touches_worktree for tool in case.offered.tools))
             or any(mode != "replay" for mode in mcp_modes.values())
             or bool(fixture.verifier is not None and fixture.verifier.files))
 

@@ -22,11 +22,16 @@ from typing import Any
 from ..fixtures.model import Fixture
 from ..tools.sandbox import Sandbox, SandboxError
 
-__all__ = ["TEMP_PREFIX", "Removals", "reap_stale_worktrees", "remove_active_worktrees", "remove_worktree", "snapshot",
-           "worktree"]
+__all__ = ["NO_WORKTREE", "TEMP_PREFIX", "Removals", "reap_stale_worktrees", "remove_active_worktrees",
+           "remove_worktree", "snapshot", "worktree"]
 
 TEMP_PREFIX = "replio-wt-"
 _OWNED = re.compile(rf"^{re.escape(TEMP_PREFIX)}(\d+)-")
+
+#: The root of a fixture given no worktree, nothing it runs being able to see one (the runner's
+#: `_worktree_seen`): a path nothing can be made under, so a tool wrongly thought blind to the
+#: worktree fails there rather than write somewhere else.
+NO_WORKTREE = Path(os.devnull)
 
 _active: set[Path] = set()
 _active_lock = threading.Lock()
@@ -34,10 +39,9 @@ _active_lock = threading.Lock()
 
 @contextmanager
 def worktree(fixture: Fixture, settings: Mapping[str, Any],
-             remove: Callable[[Path], None] | None = None, *, repository: bool = True) -> Iterator[Path]:
+             remove: Callable[[Path], None] | None = None) -> Iterator[Path]:
     """A fresh folder holding the fixture's files and `.replio/config.json` with `settings`, made a git
-    repository when the fixture asks (`git`) and `repository` is true (the runner leaves the
-    repository out where nothing could look at it).
+    repository when the fixture asks (`git`).
 
     The folder is removed on exit, also on error and on KeyboardInterrupt: at once, or handed to
     `remove` (a run's `Removals`, which removes it on a thread of its own).
@@ -51,7 +55,7 @@ def worktree(fixture: Fixture, settings: Mapping[str, Any],
             _provision(root / rel, content, made)
         _provision(root / ".replio" / "config.json", json.dumps(dict(settings), indent=2, sort_keys=True) + "\n",
                    made)
-        if fixture.git is not None and repository:
+        if fixture.git is not None:
             from .gitrepo import make_repository
 
             make_repository(root, fixture.git, fixture_id=fixture.id)
@@ -62,7 +66,7 @@ def worktree(fixture: Fixture, settings: Mapping[str, Any],
 
 def _provision(target: Path, content: str, made: set[Path]) -> None:
     """Write a new file of the worktree, making its folders first (each once: `made` holds those
-    there already). A worktree is made for every fixture, so this keeps to the fewest system
+    there already). A worktree is made for most fixtures, so this keeps to the fewest system
     calls: `open` in text mode adds a stat, a terminal check and two seeks to each file."""
     if target.parent not in made:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -137,9 +137,10 @@ class Tool:
     (``built-in``, a tool-set file, ``plugin:NAME``, a fixture) for messages; `fingerprint`
     is whatever else decides its behaviour (a stub's results, a command's argv), so a
     tool set's digest changes when it does. `touches_worktree` is False for a tool that can
-    neither see nor change the fixture's files (a stub; an MCP tool, whose server is started
-    on the worktree when it runs live), so a fixture offering only such tools need not have
-    its git repository built when it is replayed. `title` is the name reports show, when it is
+    neither see nor change the fixture's files (a stub; a Python tool not taking the
+    `ToolContext`; an MCP tool, whose server is started on the worktree when it runs live), so
+    a fixture offering only such tools need not have a worktree (see the runner's
+    `_worktree_seen`). `title` is the name reports show, when it is
     not `name` (it is never offered to the model).
     """
 
@@ -167,6 +168,7 @@ def model_tool(
     run: Callable[[Any, ToolContext], str],
     *,
     source: str = BUILTIN,
+    touches_worktree: bool = True,
 ) -> Tool:
     """A tool whose arguments are a pydantic model: validated by it, offered as its schema."""
 
@@ -177,7 +179,8 @@ def model_tool(
             raise InvalidArguments(_brief(exc)) from None
         return run(parsed, ctx)
 
-    return Tool(name, description, category, schema_of(params), invoke, source=source)
+    return Tool(name, description, category, schema_of(params), invoke, source=source,
+                touches_worktree=touches_worktree)
 
 
 class InvalidArguments(ToolFailure):

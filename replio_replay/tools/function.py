@@ -77,7 +77,8 @@ def _function_tool(
         problem = schema_problem(dict(parameters))
         if problem:
             raise ValueError(f"tool {tool_name!r}: {problem}")
-        return Tool(tool_name, text, category, dict(parameters), call, source=source, checks_schema=True)
+        return Tool(tool_name, text, category, dict(parameters), call, source=source, checks_schema=True,
+                    touches_worktree=ctx_name is not None)
     fields: dict[str, Any] = {}
     for pname, param in signature.parameters.items():
         if pname == ctx_name or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -89,7 +90,7 @@ def _function_tool(
     def run(parsed: Any, ctx: ToolContext) -> str:
         return call({k: getattr(parsed, k) for k in fields}, ctx)
 
-    return model_tool(tool_name, text, category, model, run, source=source)
+    return model_tool(tool_name, text, category, model, run, source=source, touches_worktree=ctx_name is not None)
 
 
 def _as_text(value: Any) -> str:

@@ -1,9 +1,10 @@
-"""The runner: one worktree per fixture, its config, cleanup on every exit, failures kept per fixture."""
+"""The runner: a worktree for each fixture that can see one, its config, cleanup on every exit, failures kept per fixture."""
 
 from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -18,6 +19,8 @@ from replio_replay.judge.results import Status
 from replio_replay.providers.base import ChatRequest, ChatResponse, ToolCall
 from replio_replay.run.runner import InterruptedRun, RunOptions, run_fixture, run_suite
 from replio_replay.run.worktree import TEMP_PREFIX, Removals, worktree
+from replio_replay.tools.base import ToolContext
+from replio_replay.tools.function import tool
 from tests.helpers import builtin_toolset, call, make_case, make_fixture, mock_provider, turn
 
 
@@ -326,23 +329,64 @@ def test_the_files_a_run_leaves_are_judged_before_the_worktree_goes(roots: list[
     assert not roots[-1].exists()
 
 
-# a "git" fixture's repository: built only where something can see it ----------------------------------
+# a worktree (and a "git" fixture's repository): made only where something can see it -----------------
 
 STUB = {"lookup": {"description": "Look a thing up.", "parameters": {"type": "object"}, "result": "found"}}
 
 
+@tool
+def blind_lookup(key: str) -> str:
+    """Look a key up, seeing nothing of the fixture."""
+    return f"{key}: found"
+
+
+@tool
+def reading_lookup(key: str, ctx: ToolContext) -> str:
+    """Look a key up in the fixture's files."""
+    return ctx.path(key).read_text()
+
+
+PYTHON_TOOLS = builtin_toolset().replace(tools=[*builtin_toolset().tools, blind_lookup, reading_lookup])
+
+
+@pytest.mark.parametrize(("more", "made"), [
+    ({"tools_offered": ["lookup"]}, False),  # a stub cannot see the files: no worktree for nothing
+    ({"tools_offered": ["lookup", "blind_lookup"]}, False),  # nor a Python tool not taking the context
+    ({"tools_offered": ["lookup", "reading_lookup"]}, True),  # one taking it can
+    ({"tools_offered": ["lookup", "file_read"]}, True),
+    ({"tools_offered": ["lookup", "file_read"], "single_response": True}, False),  # its calls never run
+    ({"tools_offered": ["lookup"], "verifier": {"files": {"a.txt": "a"}}}, True),  # a files check reads them
+    ({"tools_offered": ["lookup"], "single_response": True, "verifier": {"files": {"a.txt": "a"}}}, True),
+    ({}, True),  # every built-in is offered
+])
+def test_a_worktree_is_made_only_where_a_tool_or_check_can_see_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, more: dict[str, Any], made: bool) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where mkdtemp makes worktrees, watched
+    during: list[list[str]] = []
+
+    def look(request: ChatRequest) -> ChatResponse:
+        during.append([p.name for p in tmp_path.iterdir() if p.name.startswith(TEMP_PREFIX)])
+        return ChatResponse(text="found")
+
+    fx = make_fixture(files={"a.txt": "a"}, tools=STUB, **more)
+    result = run_fixture(make_case(fx, PYTHON_TOOLS), mock_provider({"fx": [look]}), RunOptions())
+    assert result.status is Status.OK, result.error
+    assert [len(names) for names in during] == [1 if made else 0]
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(("more", "built"), [
-    ({"tools_offered": ["lookup"]}, False),  # a stub cannot see the files: no git processes for nothing
+    ({"tools_offered": ["lookup"]}, None),  # no worktree at all: no git processes for nothing
     ({"tools_offered": ["lookup", "file_read"]}, True),
     ({"tools_offered": ["lookup"], "verifier": {"files": {"a.txt": "a"}}}, True),  # a files check reads them
     ({}, True),  # every built-in is offered
 ])
 def test_the_repository_is_built_only_where_a_tool_or_check_can_see_it(
-        repositories: list[bool], more: dict[str, Any], built: bool) -> None:
+        repositories: list[bool], more: dict[str, Any], built: bool | None) -> None:
     fx = make_fixture(files={"a.txt": "a"}, git=True, tools=STUB, **more)
     result = run_fixture(make_case(fx), mock_provider({"fx": [turn(call("lookup")), turn(text="found")]}), RunOptions())
     assert result.status is Status.OK, result.error
-    assert repositories == [built]
+    assert repositories == ([] if built is None else [built])
 
 
 class _Sessions:
@@ -363,9 +407,9 @@ class _Sessions:
         return Session(provider.transport(cancel))
 
 
-@pytest.mark.parametrize(("mode", "built"), [("replay", False), ("live", True), ("compare", True)])
+@pytest.mark.parametrize(("mode", "built"), [("replay", []), ("live", [True]), ("compare", [True])])
 def test_an_mcp_server_started_on_the_worktree_needs_the_repository(
-        repositories: list[bool], monkeypatch: pytest.MonkeyPatch, mode: str, built: bool) -> None:
+        repositories: list[bool], monkeypatch: pytest.MonkeyPatch, mode: str, built: list[bool]) -> None:
     from replio_replay.tools.mcp.source import McpTools
 
     monkeypatch.setattr(McpTools, "open", lambda self: [])  # what the servers offer is not the point here
@@ -373,4 +417,4 @@ def test_an_mcp_server_started_on_the_worktree_needs_the_repository(
                       mcp_servers={"git": {"command": "{python}", "args": ["-m", "mcp_server_git"]}})
     result = run_fixture(make_case(fx), mock_provider({"fx": [turn(text="done")]}), RunOptions(session=_Sessions(mode)))
     assert result.status is Status.OK, result.error
-    assert repositories == [built]
+    assert repositories == built
