@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.plugins import install_plugin
+
 PLUGIN = '''
 from replio_replay import hookimpl
 
@@ -17,17 +19,6 @@ def register_fixtures(fixtures):
     fixtures["team-check"] = {"task": "Which port?", "description": "from the team plugin"}
     fixtures["grep-symbol"] = {"task": "Find it.", "description": "the team's grep-symbol"}
 '''
-
-
-def _install(site: Path, module: str, source: str) -> None:
-    """What pip leaves behind for a package with an entry point: a module and its dist-info."""
-    site.mkdir(exist_ok=True)
-    (site / f"{module}.py").write_text(source)
-    name = module.replace("_", "-")
-    info = site / f"{module}-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[replio]\n{name} = {module}\n")
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -43,7 +34,7 @@ def _config(project: Path, data: dict[str, object]) -> None:
 
 
 def test_entry_point_plugin_is_listed_and_wins_over_the_bundled_catalog(tmp_path: Path) -> None:
-    _install(tmp_path / "site", "team_evals", PLUGIN)
+    install_plugin(tmp_path / "site", "team_evals", PLUGIN)
     project = tmp_path / "project"
     (project / ".replio" / "eval").mkdir(parents=True)
     (project / ".replio" / "eval" / "team-check.json").write_text(json.dumps({"task": "Local wins."}))
@@ -84,7 +75,7 @@ def register_tools(tools):
 
 
 def test_entry_point_plugin_tools_are_offered_and_run_in_the_sandbox(tmp_path: Path) -> None:
-    _install(tmp_path / "site", "team_tools", TOOL_PLUGIN)
+    install_plugin(tmp_path / "site", "team_tools", TOOL_PLUGIN)
     project = tmp_path / "project"
     (project / ".replio" / "eval").mkdir(parents=True)
     (project / ".replio" / "eval" / "count.json").write_text(json.dumps({
@@ -121,7 +112,7 @@ def _replio(project: Path, *args: str, env: dict[str, str]) -> subprocess.Comple
 def test_an_installed_plugin_a_project_does_not_name_changes_none_of_its_requests(tmp_path: Path) -> None:
     """Installed beside replio, a tool plugin used to be offered in every project: the repository's
     own replay drifted (`+ tools[word_count] added`). Unnamed, it is left out, and said so."""
-    _install(tmp_path / "site", "team_tools", TOOL_PLUGIN)
+    install_plugin(tmp_path / "site", "team_tools", TOOL_PLUGIN)
     env = {**_env(tmp_path), "CI": "true"}
     done = _replio(REPO, "run", "--strict", "--output", "json", env=env)
     assert done.returncode == 0, done.stderr + done.stdout[-2000:]
@@ -137,8 +128,8 @@ def test_an_installed_plugin_a_project_does_not_name_changes_none_of_its_request
 
 
 def test_list_and_status_say_which_plugins_are_active(tmp_path: Path) -> None:
-    _install(tmp_path / "site", "team_tools", TOOL_PLUGIN)
-    _install(tmp_path / "site", "team_evals", PLUGIN)
+    install_plugin(tmp_path / "site", "team_tools", TOOL_PLUGIN)
+    install_plugin(tmp_path / "site", "team_evals", PLUGIN)
     env = _env(tmp_path)
     project = tmp_path / "project"
     _config(project, {"plugins": ["team-evals"]})
@@ -161,7 +152,7 @@ def test_list_and_status_say_which_plugins_are_active(tmp_path: Path) -> None:
 
 
 def test_a_plugin_name_that_is_not_installed_is_one_line_naming_the_installed_ones(tmp_path: Path) -> None:
-    _install(tmp_path / "site", "team_tools", TOOL_PLUGIN)
+    install_plugin(tmp_path / "site", "team_tools", TOOL_PLUGIN)
     project = tmp_path / "project"
     _config(project, {"provider": "mock", "plugins": ["team-tool"]})
     for command in ("list", "run", "status"):

@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.agents import openai_agent
 from tests.support.llm_server import LLMServer
+from tests.support.plugins import install_plugin
 from tests.support.project import write_project
 
 
@@ -200,16 +201,10 @@ def register_fixtures(fixtures):
 
 
 def test_an_interrupt_during_start_up_exits_130_with_a_message(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    loading = tmp_path / "loading"
-    (site / "slow_plugin.py").write_text(SLOW_PLUGIN % str(loading))
-    info = site / "slow_plugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: slow-plugin\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[replio]\nslow = slow_plugin\n")
+    site, loading = tmp_path / "site", tmp_path / "loading"
+    name = install_plugin(site, "slow_plugin", SLOW_PLUGIN % str(loading))
     project = write_project(tmp_path / "proj", provider="mock")
-    (project / ".replio" / "config.json").write_text(json.dumps({"provider": "mock", "plugins": ["slow"]}))
+    (project / ".replio" / "config.json").write_text(json.dumps({"provider": "mock", "plugins": [name]}))
     env = {**os.environ, "PYTHONPATH": str(site), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     proc = subprocess.Popen([_replio(), "eval", "--path", str(project), "run"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -341,19 +336,14 @@ def register_tools(tools):
 def test_sigterm_ends_an_offline_run_while_python_code_computes(tmp_path: Path) -> None:
     """A tool that never stops computing holds a worker, never the main thread: the run ends."""
     site, spinning = tmp_path / "site", tmp_path / "spinning"
-    site.mkdir()
-    (site / "spinner.py").write_text(SPINNING_PLUGIN % str(spinning))
-    info = site / "spinner-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: spinner\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[replio]\nspinner = spinner\n")
+    name = install_plugin(site, "spinner", SPINNING_PLUGIN % str(spinning))
     project = write_project(tmp_path / "proj", provider="mock")
     (project / ".replio" / "eval" / "alpha.json").write_text(json.dumps({"task": "Spin.", "tools_offered": ["spin"]}))
     (project / "script.json").write_text(json.dumps({"alpha": [{"tool_calls": [{"name": "spin", "arguments": {}}]},
                                                                {"text": "Done."}]}))
     (project / ".replio" / "config.json").write_text(json.dumps(
         {"provider": "mock", "providers": {"mock": {"script": "script.json"}}, "tool_timeout": 120,
-         "plugins": ["spinner"]}))
+         "plugins": [name]}))
     temp = tmp_path / "tmp"
     temp.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site), "TMPDIR": str(temp), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}

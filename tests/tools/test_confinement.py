@@ -525,17 +525,22 @@ def test_without_bwrap_on_path_programs_run_unconfined(
     assert int(done.stdout) > 2  # not a fresh PID namespace's first processes
 
 
+def _fake_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> Path:
+    """A `bwrap` running the shell `script`, first on PATH; its path."""
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\n{script}")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    return fake
+
+
 def test_a_bwrap_that_cannot_start_is_probed_once_then_programs_run_unconfined(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
 ) -> None:
-    fake = tmp_path / "bin"
-    fake.mkdir()
     calls = tmp_path / "bwrap-calls"
-    (fake / "bwrap").write_text(
-        f"#!/bin/sh\necho call >> {calls}\n"
-        "echo 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
-    (fake / "bwrap").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    _fake_bwrap(tmp_path, monkeypatch, f"echo call >> {calls}\n"
+                "echo 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
     assert not confinement_available()
     assert "No permissions to create new namespace" in str(confinement_problem())
     for _ in range(3):
@@ -548,15 +553,10 @@ def test_a_bwrap_that_cannot_start_is_probed_once_then_programs_run_unconfined(
 def test_a_probe_that_times_out_is_tried_again_with_a_longer_wait(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
 ) -> None:
-    fake = tmp_path / "bin"
-    fake.mkdir()
     calls = tmp_path / "bwrap-calls"
     # The first start stalls (as on a loaded machine) past the first wait; the second starts.
-    (fake / "bwrap").write_text(
-        f"#!/bin/sh\nif [ -e {calls} ]; then echo again >> {calls}; exit 0; fi\n"
-        f"echo stalled > {calls}\nexec sleep 30\n")
-    (fake / "bwrap").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    _fake_bwrap(tmp_path, monkeypatch, f"if [ -e {calls} ]; then echo again >> {calls}; exit 0; fi\n"
+                f"echo stalled > {calls}\nexec sleep 30\n")
     monkeypatch.setattr(process, "PROBE_TIMEOUTS", (0.5, 20.0))
     assert confinement_problem() is None
     assert calls.read_text() == "stalled\nagain\n"
@@ -565,13 +565,9 @@ def test_a_probe_that_times_out_is_tried_again_with_a_longer_wait(
 def test_a_probe_that_always_times_out_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
 ) -> None:
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "bwrap").write_text("#!/bin/sh\nexec sleep 30\n")
-    (fake / "bwrap").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    fake = _fake_bwrap(tmp_path, monkeypatch, "exec sleep 30\n")
     monkeypatch.setattr(process, "PROBE_TIMEOUTS", (0.2, 0.3))
-    assert confinement_problem() == (f"bubblewrap ({fake / 'bwrap'}) did not start a program within 0.2 s, "
+    assert confinement_problem() == (f"bubblewrap ({fake}) did not start a program within 0.2 s, "
                                      "then 0.3 s (overloaded machine, or bwrap hangs)")
 
 
