@@ -40,14 +40,19 @@ def _validated(project: Path, global_dir: Path | None, pm: pluggy.PluginManager)
         catalog.problems.append(Problem("tool set", str(exc)))
     else:
         catalog.problems.extend(plugin_problems)
+        skipped = set()  # as a run skips them: a tool it is offered cannot load, or a check can never pass
         for f in found:
             try:
                 offered = offered_to(toolset, f.fixture, f.origin)
             except ReplioError as exc:
                 catalog.problems.append(Problem(f.origin, str(exc)))
+                skipped.add(f.fixture.id)
                 continue
-            catalog.problems.extend(Problem(f.origin, f"fixture {f.fixture.id!r}: {p}")
-                                    for p in name_problems(f.fixture, offered))
+            impossible = [Problem(f.origin, f"fixture {f.fixture.id!r}: {p}") for p in name_problems(f.fixture, offered)]
+            catalog.problems.extend(impossible)
+            if impossible:
+                skipped.add(f.fixture.id)
+        found = [f for f in found if f.fixture.id not in skipped]
     fixtures = [{"id": f.fixture.id, "source": f.source, "description": f.fixture.description,
                  "tags": f.fixture.tags} for f in found]
     problems_listed = [{"file": p.file, "message": p.message} for p in catalog.problems]
