@@ -50,6 +50,8 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    #: The provider's own record of an assistant turn, as it answered (`ChatResponse.provider_items`).
+    provider_items: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,11 +85,19 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class ChatResponse:
-    """A model's turn: its text and its tool calls (both may be present)."""
+    """A model's turn: its text and its tool calls (both may be present).
+
+    `provider_items` are what the wire format needs sent back with this turn that the neutral
+    fields cannot hold (the Responses API's reasoning items, Gemini's thought signatures), as
+    received: the engine carries them on the assistant message and the format that made them
+    sends them back unchanged. Nothing else reads them: they reach cassettes and request drift
+    only as part of the request body.
+    """
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
+    provider_items: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -127,6 +137,8 @@ class Provider(ABC):
     #: Environment variables read for this provider: base URL and key.
     base_url_env: ClassVar[str | None] = None
     api_key_env: ClassVar[str | None] = None
+    #: Variables read for the key, in order, when `api_key_env` is not set.
+    api_key_env_fallbacks: ClassVar[tuple[str, ...]] = ()
     #: Whether the provider talks HTTP (and so has exchanges to record or replay).
     speaks_http: ClassVar[bool] = False
     #: A server on this machine (llama.cpp, Ollama): it shares the cores with the run, so

@@ -291,7 +291,8 @@ def _cleaned(response: ChatResponse) -> ChatResponse:
     sent back in the next request and written to every report."""
     calls = tuple(dataclasses.replace(c, name=clean_text(c.name), arguments=clean(c.arguments))
                   for c in response.tool_calls)
-    return dataclasses.replace(response, text=clean_text(response.text), tool_calls=calls)
+    return dataclasses.replace(response, text=clean_text(response.text), tool_calls=calls,
+                               provider_items=tuple(clean(i) for i in response.provider_items))
 
 
 def joined(base_url: str, path: str) -> str:

@@ -14,10 +14,12 @@ __all__ = ["PROVIDERS", "create_provider", "provider_class"]
 #: name -> "module:Class", imported only when used (keeps start-up fast).
 PROVIDERS: dict[str, str] = {
     "anthropic": "replio_replay.providers.anthropic:AnthropicProvider",
+    "gemini": "replio_replay.providers.gemini:GeminiProvider",
     "llamacpp": "replio_replay.providers.openai:LlamaCppProvider",
     "mock": "replio_replay.providers.mock:MockProvider",
     "ollama": "replio_replay.providers.ollama:OllamaProvider",
     "openai": "replio_replay.providers.openai:OpenAIProvider",
+    "openai-responses": "replio_replay.providers.responses:ResponsesProvider",
 }
 
 _HOW = "name one with --provider NAME[:MODEL] or set \"provider\" in .replio/config.json"
@@ -35,6 +37,12 @@ def provider_class(name: str) -> type[Provider]:
 
 def _known(name: str) -> str:
     return f"{did_you_mean(name, PROVIDERS)}known providers: {', '.join(sorted(PROVIDERS))}"
+
+
+def _key_env(cls: type[Provider], env: Env) -> str | None:
+    """The provider's key variable: the first of its names that is set, else its main one."""
+    names = [n for n in (cls.api_key_env, *cls.api_key_env_fallbacks) if n]
+    return next((n for n in names if env.get(n)), cls.api_key_env)
 
 
 def create_provider(
@@ -58,7 +66,7 @@ def create_provider(
     chosen_model = model or spec_model or (pc and pc.model) or cls.default_model
     if not chosen_model:
         raise UnknownProviderError(f"provider {name!r} needs a model; name one as {name}:MODEL or with --model")
-    key_env = (pc and pc.api_key_env) or cls.api_key_env
+    key_env = (pc and pc.api_key_env) or _key_env(cls, env)
     settings = ProviderSettings(
         name=name,
         model=chosen_model,

@@ -15,7 +15,7 @@ from .._runtime.diffing import Change, changes
 __all__ = ["VOLATILE_PATHS", "keyed_tools", "request_changes"]
 
 #: Request-body fields left out of request drift: ids the provider or the run invented.
-VOLATILE_PATHS = (r"\['(id|tool_call_id|tool_use_id|user|metadata)'\]$",)
+VOLATILE_PATHS = (r"\['(id|call_id|tool_call_id|tool_use_id|user|metadata)'\]$",)
 
 _TOOL_PATH = re.compile(r"^tools\.([A-Za-z0-9_-]+)")
 
@@ -24,13 +24,15 @@ def keyed_tools(body: Any) -> Any:
     """`body` with its `tools` list turned into name -> spec (the wire envelope and name removed).
 
     OpenAI and Ollama wrap a tool as ``{"type": "function", "function": {name, ...}}``,
-    Anthropic sends ``{name, description, input_schema}``; both become ``{name: {...}}``.
+    Anthropic sends ``{name, description, input_schema}``, the Responses API
+    ``{"type": "function", name, ...}`` and Gemini ``{"functionDeclarations": [{name, ...}]}``;
+    all become ``{name: {...}}``.
     A list that is not of named tools, or names one twice, is left as it is.
     """
     if not isinstance(body, dict) or not isinstance(body.get("tools"), list):
         return body
     keyed: dict[str, Any] = {}
-    for item in body["tools"]:
+    for item in _flat(body["tools"]):
         if not isinstance(item, dict):
             return body
         function = item.get("function")
@@ -43,6 +45,15 @@ def keyed_tools(body: Any) -> Any:
             spec.update({k: v for k, v in item.items() if k not in ("function", "type")})
         keyed[name] = spec
     return {**body, "tools": keyed}
+
+
+def _flat(tools: list[Any]) -> list[Any]:
+    """Gemini's tools, ``[{"functionDeclarations": [...]}]``, as the list of declarations."""
+    out: list[Any] = []
+    for item in tools:
+        declarations = item.get("functionDeclarations") if isinstance(item, dict) else None
+        out.extend(declarations if isinstance(declarations, list) else [item])
+    return out
 
 
 def request_changes(recorded: Any, sent: Any) -> list[Change]:

@@ -89,7 +89,8 @@ def run_loop(
             out.status, out.error = (Status.CANCELLED, None) if cancelled else (Status.ERROR, str(exc))
             return out
         out.tokens += response.usage.tokens
-        out.messages.append(Message("assistant", response.text, response.tool_calls))
+        out.messages.append(Message("assistant", response.text, response.tool_calls,
+                                    provider_items=response.provider_items))
         if not response.tool_calls:
             out.answer = response.text
             return out

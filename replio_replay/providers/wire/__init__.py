@@ -1,6 +1,6 @@
 """Pure wire-format converters: provider-neutral requests to JSON bodies and JSON bodies back.
 
-One module per wire format (`openai`, `anthropic`, `ollama`), each with
+One module per wire format (`openai`, `responses`, `anthropic`, `gemini`, `ollama`), each with
 ``encode_request(request, settings) -> dict`` and ``decode_response(data) -> ChatResponse``.
 Nothing here does I/O or imports httpx: the converters are plain functions of plain data,
 so they are tested without a socket and give the same body for the same conversation.

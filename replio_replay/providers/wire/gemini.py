@@ -1,0 +1,168 @@
+"""Gemini's own wire format (``POST /v1beta/models/{model}:generateContent``), camelCase throughout.
+
+Request: ``{systemInstruction, contents, tools: [{functionDeclarations}], toolConfig,
+generationConfig: {temperature, maxOutputTokens, seed}}``; the system prompt only in
+``systemInstruction``; ``contents`` of role ``user`` and ``model``; a model's calls as
+``functionCall`` parts (object ``args``); all function responses of one model turn in ONE
+``user`` content, in the order of the calls, each ``response`` an object (``{"result": ...}``,
+or ``{"error": ...}`` for a failed call); parameters in Gemini's schema subset
+(`geminischema`). Response: ``candidates[0].content.parts`` (``text`` and ``functionCall``;
+``thought`` parts are not part of the answer), ``finishReason`` and ``usageMetadata``.
+
+A model turn's parts are sent back as received (`ChatResponse.provider_items`), so a
+``thoughtSignature`` stays on the part it came with. Calls without an ``id`` (Gemini gives
+none before its newest models) get a stable one, ``call_{turn}_{i}``, which is never sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
+from . import as_int, parse_arguments, shape_error
+from .geminischema import gemini_schema
+
+__all__ = ["PROVIDER", "decode_response", "encode_contents", "encode_request", "encode_tool"]
+
+PROVIDER = "gemini"
+
+
+def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
+    """A neutral tool spec as a function declaration; no ``parameters`` when it takes none (Gemini
+    refuses an object schema without properties)."""
+    declaration: dict[str, Any] = {"name": spec["name"], "description": spec.get("description", "")}
+    parameters = gemini_schema(spec["name"], spec.get("parameters") or {"type": "object"})
+    if parameters.get("properties"):
+        declaration["parameters"] = parameters
+    return declaration
+
+
+def _model_parts(message: Message) -> list[dict[str, Any]]:
+    if message.provider_items:  # as received: thought signatures stay on their parts
+        return list(message.provider_items)
+    parts: list[dict[str, Any]] = [{"text": message.content}] if message.content else []
+    parts.extend(
+        {"functionCall": {"name": call.name,
+                          "args": call.arguments if isinstance(call.arguments, dict) else {}}}
+        for call in message.tool_calls
+    )
+    return parts or [{"text": ""}]
+
+
+def _sent_ids(parts: list[dict[str, Any]]) -> set[str]:
+    """The call ids Gemini gave (and so expects back on the responses)."""
+    calls = (p.get("functionCall") for p in parts if isinstance(p, dict))
+    return {c["id"] for c in calls if isinstance(c, dict) and isinstance(c.get("id"), str)}
+
+
+def _response_part(message: Message, names: dict[str, str], sent: set[str]) -> dict[str, Any]:
+    call_id = message.tool_call_id or ""
+    failed = message.content.startswith("Error")  # the engine's convention for a failed call
+    response: dict[str, Any] = {
+        "name": message.name or names.get(call_id, ""),
+        "response": {"error" if failed else "result": message.content},
+    }
+    if call_id in sent:
+        response["id"] = call_id
+    return {"functionResponse": response}
+
+
+def encode_contents(
+    messages: tuple[Message, ...] | list[Message],
+) -> tuple[str, list[dict[str, Any]]]:
+    """(system instruction, contents): consecutive messages of one role share a content, so a
+    turn's function responses travel together, in order."""
+    system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    contents: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    sent: set[str] = set()
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "assistant":
+            role, parts = "model", _model_parts(m)
+            names.update({c.id: c.name for c in m.tool_calls})
+            sent |= _sent_ids(parts)
+        elif m.role == "tool":
+            role, parts = "user", [_response_part(m, names, sent)]
+        else:
+            role, parts = "user", [{"text": m.content}]
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)
+        else:
+            contents.append({"role": role, "parts": parts})
+    return system, contents
+
+
+def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str, Any]:
+    """The JSON body of ``POST {base_url}/models/{model}:generateContent`` (sent with keys sorted)."""
+    system, contents = encode_contents(request.messages)
+    body: dict[str, Any] = {}
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": system}]}
+    body["contents"] = contents
+    if request.tools:
+        body["tools"] = [{"functionDeclarations": [encode_tool(t) for t in request.tools]}]
+        body["toolConfig"] = {"functionCallingConfig": {"mode": "AUTO"}}
+    generation: dict[str, Any] = {"temperature": settings.temperature, "maxOutputTokens": settings.max_tokens}
+    if settings.seed is not None:
+        generation["seed"] = settings.seed + request.trial - 1
+    body["generationConfig"] = generation
+    return body
+
+
+def _candidate_parts(data: dict[str, Any]) -> list[Any]:
+    candidates = data.get("candidates")
+    if not isinstance(candidates, list) or not candidates:
+        feedback = data.get("promptFeedback")
+        blocked = feedback.get("blockReason") if isinstance(feedback, dict) else None
+        raise shape_error(PROVIDER, f"no candidates (the prompt was blocked: {blocked})" if blocked
+                          else "no candidates", data)
+    candidate = candidates[0]
+    if not isinstance(candidate, dict):
+        raise shape_error(PROVIDER, "candidates[0] is not an object", data)
+    content = candidate.get("content")
+    parts = content.get("parts", []) if isinstance(content, dict) else []
+    if not isinstance(parts, list):
+        raise shape_error(PROVIDER, "candidates[0].content.parts is not a list", data)
+    return parts  # none at all: the model said nothing (finishReason tells why), an empty answer
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    meta: dict[str, Any] = data["usageMetadata"] if isinstance(data.get("usageMetadata"), dict) else {}
+    answer, thoughts = as_int(meta.get("candidatesTokenCount")), as_int(meta.get("thoughtsTokenCount"))
+    output = None if answer is None and thoughts is None else (answer or 0) + (thoughts or 0)
+    return Usage(prompt=as_int(meta.get("promptTokenCount")), completion=output,
+                 total=as_int(meta.get("totalTokenCount")))
+
+
+def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
+    """A generateContent body as a neutral response, its parts kept to be sent back; calls without
+    an id get ``call_{turn}_{i}``. ProviderResponseError on the wrong shape."""
+    if not isinstance(data, dict):
+        raise shape_error(PROVIDER, "expected a JSON object", data)
+    if "error" in data and "candidates" not in data:
+        error = data["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        raise shape_error(PROVIDER, f"the server reported an error: {message}", data)
+    parts = _candidate_parts(data)
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for i, part in enumerate(parts):
+        if not isinstance(part, dict):
+            raise shape_error(PROVIDER, f"parts[{i}] is not an object", data)
+        call = part.get("functionCall")
+        if call is not None:
+            name = call.get("name") if isinstance(call, dict) else None
+            if not isinstance(name, str) or not name:
+                raise shape_error(PROVIDER, f"parts[{i}] is a functionCall without a name", data)
+            call_id = call.get("id")
+            calls.append(ToolCall(
+                id=call_id if isinstance(call_id, str) and call_id else f"call_{turn}_{len(calls)}",
+                name=name,
+                arguments=parse_arguments(call.get("args")),
+            ))
+        elif isinstance(part.get("text"), str) and not part.get("thought"):
+            texts.append(part["text"])
+    return ChatResponse(text="".join(texts), tool_calls=tuple(calls), usage=_usage(data),
+                        provider_items=tuple(parts))
