@@ -150,8 +150,8 @@ def test_a_bad_base_url_from_the_environment_is_a_config_error():
 
 def test_unknown_provider_lists_the_known_ones():
     with pytest.raises(UnknownProviderError) as info:
-        create_provider("gemini:pro", config=ProjectConfig(), env=Env({}))
-    assert "anthropic, llamacpp, mock, ollama, openai" in str(info.value)
+        create_provider("bard:pro", config=ProjectConfig(), env=Env({}))
+    assert "anthropic, gemini, llamacpp, mock, ollama, openai, openai-responses" in str(info.value)
     assert "--provider NAME[:MODEL]" in str(info.value)
 
 
@@ -160,7 +160,7 @@ def test_an_unknown_provider_suggests_the_nearest(spec: str) -> None:
     with pytest.raises(UnknownProviderError) as info:
         create_provider(spec, config=ProjectConfig(), env=Env({}))
     near = "ollama" if spec.startswith("olama") else "openai"
-    assert f"did you mean {near!r}? known providers: anthropic, llamacpp, mock, ollama, openai" in str(info.value)
+    assert f"did you mean {near!r}? known providers: anthropic, gemini, llamacpp, mock, ollama, openai, openai-responses" in str(info.value)
 
 
 def test_a_provider_named_in_the_config_is_checked_too(tmp_path):
@@ -174,4 +174,4 @@ def test_an_unknown_name_in_the_providers_table_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError) as info:
         create_provider(None, config=config, env=Env({}))
     assert str(info.value) == (".replio/config.json: providers: unknown provider 'olama'; did you mean 'ollama'? "
-                               "known providers: anthropic, llamacpp, mock, ollama, openai")
+                               "known providers: anthropic, gemini, llamacpp, mock, ollama, openai, openai-responses")
