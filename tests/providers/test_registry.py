@@ -11,9 +11,11 @@ from replio_replay.errors import ConfigError, UnknownProviderError
 from replio_replay.providers import PROVIDERS, provider_class
 from replio_replay.providers.anthropic import AnthropicProvider
 from replio_replay.providers.base import Exchange
+from replio_replay.providers.gemini import GeminiProvider
 from replio_replay.providers.ollama import OllamaProvider
 from replio_replay.providers.openai import LlamaCppProvider, OpenAIProvider
 from replio_replay.providers.registry import create_provider
+from replio_replay.providers.responses import ResponsesProvider
 from tests.providers.samples import first_turn
 
 OK = {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
@@ -175,3 +177,19 @@ def test_an_unknown_name_in_the_providers_table_is_a_config_error(tmp_path):
         create_provider(None, config=config, env=Env({}))
     assert str(info.value) == (".replio/config.json: providers: unknown provider 'olama'; did you mean 'ollama'? "
                                "known providers: anthropic, gemini, llamacpp, mock, ollama, openai, openai-responses")
+
+
+def test_openai_responses_and_gemini_read_their_variables_and_the_base_url_flag_beats_them():
+    assert provider_class("openai-responses") is ResponsesProvider and provider_class("gemini") is GeminiProvider
+    assert (ResponsesProvider.base_url_env, ResponsesProvider.api_key_env) == ("OPENAI_BASE_URL", "OPENAI_API_KEY")
+    env = Env({"OPENAI_BASE_URL": "http://env.test/v1", "GEMINI_BASE_URL": "http://env.test/v1beta",
+               "GOOGLE_API_KEY": "g-key-0123456789"})
+    responses = create_provider("openai-responses:m", config=ProjectConfig(), env=env)
+    assert responses.url == "http://env.test/v1/responses"
+    gemini = create_provider("gemini:gemini-2.5-pro", config=ProjectConfig(), env=env)
+    assert gemini.url == "http://env.test/v1beta/models/gemini-2.5-pro:generateContent"
+    assert (gemini.settings.api_key, gemini.settings.api_key_env) == ("g-key-0123456789", "GOOGLE_API_KEY")
+    flagged = create_provider("gemini:m", config=ProjectConfig(), env=env, base_url="http://flag.test/v1beta")
+    assert flagged.url == "http://flag.test/v1beta/models/m:generateContent"
+    assert create_provider("gemini", config=ProjectConfig(), env=Env({})).url == (
+        "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent")
