@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from replio_replay.cli import main
+from tests.support.agents import gemini_agent, responses_agent
 from tests.support.llm_server import Reply, Seen
 
 FIXTURE = {
@@ -222,3 +223,19 @@ def test_a_bad_base_url_exits_2_before_running(project):
         "replio: error: openai: base URL 'localhost:8080/v1' must start with http:// or https://"
         in result.output
     )
+
+
+def test_compare_runs_the_responses_api_against_gemini(project, llm_server, second_server):
+    plan = {"config/server.toml": [[("file_read", {"path": "config/server.toml"})], "Port: 8743"]}
+    llm_server.handler = responses_agent(plan, model="model-a")
+    second_server.handler = gemini_agent(plan, model="model-b")
+    env = {"OPENAI_BASE_URL": llm_server.url + "/v1", "GEMINI_BASE_URL": second_server.url + "/v1beta",
+           "GEMINI_API_KEY": "AIzaSy-compare-0123456789"}
+    result = run(project, "--compare", "openai-responses:model-a,gemini:model-b", "--output", "json", env=env)
+    assert result.exit_code == 0, result.output
+    runs = json.loads(result.stdout)["runs"]
+    assert [(r["provider"], r["model"]) for r in runs] == [("openai-responses", "model-a"), ("gemini", "model-b")]
+    assert [r["fixtures"][0]["pass"] for r in runs] == [True, True]
+    assert [r["fixtures"][0]["tokens"] for r in runs] == [130 + 131, 150 + 151]
+    assert {s.path for s in llm_server.requests} == {"/v1/responses"}
+    assert {s.path for s in second_server.requests} == {"/v1beta/models/model-b:generateContent"}
