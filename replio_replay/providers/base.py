@@ -119,7 +119,9 @@ class ProviderSettings:
     base_url: str | None = None
     api_key: str | None = None
     api_key_env: str | None = None
-    temperature: float = 0.0
+    #: None: no temperature is sent (the config's ``"temperature": null``), for models that take
+    #: only their own, as OpenAI's reasoning models do.
+    temperature: float | None = 0.0
     seed: int | None = 0
     max_tokens: int = 2048
     timeout: float = 60.0

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from .._runtime.wording import did_you_mean
-from ..config import CONFIG_FILE, Env, ProjectConfig, parse_spec
+from ..config import CONFIG_FILE, Env, ProjectConfig, ProviderConfig, parse_spec
 from ..errors import ConfigError, UnknownProviderError
 from .base import Provider, ProviderSettings
 
@@ -45,6 +46,18 @@ def _key_env(cls: type[Provider], env: Env) -> str | None:
     return next((n for n in names if env.get(n)), cls.api_key_env)
 
 
+#: Connection settings a project's config may set; of these, `temperature` and `seed` may be set to
+#: null, which sends none (a model that takes only its own temperature refuses one).
+_SETTINGS = frozenset({"temperature", "seed", "max_tokens", "timeout", "retries", "max_response_bytes"})
+_MAY_BE_NULL = frozenset({"temperature", "seed"})
+
+
+def _configured(pc: ProviderConfig | None) -> dict[str, Any]:
+    """The settings `pc` sets, a null kept only where it means "send none"."""
+    given = pc.model_dump(exclude_unset=True) if pc else {}
+    return {k: v for k, v in given.items() if k in _SETTINGS and (v is not None or k in _MAY_BE_NULL)}
+
+
 def create_provider(
     spec: str | None,
     *,
@@ -73,9 +86,7 @@ def create_provider(
         base_url=(base_url or env.get(cls.base_url_env) or (pc and pc.base_url) or cls.default_base_url),
         api_key=env.get(key_env),
         api_key_env=key_env,
-        **{"timeout": cls.default_timeout(),
-           **{k: v for k, v in (pc.model_dump(exclude_none=True) if pc else {}).items()
-              if k in {"temperature", "seed", "max_tokens", "timeout", "retries", "max_response_bytes"}}},
+        **{"timeout": cls.default_timeout(), **_configured(pc)},
         options={"script": pc.script} if pc and pc.script else {},
     )
     return cls(settings)

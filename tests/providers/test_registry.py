@@ -193,3 +193,18 @@ def test_openai_responses_and_gemini_read_their_variables_and_the_base_url_flag_
     assert flagged.url == "http://flag.test/v1beta/models/m:generateContent"
     assert create_provider("gemini", config=ProjectConfig(), env=Env({})).url == (
         "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent")
+
+
+def test_a_null_temperature_or_seed_in_the_config_sends_none(tmp_path, llm_server):
+    config = write_config(tmp_path, {"providers": {"openai-responses": {"temperature": None, "seed": None},
+                                                   "gemini": {"temperature": None}}})
+    env = Env({"OPENAI_BASE_URL": llm_server.url + "/v1"})
+    p = create_provider("openai-responses:o4-mini", config=config, env=env)
+    assert (p.settings.temperature, p.settings.seed) == (None, None)
+    llm_server.reply(json={"output": [], "status": "completed"})
+    p.generate(first_turn(), Exchange("fx"))
+    assert "temperature" not in llm_server.requests[0].json()
+    p.close()
+    gemini = create_provider("gemini:m", config=config, env=Env({}))
+    assert gemini.settings.temperature is None and gemini.settings.seed == 0
+    assert create_provider("openai-responses", config=ProjectConfig(), env=Env({})).settings.temperature == 0.0

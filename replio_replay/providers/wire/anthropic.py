@@ -95,7 +95,8 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     body["messages"] = messages
     if request.tools:
         body["tools"] = [encode_tool(t) for t in request.tools]
-    body["temperature"] = settings.temperature
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
     return body
 
 

@@ -104,7 +104,8 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     if request.tools:
         body["tools"] = [{"functionDeclarations": [encode_tool(t) for t in request.tools]}]
         body["toolConfig"] = {"functionCallingConfig": {"mode": "AUTO"}}
-    generation: dict[str, Any] = {"temperature": settings.temperature, "maxOutputTokens": settings.max_tokens}
+    generation: dict[str, Any] = {} if settings.temperature is None else {"temperature": settings.temperature}
+    generation["maxOutputTokens"] = settings.max_tokens
     if settings.seed is not None:
         generation["seed"] = settings.seed + request.trial - 1
     body["generationConfig"] = generation

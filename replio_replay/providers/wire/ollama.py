@@ -54,7 +54,7 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     if request.tools:
         body["tools"] = [encode_tool(t) for t in request.tools]
     body["stream"] = False
-    options: dict[str, Any] = {"temperature": settings.temperature}
+    options: dict[str, Any] = {} if settings.temperature is None else {"temperature": settings.temperature}
     if settings.seed is not None:
         options["seed"] = settings.seed + request.trial - 1
     options["num_predict"] = settings.max_tokens

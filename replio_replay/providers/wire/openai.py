@@ -65,7 +65,8 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     }
     if request.tools:
         body["tools"] = [encode_tool(t) for t in request.tools]
-    body["temperature"] = settings.temperature
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
     if settings.seed is not None:
         body["seed"] = settings.seed + request.trial - 1
     body["max_tokens"] = settings.max_tokens

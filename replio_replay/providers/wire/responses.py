@@ -80,7 +80,8 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     body["input"] = items
     if request.tools:
         body["tools"] = [encode_tool(t) for t in request.tools]
-    body["temperature"] = settings.temperature
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
     body["max_output_tokens"] = settings.max_tokens
     body["store"] = False
     body["include"] = list(INCLUDE)
