@@ -35,6 +35,11 @@ def test_tools_are_keyed_by_name_in_every_wire_format() -> None:
     anthropic = {"tools": [{"name": "grep", "description": "d", "input_schema": {}}]}
     assert keyed_tools(openai) == {"tools": {"grep": {"description": "d", "parameters": {}}}}
     assert keyed_tools(anthropic) == {"tools": {"grep": {"description": "d", "input_schema": {}}}}
+    responses = {"tools": [{"type": "function", "name": "grep", "description": "d", "parameters": {}, "strict": False}]}
+    assert keyed_tools(responses) == {"tools": {"grep": {"type": "function", "description": "d", "parameters": {},
+                                                         "strict": False}}}
+    gemini = {"tools": [{"functionDeclarations": [{"name": "grep", "description": "d"}, {"name": "glob"}]}]}
+    assert keyed_tools(gemini) == {"tools": {"grep": {"description": "d"}, "glob": {}}}
     twice = {"tools": [{"name": "a"}, {"name": "a"}]}
     assert keyed_tools(twice) is twice
 
@@ -53,3 +58,13 @@ def test_ids_the_run_invented_are_not_drift() -> None:
     old = {"messages": [{"role": "tool", "tool_call_id": "call_a", "content": "x"}]}
     new = {"messages": [{"role": "tool", "tool_call_id": "call_b", "content": "x"}]}
     assert request_changes(old, new) == []
+    old = {"input": [{"type": "function_call_output", "call_id": "call_a", "output": "x"}]}
+    new = {"input": [{"type": "function_call_output", "call_id": "call_b", "output": "x"}]}
+    assert request_changes(old, new) == []
+
+
+def test_a_changed_gemini_declaration_is_named_by_its_tool() -> None:
+    old = {"tools": [{"functionDeclarations": [{"name": "grep", "description": "old"}]}]}
+    new = {"tools": [{"functionDeclarations": [{"name": "grep", "description": "new"}, {"name": "glob"}]}]}
+    found = {(c.path, c.kind) for c in request_changes(old, new)}
+    assert found == {("tools[grep].description", "changed"), ("tools[glob]", "added")}
