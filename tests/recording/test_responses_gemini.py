@@ -54,6 +54,8 @@ def test_record_then_replay_carries_the_provider_items_with_no_drift(
     assert [f["request_drift"] for f in replayed["fixtures"]] == [[], []]
     assert len(llm_server.requests) == sent
 
+    assert sorted(p.name for p in (project / "golden" / provider / "test-model").iterdir()) == [
+        "alpha.json", "beta.json"]
     cassette = yaml.safe_load((project / "cassettes" / provider / "test-model" / "beta.yaml").read_text())
     second = cassette["interactions"][1]["request"]["body"]["json"]
     if provider == "openai-responses":
