@@ -238,3 +238,21 @@ def test_an_empty_system_prompt_sends_no_system_message(root: Path) -> None:
     toolbox = Toolbox(ToolContext(Sandbox(root)), Permissions.for_fixture({}), builtin_toolset().replace(system_prompt=""))
     run_loop(TASK, lambda req: provider.generate(req, Exchange("fx")), toolbox)
     assert [m.role for m in provider.requests[0][1].messages] == ["user"]
+
+
+def test_a_turns_provider_items_ride_on_its_assistant_message_into_the_next_request(root: Path) -> None:
+    items = ({"type": "reasoning", "encrypted_content": "gAAAA-opaque"}, {"type": "function_call", "call_id": "c1"})
+    answers = iter([ChatResponse(tool_calls=(ToolCall("c1", "list_dir", {"path": "."}),), provider_items=items),
+                    ChatResponse(text="done")])
+    seen: list[ChatRequest] = []
+
+    def generate(request: ChatRequest) -> ChatResponse:
+        seen.append(request)
+        return next(answers)
+
+    toolbox = Toolbox(ToolContext(Sandbox(root)), Permissions.for_fixture({}), builtin_toolset())
+    t = run_loop(TASK, generate, toolbox)
+    assert t.status is Status.OK and t.answer == "done"
+    assistant = [m for m in seen[1].messages if m.role == "assistant"]
+    assert [m.provider_items for m in assistant] == [items]
+    assert [r.call.name for r in t.records] == ["list_dir"]
