@@ -122,7 +122,8 @@ class _Translator:
             raise _Refused(where, f"{key!r} has no Gemini equivalent")
 
     def type(self, out: dict[str, Any], value: Any, where: str) -> None:
-        names = value if isinstance(value, list) else [value]
+        # an OpenAPI-style upper-case name ("STRING") is read as the JSON Schema one
+        names = [n.lower() if isinstance(n, str) else n for n in (value if isinstance(value, list) else [value])]
         unknown = [n for n in names if n not in _TYPES and n != "null"]
         if unknown:
             raise _Refused(where, f"'type' {unknown[0]!r} is not a JSON Schema type Gemini knows")

@@ -63,6 +63,11 @@ def test_local_refs_are_inlined_and_annotations_and_boolean_additional_propertie
         "old": {"type": "STRING"}}}
 
 
+def test_openapi_style_upper_case_types_are_read_too():
+    assert gemini_schema("t", {"type": "OBJECT", "properties": {"n": {"type": "INTEGER"}}}) == {
+        "type": "OBJECT", "properties": {"n": {"type": "INTEGER"}}}
+
+
 def test_an_object_without_properties_leaves_them_out():
     assert gemini_schema("t", {"type": "object", "properties": {}}) == {"type": "OBJECT"}
 
