@@ -49,14 +49,14 @@ class _Refused(Exception):
         self.where, self.problem = where, problem
 
 
-def gemini_schema(tool: str, schema: dict[str, Any], *, provider: str = "gemini") -> dict[str, Any]:
+def gemini_schema(tool: str, schema: dict[str, Any]) -> dict[str, Any]:
     """`schema` (a tool's parameters) in Gemini's subset; ProviderError naming `tool`, the place in
     its schema and the keyword when something in it has no Gemini equivalent."""
     try:
         return _Translator(schema).node(schema, "parameters", ())
     except _Refused as refused:
         raise ProviderError(
-            f"{provider}: tool {tool!r}: {refused.where}: {refused.problem}; Gemini accepts only a "
+            f"gemini: tool {tool!r}: {refused.where}: {refused.problem}; Gemini accepts only a "
             "subset of JSON Schema: simplify the tool's parameters or run it with another provider"
         ) from None
 
@@ -67,7 +67,7 @@ class _Translator:
 
     def node(self, schema: Any, where: str, refs: tuple[str, ...]) -> dict[str, Any]:
         if not isinstance(schema, dict):
-            raise _Refused(where, f"a schema must be an object, not {schema!r}")
+            raise _Refused(where, f"a schema must be an object, not a {type(schema).__name__}")
         if "$ref" in schema:
             return self.ref(schema, where, refs)
         out: dict[str, Any] = {}
