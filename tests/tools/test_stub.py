@@ -237,7 +237,7 @@ def test_when_matchers_are_parsed_into_matchers() -> None:
 def test_command_and_result_together_are_refused() -> None:
     text = refusal({"command": ["echo"], "result": "x"})
     assert "not two" in text
-    assert "not both" in refusal({"command": ["echo"], "results": []})
+    assert "not two" in refusal({"command": ["echo"], "results": []})
     assert "not both" in refusal({"command": ["echo"], "result": None})
 
 
