@@ -15,6 +15,7 @@ replay runs them again.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import inspect
@@ -126,7 +127,7 @@ def build(environments: Mapping[str, Environment]) -> dict[str, Any]:
     instances = {}
     for name, env in environments.items():
         try:
-            instances[name] = env.cls(**env.initial)
+            instances[name] = env.cls(**copy.deepcopy(dict(env.initial)))  # no instance shares another's
         except Exception as exc:  # the user's code
             raise ToolSetError(f"{env.where}: {env.cls.__name__}(**initial) failed: {type(exc).__name__}: {exc}; "
                                "make `initial` match the class's parameters") from None
