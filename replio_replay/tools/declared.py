@@ -4,8 +4,9 @@ Three kinds, told apart by their keys: a **stub** (`result` or `results`) answer
 declaration (see `stub`); a **command** (`command`) runs a program (see `command`); a
 **Python** tool (`python`: ``PATH.py:function``, relative to the declaring file) calls a
 project function, described and typed by its docstring and hints unless `description` is given
-(see `function.python_tool`). Two kinds or none is an error. Either kind's `parameters` must be a valid JSON Schema of type
-object; the model's arguments are checked against it before the tool runs.
+(see `function.python_tool`). Two kinds or none is an error. A stub's or command's `parameters`
+must be a valid JSON Schema of type object; the model's arguments are checked against it before
+the tool runs.
 """
 
 from __future__ import annotations

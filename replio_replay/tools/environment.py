@@ -59,7 +59,6 @@ class Environment:
     cls: type
     initial: Mapping[str, Any]
     tools: tuple[Tool, ...]
-    methods: Mapping[str, str]  # tool name -> method name
     where: str
 
 
@@ -77,7 +76,6 @@ def environment(name: str, decl: EnvironmentDecl, *, base_dir: Path, where: str,
     if not inspect.isclass(cls):
         raise ToolSetError(f"{field}: {decl.python!r} names a {type(cls).__name__}, not a class")
     tools: list[Tool] = []
-    methods: dict[str, str] = {}
     fingerprint = {"kind": "environment", "python": decl.python, "initial": decl.initial}
     for method_name, func in _public_methods(cls).items():
         tool_name = decl.prefix + method_name
@@ -91,11 +89,10 @@ def environment(name: str, decl: EnvironmentDecl, *, base_dir: Path, where: str,
         except Exception as exc:  # no docstring, an annotation pydantic cannot describe, a hint that does not resolve
             raise ToolSetError(f"{where_method}: cannot be offered as a tool: {str(exc).splitlines()[0]}; give it "
                                "a docstring and JSON-able type hints, or a name starting with '_'") from None
-        tools.append(_with_fingerprint(made, fingerprint))
-        methods[tool_name] = method_name
+        tools.append(dataclasses.replace(made, fingerprint=fingerprint))
     if not tools:
         raise ToolSetError(f"{field}: {cls.__name__} has no public method to offer as a tool")
-    return Environment(name, cls, dict(decl.initial), tuple(tools), methods, field)
+    return Environment(name, cls, dict(decl.initial), tuple(tools), field)
 
 
 def _public_methods(cls: type) -> dict[str, Any]:
@@ -116,10 +113,6 @@ def _binder(env_name: str, method_name: str) -> Any:
         return getattr(instance, method_name)
 
     return bind
-
-
-def _with_fingerprint(tool: Tool, fingerprint: Any) -> Tool:
-    return dataclasses.replace(tool, fingerprint=fingerprint, touches_worktree=False)
 
 
 def build(environments: Mapping[str, Environment]) -> dict[str, Any]:
