@@ -127,3 +127,13 @@ def test_a_fixture_whose_environment_cannot_be_built_ends_in_error(tmp_path: Pat
     result = run_fixture(_case(toolset), mock_provider({"fx": [turn(text="Done.")]}), RunOptions())
     assert result.status is Status.ERROR
     assert "environments.shop.python: Shop(**initial) failed: TypeError" in (result.error or "")
+
+
+def test_environments_are_inputs_of_recordings_and_of_the_tool_sets_digest(tmp_path: Path) -> None:
+    plain = make_fixture()
+    with_env = make_fixture(environments={"shop": shop_decl()})
+    assert with_env.inputs_hash() != plain.inputs_hash()
+    assert make_fixture(environments={"shop": shop_decl(initial={})}).inputs_hash() != with_env.inputs_hash()
+    before = _toolset(tmp_path).digest
+    write_json(tmp_path / "tools.json", {"environments": {"shop": shop_decl(initial={"orders": {}})}})
+    assert _toolset_again(tmp_path).digest != before
