@@ -1,7 +1,8 @@
 """The canonical, provider-neutral form of a fixture result, as approved in a golden file (pure).
 
 Calls are grouped by turn, so parallel calls (one turn) are told apart from sequential ones.
-Nothing volatile is kept: no provider ids, no timings.
+Nothing volatile is kept: no provider ids, no timings. A fixture with environments keeps their
+end state too (`state`), so a change to it is drift.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def canonical_result(result: FixtureResult) -> dict[str, Any]:
             turns.append([])
             last = turn
         turns[-1].append({"name": call.name, "arguments": call.arguments})
-    return {
+    golden = {
         "id": result.id,
         "status": result.status.value,
         "pass": result.passed,
@@ -33,3 +34,6 @@ def canonical_result(result: FixtureResult) -> dict[str, Any]:
         "answer": result.answer,
         "metrics": {name: getattr(result, name) for name in METRICS},
     }
+    if result.state is not None:  # only a fixture with environments: other goldens keep their bytes
+        golden["state"] = result.state
+    return golden

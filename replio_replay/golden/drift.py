@@ -3,7 +3,8 @@
 Each change has a path (``turns[1][0].arguments.path``) and a kind a reviewer reads at a
 glance: ``call_added``, ``call_removed``, ``turn_added``, ``turn_removed``,
 ``tool_changed``, ``argument_changed`` / ``argument_added`` / ``argument_removed``,
-``answer_changed``, ``status_changed``, ``pass_changed``, ``metric_changed``.
+``answer_changed``, ``status_changed``, ``pass_changed``, ``metric_changed``, ``state_changed``
+(an environment's end state: ``state.shop.orders.A-1042.status``).
 
 Turns and the calls in them are aligned by tool names (a longest-common-subsequence match,
 as `difflib` does for lines), so a call inserted early shows as one `call_added` rather than
@@ -64,6 +65,8 @@ def _kind(change: Change) -> str:
         return "metric_changed"
     if p in ("answer", "status", "pass"):
         return f"{p}_changed"
+    if p == "state" or p.startswith(("state.", "state[")):
+        return "state_changed"
     return k
 
 

@@ -67,3 +67,4 @@ class Golden(_Strict):
     turns: list[list[GoldenCall]] = Field(..., description="Calls grouped by turn.")
     answer: StrictStr
     metrics: GoldenMetrics
+    state: dict[str, Any] | None = Field(None, description="Each environment's end state, when it has some.")

@@ -63,6 +63,8 @@ class FixtureResult(_Model):
     error: str | None = None
     reasons: list[str] = Field(default_factory=list, description="Why the verifier failed.")
     answer: str = Field("", description="The model's final text.")
+    state: dict[str, Any] | None = Field(
+        None, description="Each environment's end state (absent when the fixture has no environment).")
     #: The turn (0-based) of each trace call, so parallel calls can be told from sequential ones.
     turns: list[int] = Field(default_factory=list, exclude=True)
     request_drift: list[dict[str, Any]] | None = Field(
@@ -179,7 +181,7 @@ class RunResult(_Model):
         """The contract's dict: `pass` spelled as such, `timing` only where it was measured."""
         data = self.model_dump(mode="json", by_alias=True)
         for fx in data["fixtures"]:
-            for key in ("timing", "trials", "passes", "n", "drift_info", "titles"):
+            for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
             for trial in fx.get("trials", ()):

@@ -1,7 +1,7 @@
 """The verifier, pure: a fixture's declarative checks against what a run did give pass and reasons.
 
-What a run did is its `Evidence`: the calls it made, the final answer, and the files the
-verifier asks about as the run left them. Each check is a small function
+What a run did is its `Evidence`: the calls it made, the final answer, the files the
+verifier asks about as the run left them, and its environments' end state (checked by `state`). Each check is a small function
 ``check(verifier, fixture, evidence) -> list of reasons``; an empty list means it holds, and
 `pass` is all of them. A fixture without a verifier passes.
 """
@@ -12,12 +12,14 @@ import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from .._runtime.matchers import Matcher, matches, matches_all, quoted, shown, written
 from .._runtime.redact import NO_SECRETS, Redactor
 from ..fixtures.model import FileCheck, Fixture, Verifier
 from ..fixtures.trajectory import in_order, mismatches, trajectory_matches
 from .results import TraceCall
+from .state import check_state, check_state_from_calls
 
 __all__ = ["CHECKS", "Evidence", "verify"]
 
@@ -31,6 +33,8 @@ class Evidence:
     answer: str = ""
     files: Mapping[str, str | None] = field(default_factory=dict)
     redactor: Redactor = NO_SECRETS
+    state: Mapping[str, Any] | None = None  # environment -> end state (None: the fixture has none)
+    reference_state: Mapping[str, Any] | str | None = None  # what `state_from_calls` reach, or why not
 
 
 Check = Callable[[Verifier, Fixture, Evidence], list[str]]
@@ -134,7 +138,7 @@ def _show(expectation: object) -> str:
 
 CHECKS: tuple[Check, ...] = (
     check_exact, check_must_include, check_avoid, check_call_count, check_args, check_in_order,
-    check_match_expected, check_answer, check_files,
+    check_match_expected, check_answer, check_files, check_state, check_state_from_calls,
 )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..errors import ToolSetError
 from ..fixtures.model import Fixture
 from ..tools.declared import command_argv, declared_tool
+from ..tools.environment import Environment, environment
 from ..tools.mcp.config import McpServer
 from ..tools.resolve import no_tool, tool_hint
 from ..tools.toolset import ToolSet
@@ -28,7 +29,7 @@ def for_fixture(base: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
     Raises ToolSetError naming the fixture and field when that cannot be done.
     """
     if not fixture.tools and fixture.tools_offered is None and fixture.system_prompt is None \
-            and fixture.mcp_servers is None:
+            and fixture.mcp_servers is None and not fixture.environments:
         return base
     where = f"fixture {fixture.id!r} in tool set {base.name!r}"
     servers = _fixture_servers(base, fixture, where)
@@ -39,6 +40,8 @@ def for_fixture(base: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
             raise ToolSetError(f"{where}: tools.{tool_name}: the tool set already has a tool of that name; "
                                "rename the fixture's tool")
         tools.append(declared_tool(tool_name, decl, source=f"fixture {fixture.id!r} ({origin})", base_dir=base_dir))
+    environments = _fixture_environments(base, fixture, origin, base_dir)
+    tools += [tool for env in environments.values() for tool in env.tools if env.name not in base.environments]
     only = None
     if fixture.tools_offered is not None:
         names = {t.name for t in tools}
@@ -51,7 +54,29 @@ def for_fixture(base: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
     if fixture.mcp_servers is not None:  # some servers, or its own: a change may be for another's tool
         pending = tuple(dataclasses.replace(p, optional=True) for p in pending)
     return base.replace(tools=tools, system_prompt=fixture.system_prompt, mcp_servers=servers, only=only,
-                        pending=pending)
+                        pending=pending, environments=environments)
+
+
+def _fixture_environments(base: ToolSet, fixture: Fixture, origin: str,
+                          base_dir: Path | None) -> Mapping[str, Environment]:
+    """The tool set's environments and the fixture's own (loaded relative to its file)."""
+    if not fixture.environments:
+        return base.environments
+    where = f"fixture {fixture.id!r} ({origin})"
+    if base_dir is None:
+        raise ToolSetError(f"{where}: environments: a plugin's fixture has no folder to load them from")
+    found = dict(base.environments)
+    for name, decl in fixture.environments.items():
+        if name in found:
+            raise ToolSetError(f"{where}: environments.{name}: the tool set already has an environment of that "
+                               "name; rename the fixture's")
+        env = environment(name, decl, base_dir=base_dir, where=origin, source=where)
+        clash = next((t.name for t in env.tools if t.name in base.known), None)
+        if clash is not None:
+            raise ToolSetError(f"{where}: environments.{name}: its tool {clash!r} has the name of one the tool set "
+                               "has; give the environment a \"prefix\"")
+        found[name] = env
+    return found
 
 
 def _fixture_servers(base: ToolSet, fixture: Fixture, where: str) -> Mapping[str, McpServer]:

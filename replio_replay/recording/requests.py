@@ -2,7 +2,11 @@
 
 Tools are compared by name, whatever the wire format wraps them in, so a changed description
 reads ``tools[file_read].description changed`` rather than ``tools[0].function.description``,
-and a tool added or removed is named. Ids the provider or the run invented are left out.
+and a tool added or removed is named. A tool's result that changed (a Python tool or an
+environment re-run on replay answering otherwise) is named by its tool and call:
+``messages[3](cancel_order, call 2).content tool_result_changed``, whatever the wire format
+(OpenAI's and Ollama's ``tool`` messages, Anthropic's ``tool_result`` blocks). Ids the provider or
+the run invented are left out.
 """
 
 from __future__ import annotations
@@ -59,4 +63,49 @@ def _flat(tools: list[Any]) -> list[Any]:
 def request_changes(recorded: Any, sent: Any) -> list[Change]:
     """The differences from the recorded request body to the one sent now, tools named."""
     found = changes(keyed_tools(recorded), keyed_tools(sent), exclude_regex_paths=VOLATILE_PATHS)
-    return [Change(_TOOL_PATH.sub(r"tools[\1]", c.path), c.kind, c.old, c.new) for c in found]
+    return [_tool_result_named(Change(_TOOL_PATH.sub(r"tools[\1]", c.path), c.kind, c.old, c.new),
+                               recorded if c.kind == "removed" else sent) for c in found]
+
+
+_RESULT_PATH = re.compile(r"^messages\[(\d+)\](?:\.content\[(\d+)\])?")
+
+
+def _tool_result_named(change: Change, body: Any) -> Change:
+    """`change` named by tool and call when it is inside a tool's result in `body`."""
+    match = _RESULT_PATH.match(change.path)
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if match is None or not isinstance(messages, list) or int(match[1]) >= len(messages):
+        return change
+    results, i = _tool_results(messages), int(match[1])
+    if match[2] is not None and (i, int(match[2])) in results:  # an Anthropic tool_result block
+        (ordinal, name), end = results[(i, int(match[2]))], match.end()
+    elif (i, None) in results:  # an OpenAI or Ollama tool message
+        (ordinal, name), end = results[(i, None)], len(f"messages[{i}]")
+    else:
+        return change
+    path = f"{change.path[:end]}({name}, call {ordinal}){change.path[end:]}"
+    return Change(path, "tool_result_changed" if change.kind == "changed" else change.kind, change.old, change.new)
+
+
+def _tool_results(messages: list[Any]) -> dict[tuple[int, int | None], tuple[int, str]]:
+    """(message, block or None) -> (the call's ordinal in the conversation, its tool) for every tool result."""
+    names: dict[str, str] = {}  # call id -> tool
+    found: dict[tuple[int, int | None], tuple[int, str]] = {}
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue
+        for call in message.get("tool_calls") or ():  # OpenAI
+            if isinstance(call, dict) and isinstance(call.get("function"), dict):
+                names[str(call.get("id"))] = str(call["function"].get("name"))
+        if message.get("role") == "tool":  # OpenAI by id, Ollama by name
+            name = message.get("tool_name") or names.get(str(message.get("tool_call_id")), "?")
+            found[(i, None)] = (len(found) + 1, str(name))
+        content = message.get("content")
+        for j, block in enumerate(content if isinstance(content, list) else ()):  # Anthropic
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use":
+                names[str(block.get("id"))] = str(block.get("name"))
+            elif block.get("type") == "tool_result":
+                found[(i, j)] = (len(found) + 1, names.get(str(block.get("tool_use_id")), "?"))
+    return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .._runtime.deadline import Interrupted
 from ..errors import ReplioError
@@ -61,6 +62,10 @@ class Transcript:
     messages: list[Message] = field(default_factory=list)
     #: The files the verifier asks about, as the loop left them (None: no such file).
     files: dict[str, str | None] = field(default_factory=dict)
+    #: Each environment's end state (None: the fixture has none), and the state `state_from_calls`
+    #: reaches on fresh ones, or why it cannot be had (see `tools.environment`).
+    state: dict[str, Any] | None = None
+    reference_state: dict[str, Any] | str | None = None
 
 
 def run_loop(

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from .._runtime.env import Env
 from .._runtime.redact import NO_SECRETS, Redactor, shown_url
@@ -28,6 +28,7 @@ from ..plan.offer import name_problems
 from ..providers.base import ChatRequest, ChatResponse, Exchange, Provider
 from ..recording.base import SessionFactory, live_session
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
+from ..tools.environment import build, reference_states, state_of
 from ..tools.permissions import Category, Permissions
 from ..tools.resolve import with_mcp_tools
 from ..tools.sandbox import Sandbox
@@ -106,7 +107,8 @@ def run_fixture(
         session = options.session(case, provider, cancel)
         seen = _worktree_seen(case, session.mcp_modes(case.offered.mcp_servers))
         with worktree(fixture, settings, remove) if seen else contextlib.nullcontext(NO_WORKTREE) as root:
-            ctx = ToolContext(Sandbox(root), session.transport, **ctx_limits)  # type: ignore[arg-type]
+            ctx = ToolContext(Sandbox(root), session.transport, environments=build(case.offered.environments),
+                              **ctx_limits)  # type: ignore[arg-type]
             mcp = session.mcp_tools(case.offered.mcp_servers, root=root, env=options.env,
                                     project=options.project) if case.offered.mcp_servers else None
             try:
@@ -127,6 +129,8 @@ def run_fixture(
             finally:
                 if mcp is not None:  # its servers end with the fixture, whatever happened
                     mcp.close(interrupted=cancel is not None and cancel.is_set())
+            if case.offered.environments:
+                transcript.state, transcript.reference_state = _states(case, ctx)
             if fixture.verifier is not None and fixture.verifier.files:  # before the worktree goes
                 transcript.files = snapshot(ctx.sandbox, fixture.verifier.files)
         if cancel is not None and cancel.is_set():  # in flight when interrupted: nothing is written
@@ -168,6 +172,16 @@ def _worktree_seen(case: Case, mcp_modes: Mapping[str, str]) -> bool:
     return ((not fixture.single_response and any(tool.touches_worktree for tool in case.offered.tools))
             or any(mode != "replay" for mode in mcp_modes.values())
             or bool(fixture.verifier is not None and fixture.verifier.files))
+
+
+def _states(case: Case, ctx: ToolContext) -> tuple[dict[str, Any], dict[str, Any] | str | None]:
+    """The environments' end states, and those the verifier's `state_from_calls` reach (None: it has none)."""
+    state = {name: state_of(instance) for name, instance in ctx.environments.items()}
+    verifier = case.fixture.verifier
+    if verifier is None or verifier.state_from_calls is None:
+        return state, None
+    calls = [(c.name, c.arguments) for c in verifier.state_from_calls]
+    return state, reference_states(case.offered.environments, calls, ctx.timeout)
 
 
 def _with_mcp(case: Case, tools: list[Tool]) -> ToolSet:

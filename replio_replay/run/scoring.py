@@ -32,7 +32,7 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=redactor.cut(r.result, RESULT_CAP, more))
              for r in t.records]
     names = [c.name for c in trace]
-    passed, reasons = verify(fixture, Evidence(trace, t.answer, t.files, redactor))
+    passed, reasons = verify(fixture, Evidence(trace, t.answer, t.files, redactor, t.state, t.reference_state))
     if t.status in _UNFINISHED:
         passed, reasons = False, [f"the run ended in {t.status.value}"]
     extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
@@ -54,6 +54,7 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
         reasons=reasons,
         answer=t.answer,
         turns=[r.turn for r in t.records],
+        state=t.state,
         **extra,
     )
 

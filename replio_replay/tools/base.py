@@ -49,7 +49,8 @@ class ToolContext:
     `timeout` bounds every call (the toolbox stops waiting after it; tools that start
     processes stop them by then); `cancel` is set when the run is interrupted; `network`
     says whether programs a tool starts may use the network (the fixture allows `web`);
-    `web_allow` names the private hosts `http` may reach anyway (see `netguard`).
+    `web_allow` names the private hosts `http` may reach anyway (see `netguard`); `environments`
+    holds the fixture's environment instances (see `environment`).
     """
 
     sandbox: Sandbox
@@ -59,6 +60,7 @@ class ToolContext:
     cancel: threading.Event | None = None
     network: bool = True
     web_allow: tuple[str, ...] = ()
+    environments: dict[str, Any] = field(default_factory=dict)  # name -> this fixture's (trial's) instance
     _client: httpx.Client | None = field(default=None, init=False, repr=False)
 
     @property

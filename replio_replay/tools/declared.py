@@ -1,9 +1,12 @@
 """Tools declared in JSON (a tool set's or a fixture's `tools`): the declaration model and the `Tool` it makes.
 
-Two kinds, told apart by their keys: a **stub** (`result` or `results`) answers from its
-declaration (see `stub`); a **command** (`command`) runs a program (see `command`). Both
-or neither is an error. Either kind's `parameters` must be a valid JSON Schema of type
-object; the model's arguments are checked against it before the tool runs.
+Three kinds, told apart by their keys: a **stub** (`result` or `results`) answers from its
+declaration (see `stub`); a **command** (`command`) runs a program (see `command`); a
+**Python** tool (`python`: ``PATH.py:function``, relative to the declaring file) calls a
+project function, described and typed by its docstring and hints unless `description` is given
+(see `function.python_tool`). Two kinds or none is an error. A stub's or command's `parameters`
+must be a valid JSON Schema of type object; the model's arguments are checked against it before
+the tool runs.
 """
 
 from __future__ import annotations
@@ -40,18 +43,22 @@ class _Strict(BaseModel):
 
 
 class ToolDecl(_Strict):
-    """A stub or command tool as declared in JSON."""
+    """A stub, command or Python tool as declared in JSON."""
 
-    description: StrictStr = Field(min_length=1)
+    description: StrictStr | None = Field(None, min_length=1, description="Required but for a Python tool "
+                                          "(default: its docstring).")
     title: StrictStr | None = Field(None, min_length=1, max_length=200, description=(
         "The name reports show for the tool (its key is the name the model is offered), such as an "
         "imported benchmark's own name; it is not sent to the model."))
     parameters: dict[str, Any] = Field(default_factory=lambda: dict(_EMPTY_OBJECT))
-    category: Category | None = Field(None, description="Default: read for a stub, bash for a command.")
+    category: Category | None = Field(None, description="Default: read for a stub or Python tool, bash for a "
+                                      "command.")
     result: Any = Field(None, description="stub: the answer to every call.")
     results: list[StubCase] | None = Field(None, description="stub: answers tried in order.")
     command: list[StrictStr] | None = Field(None, min_length=1, description="command: the argv, no shell.")
     timeout: float | None = Field(None, gt=0, le=3600, description="command: seconds before it is stopped.")
+    python: StrictStr | None = Field(None, min_length=1, description="Python: PATH.py:function, relative to "
+                                     "the declaring file.")
 
     @field_validator("parameters")
     @classmethod
@@ -65,10 +72,17 @@ class ToolDecl(_Strict):
     def _one_kind(self) -> ToolDecl:
         stub = "result" in self.model_fields_set or self.results is not None
         command = self.command is not None
-        if stub and command:
-            raise ValueError("a tool has either `command` (a command tool) or `result`/`results` (a stub), not both")
-        if not stub and not command:
-            raise ValueError("give `command` for a command tool, or `result`/`results` for a stub")
+        if stub + command + (self.python is not None) > 1:
+            raise ValueError("a tool has one of `command` (a command tool), `result`/`results` (a stub) and "
+                             "`python` (a Python tool), not two")
+        if not stub and not command and self.python is None:
+            raise ValueError("give `command` for a command tool, `result`/`results` for a stub, or `python` for "
+                             "a Python tool")
+        if self.python is None and self.description is None:
+            raise ValueError("description: field required (a stub or command tool needs a description)")
+        if self.python is not None and (self.timeout is not None or "parameters" in self.model_fields_set):
+            raise ValueError("a Python tool is typed by its hints and bounded by tool_timeout: give it no "
+                             "`parameters` or `timeout`")
         if "result" in self.model_fields_set and self.results is not None:
             raise ValueError("give `result` (one answer) or `results` (answers by arguments), not both")
         if stub and self.timeout is not None:
@@ -77,8 +91,8 @@ class ToolDecl(_Strict):
 
     @property
     def kind(self) -> str:
-        """``command`` or ``stub``."""
-        return "command" if self.command is not None else "stub"
+        """``command``, ``python`` or ``stub``."""
+        return "command" if self.command is not None else "python" if self.python is not None else "stub"
 
 
 def _valid_names(tools: dict[str, ToolDecl]) -> dict[str, ToolDecl]:
@@ -94,7 +108,19 @@ ToolDecls = Annotated[dict[str, ToolDecl], AfterValidator(_valid_names)]
 
 
 def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | None) -> Tool:
-    """The `Tool` a declaration makes; `base_dir` is the declaring file's folder (for `./` in argv)."""
+    """The `Tool` a declaration makes; `base_dir` is the declaring file's folder (for `./` in argv and
+    a Python tool's path)."""
+    if decl.python is not None:
+        from ..errors import ToolSetError
+        from .function import python_tool
+
+        where = f"{source}: tools.{name}.python"
+        if base_dir is None:
+            raise ToolSetError(f"{where}: a plugin's fixture has no folder to find {decl.python!r} in; register "
+                               "the tool from the plugin instead")
+        return python_tool(name, decl.python, base_dir=base_dir, where=where, category=decl.category or Category.READ,
+                           description=decl.description, source=source)
+    assert decl.description is not None  # `_one_kind` requires it of a stub or command
     if decl.command is not None:
         from .command import command_invoke
 

@@ -1,7 +1,8 @@
-"""Resolving a run's tool set, pure: sources -> `extends` -> `disable` -> `override` -> fixture -> MCP.
+"""Resolving a run's tool set: sources -> `extends` -> `disable` -> `override` -> fixture -> MCP.
 
 The sources are the built-in tools, the tools plugins register and the tools a tool-set file
-declares; names are unique across them (a collision names both sources). The files of an
+declares, and the methods of the environments it declares (loaded from the project's Python
+files: the one part that reads disk); names are unique across them (a collision names both sources). The files of an
 `extends` chain apply in order, the root first: a later system prompt wins, disabled names
 add up, overrides apply in turn (a description replaced, parameters merged into the schema),
 MCP servers are added (or removed, `null`) by name over the config's.
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 from ..errors import ToolSetError
 from .base import Tool
 from .declared import declared_tool
+from .environment import Environment, environment
 from .override import Override
 from .schema import merge_patch, schema_problem
 from .setfile import SetFile
@@ -55,6 +57,16 @@ def resolve_toolset(name: str, chain: Sequence[SetFile], sources: Iterable[Tool]
             else:
                 _add(tools, tool)
             declared_by[tool_name] = link.path
+    environments: dict[str, Environment] = {}
+    for link in chain:
+        for env_name, env_decl in link.data.environments.items():
+            env = environment(env_name, env_decl, base_dir=link.path.parent, where=str(link.path),
+                              source=str(link.path))
+            for tool in environments[env_name].tools if env_name in environments else ():
+                del tools[tool.name]  # a file later in the chain redefines its base's environment
+            for tool in env.tools:
+                _add(tools, tool)
+            environments[env_name] = env
     known = frozenset(tools)
     prompt = DEFAULT_SYSTEM_PROMPT
     pending: list[Pending] = []  # changes to tools an MCP server may have
@@ -75,7 +87,7 @@ def resolve_toolset(name: str, chain: Sequence[SetFile], sources: Iterable[Tool]
                 why = "it is disabled" if tool_name in known else no_tool(tool_name, known)
                 raise ToolSetError(f"{where}: cannot override it: {why}")
             tools[tool_name] = _overridden(tools[tool_name], override, where)
-    return ToolSet(name, tuple(tools.values()), prompt, known, mcp, tuple(pending))
+    return ToolSet(name, tuple(tools.values()), prompt, known, mcp, tuple(pending), environments=environments)
 
 
 def _add(tools: dict[str, Tool], tool: Tool) -> None:
@@ -149,4 +161,5 @@ def with_mcp_tools(offered: ToolSet, added: Sequence[Tool]) -> ToolSet:
         if missing:
             raise ToolSetError(f"tools_offered: {no_tool(missing[0], known)}")
         listed = [t for t in listed if t.name in set(offered.only)]
-    return ToolSet(offered.name, tuple(listed), offered.system_prompt, frozenset(known))
+    return ToolSet(offered.name, tuple(listed), offered.system_prompt, frozenset(known),
+                   environments=offered.environments)

@@ -20,6 +20,7 @@ from .._runtime.jsonin import JsonProblem, read_json
 from .._runtime.wording import did_you_mean, validation_message
 from ..errors import ToolSetError, UsageError
 from .declared import ToolDecls
+from .environment import EnvironmentDecl
 from .mcp.config import McpServer, ServerName
 from .override import Override
 from .toolset import DEFAULT_TOOLSET
@@ -43,7 +44,9 @@ class ToolSetFile(_Strict):
     system_prompt: StrictStr | None = Field(None, min_length=1)
     disable: list[StrictStr] = Field(default_factory=list, description="Tools not offered at all.")
     override: dict[str, Override] = Field(default_factory=dict)
-    tools: ToolDecls = Field(default_factory=dict, description="New stub or command tools.")
+    tools: ToolDecls = Field(default_factory=dict, description="New stub, command or Python tools.")
+    environments: dict[StrictStr, EnvironmentDecl] = Field(
+        default_factory=dict, description="Stateful Python environments whose methods are tools.")
     mcp_servers: dict[ServerName, McpServer | None] = Field(
         default_factory=dict, description="MCP servers added to (or, null, removed from) the base's."
     )

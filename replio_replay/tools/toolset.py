@@ -20,6 +20,7 @@ from .base import Tool
 from .mcp.config import McpServer
 
 if TYPE_CHECKING:
+    from .environment import Environment
     from .override import Override
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "DEFAULT_TOOLSET", "Pending", "ToolSet", "short_hash"]
@@ -62,7 +63,8 @@ class ToolSet:
     fixture that avoids or denies a disabled tool is not mistaken for a typo.
     `mcp_servers` are the servers whose tools are added per fixture, once they are listed;
     until then `pending` holds the disables and overrides that may name them, and `only`
-    the fixture's `tools_offered` (None: all).
+    the fixture's `tools_offered` (None: all). `environments` are the stateful environments whose
+    methods are among the tools: the runner builds them for each fixture and reports their end state.
     """
 
     name: str
@@ -72,6 +74,7 @@ class ToolSet:
     mcp_servers: Mapping[str, McpServer] = field(default_factory=dict)
     pending: tuple[Pending, ...] = ()
     only: tuple[str, ...] | None = None
+    environments: Mapping[str, Environment] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "known", frozenset(self.known) | frozenset(self.names))
@@ -122,8 +125,10 @@ class ToolSet:
 
     def replace(self, *, tools: Iterable[Tool] | None = None, system_prompt: str | None = None,
                 mcp_servers: Mapping[str, McpServer] | None = None, pending: tuple[Pending, ...] | None = None,
-                only: tuple[str, ...] | None = None) -> ToolSet:
-        """A copy with other tools, prompt, servers, pending changes or `only` (the name and known names kept)."""
+                only: tuple[str, ...] | None = None,
+                environments: Mapping[str, Environment] | None = None) -> ToolSet:
+        """A copy with other tools, prompt, servers, pending changes, `only` or environments (the name
+        and known names kept)."""
         new_tools = tuple(self.tools if tools is None else tools)
         return ToolSet(
             self.name, new_tools, self.system_prompt if system_prompt is None else system_prompt,
@@ -131,4 +136,5 @@ class ToolSet:
             self.mcp_servers if mcp_servers is None else mcp_servers,
             self.pending if pending is None else pending,
             self.only if only is None else only,
+            self.environments if environments is None else environments,
         )

@@ -236,9 +236,9 @@ def test_when_matchers_are_parsed_into_matchers() -> None:
 
 def test_command_and_result_together_are_refused() -> None:
     text = refusal({"command": ["echo"], "result": "x"})
-    assert "not both" in text
-    assert "not both" in refusal({"command": ["echo"], "results": []})
-    assert "not both" in refusal({"command": ["echo"], "result": None})
+    assert "not two" in text
+    assert "not two" in refusal({"command": ["echo"], "results": []})
+    assert "not two" in refusal({"command": ["echo"], "result": None})
 
 
 def test_neither_command_nor_result_is_refused() -> None:

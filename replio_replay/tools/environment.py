@@ -1,0 +1,159 @@
+"""Environments: a project's Python class whose public methods are tools and whose public attributes are its state.
+
+Declared in a tool set or a fixture as
+``"environments": {"shop": {"python": "envs/shop.py:Shop", "initial": {...}, "prefix": "shop_"}}``
+(the path relative to the declaring file, loaded by `pyload`). Each public method (a name not
+starting with ``_``) is offered as a tool under its name (after `prefix`), described by its
+docstring and typed by its hints (see `function.function_tool`); a method that raises gives the
+model an ``Error: ...`` result, and every call is bounded by the fixture's `tool_timeout`, as
+any tool's is. The instance is ``Class(**initial)``, built once per fixture and trial (`build`)
+and kept in the fixture's `ToolContext`, so every call of the conversation sees the earlier
+ones' changes; its state is its public attributes as JSON (`state_of`). `reference_states` plays
+a verifier's `state_from_calls` on fresh instances. Environments run in the harness process: a
+replay runs them again.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import inspect
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic_core import to_jsonable_python
+
+from .._runtime.deadline import TimedOut, run_until
+from ..errors import ToolSetError
+from .base import Tool, ToolContext, ToolFailure
+from .permissions import Category
+from .sandbox import Sandbox
+from .schema import name_problem
+
+__all__ = ["EnvironmentDecl", "Environment", "build", "environment", "reference_states", "state_of"]
+
+
+class EnvironmentDecl(BaseModel):
+    """An environment as declared in JSON."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    python: StrictStr = Field(description="PATH.py:Class, the path relative to the declaring file.")
+    initial: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments of the class: its "
+                                    "state at the start of each fixture and trial.")
+    prefix: StrictStr = Field("", max_length=40, description="Put before each method's name to make its tool's.")
+    category: Category = Field(Category.READ, description="The permission category of its tools (they change "
+                               "only the instance, in memory, so `read`, allowed by default).")
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A loaded environment: its class, initial state and the tools its methods make."""
+
+    name: str
+    cls: type
+    initial: Mapping[str, Any]
+    tools: tuple[Tool, ...]
+    where: str
+
+
+def environment(name: str, decl: EnvironmentDecl, *, base_dir: Path, where: str, source: str) -> Environment:
+    """The environment `decl` declares as `name` (in the file or fixture `where` names); ToolSetError
+    naming it when the class cannot be loaded or one of its methods cannot be typed."""
+    from .function import function_tool
+    from .pyload import load_object, signature_problem
+
+    field = f"{where}: environments.{name}.python"
+    problem = name_problem(name)
+    if problem or "." in name:
+        raise ToolSetError(f"{where}: environments.{name}: {problem or 'an environment name has no dot'}")
+    cls = load_object(decl.python, base_dir, field)
+    if not inspect.isclass(cls):
+        raise ToolSetError(f"{field}: {decl.python!r} names a {type(cls).__name__}, not a class")
+    tools: list[Tool] = []
+    fingerprint = {"kind": "environment", "python": decl.python, "initial": decl.initial}
+    for method_name, func in _public_methods(cls).items():
+        tool_name = decl.prefix + method_name
+        where_method = f"{field}: {cls.__name__}.{method_name}"
+        problem = name_problem(tool_name) or signature_problem(func)
+        if problem:
+            raise ToolSetError(f"{where_method}: {problem}")
+        try:
+            made = function_tool(func, name=tool_name, description=None, category=decl.category, source=source,
+                                 bind=_binder(name, method_name))
+        except Exception as exc:  # no docstring, an annotation pydantic cannot describe, a hint that does not resolve
+            raise ToolSetError(f"{where_method}: cannot be offered as a tool: {str(exc).splitlines()[0]}; give it "
+                               "a docstring and JSON-able type hints, or a name starting with '_'") from None
+        tools.append(dataclasses.replace(made, fingerprint=fingerprint))
+    if not tools:
+        raise ToolSetError(f"{field}: {cls.__name__} has no public method to offer as a tool")
+    return Environment(name, cls, dict(decl.initial), tuple(tools), field)
+
+
+def _public_methods(cls: type) -> dict[str, Any]:
+    """Its public functions, in the order its classes define them (a base's first)."""
+    found: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__[:-1]):
+        for name, value in vars(klass).items():
+            if not name.startswith("_") and inspect.isfunction(value):
+                found[name] = value
+    return found
+
+
+def _binder(env_name: str, method_name: str) -> Any:
+    def bind(ctx: ToolContext) -> Any:
+        instance = ctx.environments.get(env_name)
+        if instance is None:  # a harness bug: the runner builds every environment it offers
+            raise RuntimeError(f"environment {env_name!r} was not built for this fixture")
+        return getattr(instance, method_name)
+
+    return bind
+
+
+def build(environments: Mapping[str, Environment]) -> dict[str, Any]:
+    """A fresh instance of each environment, ``Class(**initial)``; ToolSetError naming the one that fails."""
+    instances = {}
+    for name, env in environments.items():
+        try:
+            instances[name] = env.cls(**copy.deepcopy(dict(env.initial)))  # no instance shares another's
+        except Exception as exc:  # the user's code
+            raise ToolSetError(f"{env.where}: {env.cls.__name__}(**initial) failed: {type(exc).__name__}: {exc}; "
+                               "make `initial` match the class's parameters") from None
+    return instances
+
+
+def state_of(instance: Any) -> dict[str, Any]:
+    """An instance's state: its public attributes (names not starting with ``_``) as JSON."""
+    public = {k: v for k, v in vars(instance).items() if not k.startswith("_")}
+    return to_jsonable_python(public, fallback=repr)  # type: ignore[no-any-return]
+
+
+def reference_states(environments: Mapping[str, Environment], calls: Sequence[tuple[str, dict[str, Any]]],
+                     timeout: float) -> dict[str, Any] | str:
+    """The states fresh instances reach through `calls` (tool name, arguments) in order, or why they
+    cannot (a call naming no environment's tool, one that fails or takes longer than `timeout`)."""
+    by_name = {tool.name: tool for env in environments.values() for tool in env.tools}
+    try:
+        instances = build(environments)
+    except ToolSetError as exc:
+        return str(exc)
+    ctx = ToolContext(Sandbox(Path(os.devnull)), timeout=timeout, environments=instances)
+    for i, (name, arguments) in enumerate(calls):
+        tool = by_name.get(name)
+        if tool is None:
+            return (f"state_from_calls[{i}]: no environment has a tool {name!r} "
+                    f"(they have: {', '.join(sorted(by_name)) or 'none'})")
+        try:
+            run_until(functools.partial(tool.invoke, dict(arguments), ctx), timeout=timeout)
+        except TimedOut:
+            return f"state_from_calls[{i}] ({name}): took longer than {timeout:g} s"
+        except ToolFailure as exc:
+            return f"state_from_calls[{i}] ({name}): {exc}"
+        except Exception as exc:  # the user's code
+            return f"state_from_calls[{i}] ({name}) raised {type(exc).__name__}: {exc}"
+    return {name: state_of(instance) for name, instance in instances.items()}

@@ -1,0 +1,101 @@
+"""Environments through the real CLI: a broken tool set exits 2 before any request, a broken fixture is a
+listed problem, and a replay re-runs the environment, so a changed method shows as drift naming the tool."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import replio_command, write_json
+from tests.support.agents import openai_agent
+from tests.support.environments import SLUG, shop_decl, write_module
+from tests.support.llm_server import LLMServer
+
+PLANS = {"CANCEL": [[("cancel_order", {"order_id": "A-1042"})], [("slugify", {"text": "All Done"})], "Cancelled."]}
+
+
+def _replio(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test-0123456789"}
+    return subprocess.run([replio_command(), "eval", "--path", str(project), *args], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, env=env)
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    """A project whose tool set declares the shop environment and a Python tool, and one fixture
+    in .replio/eval judged by the shop's end state."""
+    project = tmp_path / "shop"
+    write_module(project / ".replio" / "envs" / "shop.py")
+    write_module(project / ".replio" / "tools" / "slug.py", SLUG)
+    write_json(project / ".replio" / "config.json", {"provider": "openai:test-model", "bundled": False})
+    write_json(project / ".replio" / "tools.json", {
+        "environments": {"shop": shop_decl()}, "tools": {"slugify": {"python": "tools/slug.py:slugify"}}})
+    write_json(project / ".replio" / "eval" / "cancel.json", {
+        "task": "CANCEL: cancel order A-1042.",
+        "verifier": {"state": {"shop.orders.A-1042.status": "cancelled"},
+                     "state_from_calls": [{"name": "cancel_order", "arguments": {"order_id": "A-1042"}}]}})
+    return project
+
+
+def test_a_broken_tool_set_exits_2_before_any_request(shop: Path, llm_server: LLMServer) -> None:
+    write_json(shop / ".replio" / "tools.json", {"environments": {"shop": shop_decl("envs/shop.py:Shopp")}})
+    done = _replio(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once")
+    assert done.returncode == 2, done.stderr
+    assert f"{shop / '.replio' / 'tools.json'}: environments.shop.python: shop.py has no 'Shopp'" in done.stderr
+    assert llm_server.requests == []
+
+
+def test_a_broken_fixture_environment_is_listed_and_skipped_by_run(shop: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = openai_agent(PLANS)
+    broken = write_json(shop / ".replio" / "eval" / "broken.json", {
+        "task": "t", "environments": {"depot": shop_decl("../envs/nowhere.py:Shop", prefix="d_")}})
+    listed = _replio(shop, "list", "--output", "json")
+    assert listed.returncode == 1, listed.stderr  # as for any broken fixture
+    assert "1 problem in the fixtures" in listed.stderr
+    data = json.loads(listed.stdout)
+    assert [f["id"] for f in data["fixtures"]] == ["cancel"]
+    (problem,) = data["problems"]
+    assert problem["file"] == str(broken)
+    assert "environments.depot.python: no Python file at" in problem["message"]
+
+    ran = _replio(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once", "--output", "json")
+    assert ran.returncode == 1, ran.stderr  # the broken file fails the run; the other fixture still ran
+    assert str(broken) in ran.stderr and "no Python file at" in ran.stderr
+    (result,) = json.loads(ran.stdout)["fixtures"]
+    assert (result["id"], result["pass"]) == ("cancel", True)
+
+
+def test_a_replay_reruns_the_environment_and_names_the_tool_whose_result_changed(
+        shop: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = openai_agent(PLANS)
+    recorded = _replio(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once", "--output", "json")
+    assert recorded.returncode == 0, recorded.stderr
+    (first,) = json.loads(recorded.stdout)["fixtures"]
+    assert first["pass"] is True and first["state"]["shop"]["orders"]["A-1042"]["status"] == "cancelled"
+    assert [c["result"] for c in first["trace"]] == ["Order A-1042 cancelled.", "all-done"]
+    llm_server.close()  # the replay reaches no server: the record mode `none` blocks the network too
+
+    approved = _replio(shop, "run", "--record-mode", "none", "--update-golden")
+    assert approved.returncode == 0, approved.stderr
+    golden = json.loads((shop / "golden" / "openai" / "test-model" / "cancel.json").read_text())
+    assert golden["state"] == first["state"]
+    replayed = _replio(shop, "run", "--record-mode", "none", "--strict", "--output", "json")
+    assert replayed.returncode == 0, replayed.stderr
+    (same,) = json.loads(replayed.stdout)["fixtures"]
+    assert same["trace"] == first["trace"] and same["state"] == first["state"] and not same.get("request_drift")
+
+    shop_py = shop / ".replio" / "envs" / "shop.py"
+    shop_py.write_text(shop_py.read_text().replace('return f"Order {order_id} cancelled."',
+                                                   'return f"Order {order_id} is cancelled."'))
+    drifted = _replio(shop, "run", "--record-mode", "none", "--output", "json")
+    assert drifted.returncode == 0, drifted.stderr
+    (changed,) = json.loads(drifted.stdout)["fixtures"]
+    assert changed["request_drift"] == [{
+        "path": "messages[3](cancel_order, call 1).content", "kind": "tool_result_changed",
+        "old": "Order A-1042 cancelled.", "new": "Order A-1042 is cancelled."}]
+    strict = _replio(shop, "run", "--record-mode", "none", "--strict", "--output", "json")
+    assert strict.returncode == 1

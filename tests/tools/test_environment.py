@@ -1,0 +1,203 @@
+"""Environments and Python tools by path: loading beside the declaring file, schemas, calls, load errors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from replio_replay.errors import ToolSetError
+from replio_replay.fixtures.model import load_fixture
+from replio_replay.plan.offer import for_fixture
+from replio_replay.tools.base import ToolContext
+from replio_replay.tools.environment import build, state_of
+from replio_replay.tools.permissions import Category, Permissions
+from replio_replay.tools.resolve import resolve_toolset
+from replio_replay.tools.sandbox import Sandbox
+from replio_replay.tools.setfile import load_chain
+from replio_replay.tools.toolbox import Toolbox
+from replio_replay.tools.toolset import ToolSet
+from tests.helpers import write_json
+from tests.support.environments import ORDERS, SLUG, shop_decl, write_module
+
+
+def _toolset(path: Path) -> ToolSet:
+    return resolve_toolset("default", load_chain(path), [])
+
+
+def _project(tmp_path: Path) -> Path:
+    write_module(tmp_path / ".replio" / "envs" / "shop.py")
+    write_module(tmp_path / ".replio" / "tools" / "slug.py", SLUG)
+    return tmp_path
+
+
+def _toolbox(toolset: ToolSet) -> Toolbox:
+    ctx = ToolContext(Sandbox(tmp_root()), environments=build(toolset.environments), timeout=5)
+    return Toolbox(ctx, Permissions.for_fixture({}, []), toolset)
+
+
+def tmp_root() -> Path:
+    return Path(__file__).parent
+
+
+# loading ------------------------------------------------------------------------------------------
+
+
+def test_paths_in_tools_json_are_relative_to_it(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    path = write_json(project / ".replio" / "tools.json", {
+        "environments": {"shop": shop_decl()}, "tools": {"slugify": {"python": "tools/slug.py:slugify"}}})
+    toolset = _toolset(path)
+    assert toolset.names == ("slugify", "get_order", "cancel_order")
+    assert list(toolset.environments) == ["shop"]
+    assert "replio_local_" in toolset.environments["shop"].cls.__module__
+    assert not any(str(project) in entry for entry in sys.path)
+
+
+def test_a_variant_resolves_its_paths_relative_to_itself_and_its_base_to_its_own(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    write_json(project / ".replio" / "tools.json", {"environments": {"shop": shop_decl()}})
+    variant = write_json(project / ".replio" / "tools" / "x.json", {
+        "extends": "../tools.json", "tools": {"slugify": {"python": "slug.py:slugify"}},
+        "environments": {"depot": shop_decl("../envs/shop.py:Shop", prefix="depot_")}})
+    toolset = _toolset(variant)
+    assert toolset.names == ("slugify", "get_order", "cancel_order", "depot_get_order", "depot_cancel_order")
+    assert sorted(toolset.environments) == ["depot", "shop"]
+
+
+def test_a_fixture_in_eval_loads_its_environment_relative_to_its_file(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    origin = project / ".replio" / "eval" / "cancel.json"
+    fixture = load_fixture({"task": "Cancel A-1042.", "environments": {"shop": shop_decl("../envs/shop.py:Shop")},
+                            "tools": {"slugify": {"python": "../tools/slug.py:slugify", "category": "web"}}},
+                           source=str(origin), default_id="cancel")
+    offered = for_fixture(ToolSet("default", ()), fixture, str(origin))
+    assert offered.names == ("slugify", "get_order", "cancel_order")
+    assert offered.get("slugify").category is Category.WEB  # type: ignore[union-attr]
+    assert list(offered.environments) == ["shop"]
+
+
+def test_the_same_file_named_twice_loads_as_one_module_name_per_path(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    other = write_module(tmp_path / "elsewhere" / "shop.py")
+    path = write_json(project / ".replio" / "tools.json", {"environments": {
+        "shop": shop_decl(), "other": shop_decl(f"{other.parent}/shop.py:Shop", prefix="o_")}})
+    envs = _toolset(path).environments
+    assert envs["shop"].cls.__module__ != envs["other"].cls.__module__
+
+
+# schemas and calls --------------------------------------------------------------------------------
+
+
+def test_methods_are_described_by_docstrings_and_typed_by_hints(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    toolset = _toolset(write_json(project / ".replio" / "tools.json", {
+        "environments": {"shop": shop_decl()}, "tools": {"slugify": {"python": "tools/slug.py:slugify"}}}))
+    cancel = toolset.get("cancel_order")
+    assert cancel is not None and cancel.category is Category.READ
+    assert cancel.description == "Cancel an order.\n\nOnly an open order can be cancelled."
+    assert cancel.parameters == {
+        "type": "object", "additionalProperties": False, "required": ["order_id"],
+        "properties": {"order_id": {"type": "string"},
+                       "reason": {"enum": ["customer", "fraud"], "type": "string", "default": "customer"}}}
+    slug = toolset.get("slugify")
+    assert slug is not None and slug.description == "Turn a title into a URL slug." and slug.category is Category.READ
+    assert slug.parameters["required"] == ["text"]
+    assert slug.fingerprint == {"kind": "python", "python": "tools/slug.py:slugify"}
+
+
+def test_calls_change_the_instance_and_errors_come_back_as_results(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    toolset = _toolset(write_json(project / ".replio" / "tools.json", {
+        "environments": {"shop": shop_decl()}, "tools": {"slugify": {"python": "tools/slug.py:slugify"}}}))
+    box = _toolbox(toolset)
+    assert box.call("cancel_order", {"order_id": "A-1042"}) == "Order A-1042 cancelled."
+    assert box.call("cancel_order", {"order_id": "A-1042"}) == (
+        "Error: cancel_order failed: ValueError: order A-1042 is cancelled, not open")
+    assert box.call("get_order", {"order_id": "B-1"}) == "Error: get_order failed: KeyError: 'no order B-1'"
+    assert box.call("cancel_order", {"order_id": "A-1043", "reason": "bored"}).startswith(
+        "Error: invalid arguments for cancel_order: reason: Input should be 'customer' or 'fraud'")
+    assert box.call("slugify", {"text": "Hello Big World"}) == "hello-big-world"
+    state = state_of(box.ctx.environments["shop"])
+    assert state["orders"]["A-1042"]["status"] == "cancelled"
+    assert state["log"] == ["cancelled A-1042 (customer)"] and "_calls" not in state
+    assert ORDERS["A-1042"]["status"] == "open"  # the declaration's initial state is never changed
+
+
+def test_a_method_over_the_tool_timeout_is_cut_off(tmp_path: Path) -> None:
+    write_module(tmp_path / "slow.py", "import time\n\nclass Slow:\n    def wait(self, seconds: float) -> str:\n"
+                 "        \"\"\"Sleep.\"\"\"\n        time.sleep(seconds)\n        return 'woke'\n")
+    toolset = _toolset(write_json(tmp_path / "tools.json", {"environments": {"slow": {"python": "slow.py:Slow"}}}))
+    ctx = ToolContext(Sandbox(tmp_path), environments=build(toolset.environments), timeout=0.2)
+    box = Toolbox(ctx, Permissions.for_fixture({}, []), toolset)
+    assert box.call("wait", {"seconds": 5}) == "Error: wait took longer than 0.2 s"
+
+
+# load errors --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("source", "python", "expected"), [
+    (None, "envs/nope.py:Shop", "no Python file at"),
+    ("import not_a_module_anywhere\n", "envs/bad.py:Shop", "importing"),
+    ("class Other:\n    pass\n", "envs/bad.py:Shop", "bad.py has no 'Shop'"),
+    ("class Shop:\n    def add(self, *items: str) -> str:\n        \"\"\"Add.\"\"\"\n        return ''\n",
+     "envs/bad.py:Shop", "Shop.add: parameter *items cannot be described"),
+    ("class Shop:\n    def add(self, f: open) -> str:\n        \"\"\"Add.\"\"\"\n        return ''\n",
+     "envs/bad.py:Shop", "Shop.add: cannot be offered as a tool"),
+    ("class Shop:\n    def add(self, n: int) -> str:\n        return ''\n",
+     "envs/bad.py:Shop", "Shop.add: cannot be offered as a tool: tool 'add' needs a description"),
+    ("def Shop() -> None:\n    pass\n", "envs/bad.py:Shop", "names a function, not a class"),
+    (None, "envs/bad.py", "is not a Python reference"),
+])
+def test_each_environment_load_error_names_file_environment_and_name(
+        tmp_path: Path, source: str | None, python: str, expected: str) -> None:
+    if source is not None:
+        write_module(tmp_path / "envs" / "bad.py", source)
+    path = write_json(tmp_path / "tools.json", {"environments": {"shop": {"python": python}}})
+    with pytest.raises(ToolSetError) as info:
+        _toolset(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: environments.shop.python: ")
+    assert expected in message
+
+
+@pytest.mark.parametrize(("source", "python", "expected"), [
+    (SLUG, "slug.py:slug", "slug.py has no 'slug'"),
+    ("def slugify(**words: str) -> str:\n    \"\"\"Slug.\"\"\"\n    return ''\n", "slug.py:slugify",
+     "parameter **words cannot be described"),
+    ("X = 1\n", "slug.py:X", "names a int, not a function"),
+    ("raise RuntimeError('half written')\n", "slug.py:slugify", "RuntimeError: half written"),
+])
+def test_each_python_tool_load_error_names_file_tool_and_name(
+        tmp_path: Path, source: str, python: str, expected: str) -> None:
+    write_module(tmp_path / "slug.py", source)
+    path = write_json(tmp_path / "tools.json", {"tools": {"slugify": {"python": python}}})
+    with pytest.raises(ToolSetError) as info:
+        _toolset(path)
+    assert str(info.value).startswith(f"{path}: tools.slugify.python: ")
+    assert expected in str(info.value)
+
+
+def test_a_python_tool_takes_no_parameters_or_timeout_of_its_own(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "tools.json", {"tools": {"slugify": {"python": "slug.py:slugify", "timeout": 3}}})
+    with pytest.raises(ToolSetError, match="give it no `parameters` or `timeout`"):
+        _toolset(path)
+
+
+def test_an_environment_whose_initial_state_does_not_fit_fails_when_built(tmp_path: Path) -> None:
+    write_module(tmp_path / "shop.py")
+    path = write_json(tmp_path / "tools.json", {"environments": {"shop": {"python": "shop.py:Shop",
+                                                                           "initial": {"stock": 3}}}})
+    with pytest.raises(ToolSetError, match=r"environments\.shop\.python: Shop\(\*\*initial\) failed: TypeError"):
+        build(_toolset(path).environments)
+
+
+def test_a_fixtures_environment_may_not_take_a_tool_sets_tool_name(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    base = _toolset(write_json(project / ".replio" / "tools.json", {"environments": {"shop": shop_decl()}}))
+    origin = project / ".replio" / "eval" / "fx.json"
+    fixture = load_fixture({"task": "t", "environments": {"depot": shop_decl("../envs/shop.py:Shop")}},
+                           source=str(origin), default_id="fx")
+    with pytest.raises(ToolSetError, match="its tool 'get_order' has the name of one the tool set has"):
+        for_fixture(base, fixture, str(origin))
