@@ -192,6 +192,12 @@ def _change_line(change: dict[str, object], prefix: str = "") -> tuple[str, str]
     return sign, f"    {sign} {prefix}{text}"
 
 
+def _request_prefix(change: dict[str, object]) -> str:
+    """`request: `, naming whose request it is when not the agent's (`request (user): `)."""
+    role = change.get("role", "agent")
+    return "request: " if role == "agent" else f"request ({role}): "
+
+
 def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full: bool = False) -> None:
     """Under the table: per fixture, one line saying how it compares with its golden and with the
     recorded requests, then each change (those of the requests marked `request`, token counts that
@@ -210,7 +216,7 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
             lines.append(("", f"  {name}: {head}"))
             lines.extend((sign, r.shown_text(text)) for sign, text in map(_change_line, unit.drift or []))
             lines.extend(_change_line(c, "info: ") for c in unit.drift_info or [])
-            lines.extend(_change_line(c, "request: ") for c in unit.request_drift or [])
+            lines.extend(_change_line(c, _request_prefix(c)) for c in unit.request_drift or [])
     if not lines:
         return
     if full:
