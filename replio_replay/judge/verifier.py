@@ -19,7 +19,7 @@ from ..fixtures.model import FileCheck, Fixture, Verifier
 from ..fixtures.trajectory import in_order, mismatches, trajectory_matches
 from .results import TraceCall
 
-__all__ = ["CHECKS", "Evidence", "verify"]
+__all__ = ["CHECKS", "Evidence", "broken", "verify"]
 
 
 @dataclass(frozen=True)
@@ -138,9 +138,14 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
+def broken(verifier: Verifier, fixture: Fixture, evidence: Evidence) -> list[str]:
+    """The reasons `verifier` (the fixture's, or one of its turns') fails on `evidence`; empty: it holds."""
+    return [r for check in CHECKS for r in check(verifier, fixture, evidence)]
+
+
 def verify(fixture: Fixture, evidence: Evidence) -> tuple[bool, list[str]]:
     """Whether the run passes the fixture's verifier, and the reasons it does not."""
     if fixture.verifier is None:
         return True, []
-    reasons = [r for check in CHECKS for r in check(fixture.verifier, fixture, evidence)]
+    reasons = broken(fixture.verifier, fixture, evidence)
     return not reasons, reasons
