@@ -10,12 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._runtime.redact import NO_SECRETS, Redactor
-from ..providers.base import Message
 from ..fixtures.model import Fixture
 from ..judge.metrics import accuracy, redundant
 from ..judge.results import FixtureResult, Status, TraceCall
 from ..judge.turns import turn_reasons
 from ..judge.verifier import Evidence, verify
+from ..providers.base import Message
 from .engine import Transcript
 
 __all__ = ["RESULT_CAP", "cancelled_result", "judge_transcript"]

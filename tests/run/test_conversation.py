@@ -20,9 +20,9 @@ def conversation(**data: Any) -> Fixture:
     return Fixture.model_validate({"id": "conv", "files": {"notes.txt": "one\ntwo\n"}, **data})
 
 
-def play(fixture: Fixture, script: list[Any], limits: Limits = Limits()) -> tuple[FixtureResult, Any]:
+def play(fixture: Fixture, script: list[Any], limits: Limits | None = None) -> tuple[FixtureResult, Any]:
     provider = mock_provider({"conv": script})
-    return run_fixture(make_case(fixture), provider, RunOptions(limits=limits)), provider
+    return run_fixture(make_case(fixture), provider, RunOptions(limits=limits or Limits())), provider
 
 
 def test_each_turn_is_answered_in_one_conversation_task_first() -> None:
