@@ -85,6 +85,13 @@ class FixtureResult(_Model):
     trials: list[TrialResult] | None = Field(None, description="Each trial's outcome, when the run has several.")
     passes: _Count | None = Field(None, description="Trials that passed (c), when the run has several.")
     n: int | None = Field(None, ge=1, description="Trials run (n), when the run has several.")
+    conversation: list[dict[str, Any]] | None = Field(
+        None, description="A conversation's messages in order (a fixture with `turns` or a simulated `user`): "
+        "{role: user|assistant|tool, content}, an assistant's tool calls as `calls` [{name, arguments}], a "
+        "tool result's `name`.")
+    tokens_by_role: dict[str, dict[str, int]] | None = Field(
+        None, description="Role (agent, user) -> {prompt, completion} tokens, when a role beside the agent "
+        "sent requests (`tokens` stays the agent's).")
     titles: dict[str, str] | None = Field(
         None, description="Tool name -> the name reports show (the tool's `title`), for the tools offered that "
                           "have one; `trace`, `names` and `reasons` keep the tool names.")
@@ -181,7 +188,8 @@ class RunResult(_Model):
         """The contract's dict: `pass` spelled as such, `timing` only where it was measured."""
         data = self.model_dump(mode="json", by_alias=True)
         for fx in data["fixtures"]:
-            for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state"):
+            for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "conversation",
+                        "tokens_by_role"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
             for trial in fx.get("trials", ()):

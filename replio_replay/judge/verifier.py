@@ -21,7 +21,7 @@ from ..fixtures.trajectory import in_order, mismatches, trajectory_matches
 from .results import TraceCall
 from .state import check_state, check_state_from_calls
 
-__all__ = ["CHECKS", "Evidence", "verify"]
+__all__ = ["CHECKS", "Evidence", "broken", "verify"]
 
 
 @dataclass(frozen=True)
@@ -142,9 +142,14 @@ CHECKS: tuple[Check, ...] = (
 )
 
 
+def broken(verifier: Verifier, fixture: Fixture, evidence: Evidence) -> list[str]:
+    """The reasons `verifier` (the fixture's, or one of its turns') fails on `evidence`; empty: it holds."""
+    return [r for check in CHECKS for r in check(verifier, fixture, evidence)]
+
+
 def verify(fixture: Fixture, evidence: Evidence) -> tuple[bool, list[str]]:
     """Whether the run passes the fixture's verifier, and the reasons it does not."""
     if fixture.verifier is None:
         return True, []
-    reasons = [r for check in CHECKS for r in check(fixture.verifier, fixture, evidence)]
+    reasons = broken(fixture.verifier, fixture, evidence)
     return not reasons, reasons

@@ -102,12 +102,14 @@ class ChatResponse:
 
 @dataclass(frozen=True)
 class Exchange:
-    """Per-fixture context a provider sends through: the transport, the fixture's id, and the run's
-    secrets, which the start of a body quoted in an error shows nothing of."""
+    """Per-fixture context a provider sends through: the transport, the fixture's id, the run's
+    secrets, which the start of a body quoted in an error shows nothing of, and whose request it
+    is (`role`: `agent`, `user` for a simulated user, `judge`), which a cassette records it under."""
 
     fixture_id: str
     transport: httpx.BaseTransport | None = None
     redactor: Redactor = NO_SECRETS
+    role: str = "agent"
 
 
 @dataclass(frozen=True)

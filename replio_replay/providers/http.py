@@ -38,11 +38,14 @@ from .bounded import BoundedTransport, ResponseTooLarge
 from .retry import RETRY_STATUSES, Backoff, Retryable, Sleep, retry_after_seconds, with_retries
 from .wire import clean, clean_text, preview
 
-__all__ = ["REPLAYED", "Endpoint", "HTTPProvider", "Pools", "joined", "post_json", "shared_ssl_context"]
+__all__ = ["REPLAYED", "ROLE", "Endpoint", "HTTPProvider", "Pools", "joined", "post_json", "shared_ssl_context"]
 
 #: The response extension a cassette sets on what it replays: the URL it was recorded from, which
 #: messages name (so a replay says what the recording said), and retries do not wait again.
 REPLAYED = "replio.replayed"
+#: The request extension naming whose request it is (`Exchange.role`): a cassette records and
+#: matches it; it is never sent to the server.
+ROLE = "replio.role"
 
 #: Connecting never waits longer than this, even with a long read timeout.
 CONNECT_TIMEOUT_MAX = 10.0
@@ -261,8 +264,10 @@ def post_json(
     backoff: Backoff | None = None,
     sleep: Sleep = time.sleep,
     rand: Callable[[], float] = random.random,
+    role: str = "agent",
 ) -> Any:
-    """POST `body` as JSON to `endpoint.url` through `transport` and return the decoded JSON reply.
+    """POST `body` as JSON to `endpoint.url` through `transport` and return the decoded JSON reply;
+    the request carries `role` as its `ROLE` extension.
 
     Retries what `retry` says is worth it up to ``backoff.retries`` times, waiting
     ``Retry-After`` when the server sends one, else the jittered backoff. Raises
@@ -279,7 +284,7 @@ def post_json(
 
     def attempt() -> Any:
         request = httpx.Request(
-            "POST", endpoint.url, content=content, headers=all_headers, extensions={"timeout": timeouts},
+            "POST", endpoint.url, content=content, headers=all_headers, extensions={"timeout": timeouts, ROLE: role},
         )
         return _attempt(transport, request, endpoint, timeout, backoff)
 
@@ -390,6 +395,7 @@ class HTTPProvider(Provider):
             timeout=self.settings.timeout,
             backoff=Backoff.from_settings(self.settings, read_timeouts=not self.local),
             sleep=self.sleep,
+            role=exchange.role,
         )
         return _cleaned(self.decode(data, request))
 

@@ -3,8 +3,10 @@
 A script maps a fixture id (or ``"*"`` for any fixture) to a list of turns; a turn is a
 `ChatResponse`, a dict ``{"text", "tool_calls": [{"name", "arguments"}], "usage"}``, an
 exception to raise, or a callable taking the `ChatRequest`. When a fixture's turns run
-out, the mock answers with plain text, which ends the loop. From the CLI, point the
-config's ``providers.mock.script`` at a JSON file of that shape.
+out, the mock answers with plain text, which ends the loop. The requests of another role than
+the agent's (a simulated user's) play the entry ``"ROLE:ID"`` (or ``"ROLE:*"``), for example
+``"user:refund"``. From the CLI, point the config's ``providers.mock.script`` at a JSON file of
+that shape.
 """
 
 from __future__ import annotations
@@ -48,16 +50,17 @@ class MockProvider(Provider):
         self.requests: list[tuple[str, ChatRequest]] = []
 
     def generate(self, request: ChatRequest, exchange: Exchange) -> ChatResponse:
-        fid = exchange.fixture_id
+        fid = exchange.fixture_id if exchange.role == "agent" else f"{exchange.role}:{exchange.fixture_id}"
+        wildcard = "*" if exchange.role == "agent" else f"{exchange.role}:*"
         with self._lock:
             self.requests.append((fid, request))
-            turns = self.script.get(fid, self.script.get("*"))
+            turns = self.script.get(fid, self.script.get(wildcard))
             # Count the assistant turns already in the conversation: each fixture replays from 0.
             index = sum(1 for m in request.messages if m.role == "assistant")
         if turns is None:
             known = ", ".join(sorted(self.script)) or "none"
             raise ProviderError(f"{self.source} has no turns for fixture {fid!r} (it covers: {known}); "
-                                f"add an entry {fid!r} (or \"*\" for every fixture)")
+                                f'add an entry {fid!r} (or "{wildcard}" for every fixture)')
         if index >= len(turns):
             return ChatResponse(text="(mock) the script has no more turns.", usage=Usage(10, 5))
         return _play(turns[index], request, index)

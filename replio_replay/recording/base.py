@@ -31,11 +31,17 @@ class FixtureSession:
     """One fixture's HTTP and MCP: the transport to send through, the MCP servers' tools, and the
     result keys it adds when done. The runner sets `offered` to the tools the model was offered."""
 
-    def __init__(self, transport: httpx.BaseTransport | None) -> None:
+    def __init__(self, transport: httpx.BaseTransport | None, cancel: threading.Event | None = None) -> None:
         self.transport = transport
+        self.cancel = cancel
         self.extras: dict[str, Any] = {}
         self.mcp: McpTools | None = None
         self.offered: ToolSet | None = None
+
+    def transport_for(self, role: str, provider: Provider) -> httpx.BaseTransport | None:
+        """The transport the requests of `role` (a simulated user's, a judge's) sent by `provider`
+        go through: here that provider's own (None for one without HTTP, the mock)."""
+        return provider.transport(self.cancel)
 
     def mcp_modes(self, servers: Mapping[str, McpServer]) -> dict[str, Mode]:
         """How each server is met: here all started live, nothing recorded."""
@@ -65,4 +71,4 @@ SessionFactory = Callable[["Case", "Provider", "threading.Event | None"], Fixtur
 
 def live_session(case: Case, provider: Provider, cancel: threading.Event | None = None) -> FixtureSession:
     """No recording: send straight through the provider's shared, pooled transport."""
-    return FixtureSession(provider.transport(cancel))
+    return FixtureSession(provider.transport(cancel), cancel)

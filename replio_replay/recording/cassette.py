@@ -2,9 +2,10 @@
 
 The harness answers HTTP itself (`transport.CassetteTransport` asks the cassette for
 responses), so none of vcrpy's patchers is ever activated: a `VCR` config registers the
-readable serializer, the atomic persister and the canonical-JSON body matcher the vcrpy way,
-and its merged config builds (or loads) the `Cassette`. Requests are matched by vcrpy's
-`method` and `path` matchers; its `before_record_*` hooks scrub secrets from each interaction
+readable serializer, the atomic persister, the canonical-JSON body matcher and the role matcher
+the vcrpy way, and its merged config builds (or loads) the `Cassette`. Requests are matched by
+vcrpy's `method` and `path` matchers and by whose request it is (`role`: the agent's, a
+simulated user's, a judge's: `roles`); its `before_record_*` hooks scrub secrets from each interaction
 as it is kept, loaded or recorded, so no secret is in memory and so none in the file.
 
 Importing vcrpy costs a replay about 45 ms: its package imports `vcr.config`, and with it a
@@ -26,13 +27,15 @@ from vcr.request import Request
 from .._runtime.jsoncanon import canonical
 from .modes import RecordMode
 from .persister import AtomicPersister
+from .roles import same_role
 from .scrub import scrub_headers, scrub_url
 from .serializer import ReadableSerializer
 
 __all__ = ["BODY_MATCHER", "MATCH_ON", "Cassette", "Request", "canonical_json_body", "open_cassette"]
 
 #: The vcrpy matchers a recorded request is found by, in order: not the body, whose changes are drift.
-MATCH_ON = ("method", "path")
+MATCH_ON = ("method", "path", "role")
+
 #: The name the body matcher is registered under; it tells drift apart from the same request resent.
 BODY_MATCHER = "canonical_json_body"
 _SERIALIZER = "replio-readable"
@@ -80,6 +83,7 @@ def open_cassette(path: Path, mode: RecordMode, serializer: ReadableSerializer, 
     config.register_serializer(_SERIALIZER, serializer)
     config.register_persister(persister)
     config.register_matcher(BODY_MATCHER, canonical_json_body)
+    config.register_matcher("role", same_role)
     merged = config.get_merged_config(path=str(path), serializer=_SERIALIZER)
     arguments = {name: value for name, value in merged.items() if name in _CASSETTE_ARGS}
     return (Cassette.load(**arguments) if load else Cassette(**arguments)), config

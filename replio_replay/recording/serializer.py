@@ -27,6 +27,7 @@ from .._runtime.jsonin import too_deep
 from .._runtime.wording import plural
 from ..errors import CassetteError
 from .limits import MAX_DEPTH
+from .roles import AGENT, stored, unstored
 
 __all__ = ["HEADER_KEY", "MCP_KEY", "TOOLS_KEY", "ReadableSerializer", "load_cassette", "read_header"]
 
@@ -118,7 +119,7 @@ class ReadableSerializer:
     def serialize(self, cassette_dict: dict[str, Any]) -> str:
         interactions = []
         for item in cassette_dict.get("interactions", []):
-            request = dict(item["request"])
+            request = stored(item["request"])
             request["body"] = _structured(request.get("body"))
             response = dict(item["response"])
             body = dict(response.get("body") or {})
@@ -163,8 +164,9 @@ def load_cassette(text: str, source: str) -> dict[str, Any]:
     return {"header": header if isinstance(header, dict) else {}, "mcp": data.get(MCP_KEY), "cassette": cassette}
 
 
-#: The keys of a recorded request: vcrpy builds its `Request(**request)` from exactly these.
-_REQUEST_KEYS = ("method", "uri", "body", "headers")
+#: The keys of a recorded request: vcrpy builds its `Request(**request)` from these but `role`
+#: (`roles`: whose request it is, `agent` when absent).
+_REQUEST_KEYS = ("role", "method", "uri", "body", "headers")
 
 
 def _kind(value: Any) -> str:
@@ -276,12 +278,13 @@ class _Shape:
             urlsplit(uri)
         except ValueError as exc:  # vcrpy parses it as it builds the request
             raise self.wrong("request.uri", f"is not a URL ({exc})") from None
-        return {
+        role = self.text(request.get("role", AGENT), "request.role", "text such as agent or user")
+        return unstored({
             "method": method,
             "uri": uri,
             "body": self.body(request.get("body"), "request.body"),
             "headers": self.headers(request.get("headers"), "request.headers", ascii_only=False),
-        }
+        }, role)
 
     def response(self, value: Any) -> dict[str, Any]:
         response = self.mapping(value, "response", "status, headers, body")

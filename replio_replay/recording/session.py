@@ -33,11 +33,14 @@ from .base import FixtureSession
 from .cassette import BODY_MATCHER, open_cassette
 from .modes import RecordMode, record_flags
 from .persister import AtomicPersister
+from .roles import AGENT
 from .serializer import ReadableSerializer
 from .staleness import case_mode
 from .transport import CassetteTransport
 
 if TYPE_CHECKING:
+    import httpx
+
     from ..tools.mcp.config import McpServer
     from ..tools.mcp.source import McpTools, Mode
 
@@ -65,7 +68,7 @@ class CassetteSessions:
 
     def __call__(self, case: Case, provider: Provider, cancel: threading.Event | None = None) -> FixtureSession:
         if not provider.speaks_http:  # the mock has nothing to record
-            return FixtureSession(provider.transport(cancel))
+            return FixtureSession(provider.transport(cancel), cancel)
         key = RunKey(provider.settings.name, provider.model, case.toolset.name)
         return CassetteSession(self, case, provider, key.path(self.directory, case.stem, CASSETTE), cancel)
 
@@ -97,7 +100,18 @@ class CassetteSession(FixtureSession):
             cassette, inner, body_matcher=config.matchers[BODY_MATCHER], fixture_id=fixture.id,
             tools=case.toolset.name,
         )
-        super().__init__(self.cassette_transport)
+        super().__init__(self.cassette_transport, cancel)
+        #: The providers of the other roles (a simulated user's), named in the header.
+        self.roles: dict[str, Provider] = {}
+
+    def transport_for(self, role: str, provider: Provider) -> httpx.BaseTransport | None:
+        """The fixture's cassette, for every role: the requests of `role` are recorded in it and
+        replayed from it in order beside the agent's; a provider that is not the agent's records
+        through its own connection."""
+        self.roles[role] = provider
+        if provider is not self.provider and self.mode is not RecordMode.NONE:
+            self.cassette_transport.inners[role] = provider.transport(self.cancel)
+        return self.cassette_transport
 
     def mcp_modes(self, servers: Mapping[str, McpServer]) -> dict[str, Mode]:
         """Replayed from the cassette where it replays (`live` ones, or all with --mcp live, also
@@ -134,6 +148,7 @@ class CassetteSession(FixtureSession):
             "tool_schema_hash": (self.offered or self.case.offered).schema_hash,
             "system_prompt_hash": (self.offered or self.case.offered).prompt_hash,
             **({"trial": self.case.trial} if self.case.trial != 1 else {}),
+            **{role: {"provider": p.settings.name, "model": p.model} for role, p in self.roles.items()},
             "replio_version": _version(),
             "recorded": datetime.date.today().isoformat(),
         }
@@ -151,9 +166,9 @@ class CassetteSession(FixtureSession):
         drift = list(t.request_drift)
         if mcp is not None:
             mcp.finish()
-            drift += mcp.drift
+            drift += [(AGENT, change) for change in mcp.drift]
         if t.loaded_count or drift:
-            self.extras["request_drift"] = [c.to_json() for c in drift]
+            self.extras["request_drift"] = [{**c.to_json(), "role": role} for role, c in drift]
         self.mcp_failed()  # a server that failed mid-run: nothing a replay could reproduce is written
         recorded_mcp = mcp is not None and mcp.recording and bool(mcp.records)
         if not (t.recorded or recorded_mcp) or status is Status.CANCELLED or t.unanswered:

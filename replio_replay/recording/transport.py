@@ -3,9 +3,13 @@
 It wraps the provider's shared, pooled transport instead of patching httpx globally (vcrpy's
 patchers are never activated), so fixtures running concurrently never write into each other's
 cassettes. It asks the cassette as vcrpy's own stubs do (`can_play_response_for`,
-`play_response`, `append`): recorded requests are matched in order by method and path, not by
-body, and each replayed body that the registered canonical-JSON matcher finds changed is
-compared with the recorded one: the differences are the fixture's *request drift*.
+`play_response`, `append`): recorded requests are matched in order by method, path and role
+(`roles`: the agent's, a simulated user's), not by body, and each replayed body that the
+registered canonical-JSON matcher finds changed is compared with the recorded one: the
+differences are the fixture's *request drift*, each named by its role.
+
+Every role's requests go into the one cassette; a role whose provider is not the agent's sends
+what it records through its own inner transport (`inners`).
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ from vcr.matchers import requests_match
 from .._runtime.diffing import Change
 from .._runtime.jsoncanon import canonical
 from ..errors import CassetteError
-from ..providers.http import REPLAYED
+from ..providers.http import REPLAYED, ROLE
 from .cassette import Cassette, Request, json_body
 from .modes import RecordMode, record_flags
 from .requests import request_changes
+from .roles import AGENT, ROLE_HEADER
 
 __all__ = ["CassetteTransport"]
 
@@ -71,6 +76,8 @@ class CassetteTransport(httpx.BaseTransport):
     ) -> None:
         self.cassette = cassette
         self.inner = inner
+        #: The inner transport of a role whose provider is not the agent's (`inner` for the rest).
+        self.inners: dict[str, httpx.BaseTransport | None] = {}
         self.body_matcher = body_matcher
         self.fixture_id = fixture_id
         self.tools = tools
@@ -80,24 +87,30 @@ class CassetteTransport(httpx.BaseTransport):
         self.recorded = 0
         #: Requests sent on that got no response (refused, timed out, dropped).
         self.unanswered = 0
-        self.drift: dict[tuple[str, str, str, str], Change] = {}
+        self.drift: dict[tuple[str, str, str, str, str], tuple[str, Change]] = {}
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         self.sent += 1
-        live = Request(request.method, str(request.url), request.read(), dict(request.headers))
+        role = str(request.extensions.get(ROLE, AGENT))
+        headers = dict(request.headers)
+        if role != AGENT:
+            headers[ROLE_HEADER] = role
+        live = Request(request.method, str(request.url), request.read(), headers)
         if self.cassette.can_play_response_for(live):
             answer = self.cassette.play_response(live)
             stored = next(kept for kept, response in self.cassette.data if response is answer)
-            self._compare(stored, live)
+            self._compare(stored, live, role)
             return _to_httpx(answer, request, replayed=stored.uri)
-        if self.protected or self.inner is None:
+        inner = self.inners.get(role, self.inner)
+        if self.protected or inner is None:
+            whose = "" if role == AGENT else f" of the {role}"
             raise CassetteError(
-                f"fixture {self.fixture_id!r}: request #{self.sent} ({request.method} {request.url.path}) "
+                f"fixture {self.fixture_id!r}: request #{self.sent}{whose} ({request.method} {request.url.path}) "
                 f"has no recording in {self.cassette.path}; the conversation went further than when it "
                 f"was recorded. Re-record it with {record_flags(RecordMode.ALL, self.fixture_id, self.tools)}"
             )
         try:
-            response = self.inner.handle_request(request)
+            response = inner.handle_request(request)
             try:
                 content = response.read()
             finally:
@@ -119,16 +132,17 @@ class CassetteTransport(httpx.BaseTransport):
         return bool(self.cassette.can_play_response_for(Request(request.method, str(request.url), b"",
                                                                 dict(request.headers))))
 
-    def _compare(self, stored: Request, live: Request) -> None:
+    def _compare(self, stored: Request, live: Request, role: str) -> None:
         if requests_match(live, stored, [self.body_matcher]):
             return
         for change in request_changes(json_body(stored.body), json_body(live.body)):
-            key = (change.path, change.kind, canonical(change.old), canonical(change.new))
-            self.drift.setdefault(key, change)
+            key = (role, change.path, change.kind, canonical(change.old), canonical(change.new))
+            self.drift.setdefault(key, (role, change))
 
     @property
-    def request_drift(self) -> list[Change]:
-        """Each distinct change between recorded and replayed request bodies, once."""
+    def request_drift(self) -> list[tuple[str, Change]]:
+        """Each distinct change between recorded and replayed request bodies, once, with whose
+        request it is."""
         return list(self.drift.values())
 
     def close(self) -> None:

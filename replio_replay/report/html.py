@@ -13,14 +13,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Union
+from typing import Any, Union
 
 import jinja2
 from markupsafe import Markup
 
 from ..judge.results import FixtureResult, RunResult, TrialResult
 from ..recording.modes import RecordMode, record_flags
-from .text import compared, describe_change, drift_text, fmt_ratio, request_drift_text, units
+from .text import compared, describe_change, drift_text, fmt_ratio, request_drift_text, units, whose
 
 __all__ = ["GROUPS", "Report", "build_report", "render_html"]
 
@@ -65,8 +65,19 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Said:
+    """One message of a conversation: the user's, the agent's (with the calls it asked for), or a
+    tool's result (`calls` holds that one call, its result the text)."""
+
+    role: str
+    text: str
+    calls: list[Call]
+
+
+@dataclass(frozen=True)
 class Side:
-    """One run's side of a fixture's detail; `task` only when the runs' tasks differ."""
+    """One run's side of a fixture's detail; `task` only when the runs' tasks differ; `said`, the
+    conversation's messages, only for a fixture of several user turns."""
 
     label: str
     result: FixtureResult | None
@@ -74,6 +85,7 @@ class Side:
     changes: list[Changes]
     calls: list[Call]
     task: str | None
+    said: list[Said] | None = None
 
 
 @dataclass(frozen=True)
@@ -238,9 +250,23 @@ def _side(fid: str, column: Column, result: FixtureResult | None, cells: list[Ce
             how = record_flags(RecordMode.ALL, fid, column.run.tools)
             changes.append(Changes("request", f"request drift{trial}: {_changes(unit.request_drift)}; "
                                               f"re-record with {how}",
-                                   [describe_change(c) for c in unit.request_drift]))
+                                   [_request_change(c) for c in unit.request_drift]))
     calls = [Call(result.shown(c.name), _arguments(c.arguments), c.result) for c in result.trace]
-    return Side(column.label, result, cells, changes, calls, task)
+    said = None if result.conversation is None else [_said(result, m) for m in result.conversation]
+    return Side(column.label, result, cells, changes, calls, task, said)
+
+
+def _request_change(change: dict[str, object]) -> tuple[str, str]:
+    """A request-drift change as a line, naming whose request it is when not the agent's."""
+    sign, text = describe_change(change)
+    return sign, f"{whose(change).strip()} {text}".lstrip()
+
+
+def _said(result: FixtureResult, message: dict[str, Any]) -> Said:
+    if message["role"] == "tool":
+        return Said("tool", "", [Call(result.shown(str(message.get("name"))), "", str(message["content"]))])
+    calls = [Call(result.shown(c["name"]), _arguments(c["arguments"]), None) for c in message.get("calls", ())]
+    return Said(str(message["role"]), str(message["content"]), calls)
 
 
 def _changes(items: Sequence[object]) -> str:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .inventory import Inventory
 
 __all__ = ["compared", "describe_change", "drift_text", "fmt_ratio", "request_drift_text", "skipped_line", "units",
-           "write_fixture_list", "write_problems", "write_run"]
+           "whose", "write_fixture_list", "write_problems", "write_run"]
 
 
 def fmt_ratio(value: float | None) -> str:
@@ -192,6 +192,13 @@ def _change_line(change: dict[str, object], prefix: str = "") -> tuple[str, str]
     return sign, f"    {sign} {prefix}{text}"
 
 
+def whose(change: dict[str, object]) -> str:
+    """Whose request a request-drift change is, as a line names it: "" for the agent's, else
+    `` (user)``."""
+    role = change.get("role", "agent")
+    return "" if role == "agent" else f" ({role})"
+
+
 def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full: bool = False) -> None:
     """Under the table: per fixture, one line saying how it compares with its golden and with the
     recorded requests, then each change (those of the requests marked `request`, token counts that
@@ -210,7 +217,7 @@ def write_drift_report(run: RunResult, out: TextIO, *, rich: bool = False, full:
             lines.append(("", f"  {name}: {head}"))
             lines.extend((sign, r.shown_text(text)) for sign, text in map(_change_line, unit.drift or []))
             lines.extend(_change_line(c, "info: ") for c in unit.drift_info or [])
-            lines.extend(_change_line(c, "request: ") for c in unit.request_drift or [])
+            lines.extend(_change_line(c, f"request{whose(c)}: ") for c in unit.request_drift or [])
     if not lines:
         return
     if full:

@@ -1,26 +1,36 @@
 """The headless agent loop: provider ⇄ tools until an answer, a limit, a failure or an interrupt.
 
 It knows no wire format, no file layout and no recording: it is handed a `generate`
-callable (one turn) and a toolbox (which knows the tool set: the specs offered and the
-system prompt), and it returns a `Transcript`.
+callable (one turn), a toolbox (which knows the tool set: the specs offered and the
+system prompt) and the user (a task, or a `NextUser` saying each message of a conversation:
+scripted turns, a simulated user), and it returns a `Transcript`.
+
+Each user message is one *user turn*: the model answers it, calling tools, until it answers
+without a call, or until `max_turns` model turns (then the conversation stops, `truncated`);
+`max_calls` bounds the calls of the whole conversation.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Union
 
 from .._runtime.deadline import Interrupted
 from ..errors import ReplioError
 from ..judge.results import Status
-from ..providers.base import ChatRequest, ChatResponse, Message, ToolCall
+from ..providers.base import ChatRequest, ChatResponse, Message, ToolCall, Usage
 from ..tools.toolbox import Toolbox
 
-__all__ = ["NOT_RUN", "CallRecord", "Limits", "Transcript", "run_loop"]
+__all__ = ["NOT_RUN", "CallRecord", "Limits", "NextUser", "Transcript", "TurnEnd", "run_loop", "scripted"]
 
 Generate = Callable[[ChatRequest], ChatResponse]
+
+#: What the user says next, given the conversation so far: a message, or the status the
+#: conversation ends with (`OK`: the user is done; `TRUNCATED`: the user ran out of turns). It
+#: may raise ReplioError (a simulated user's provider failed): the fixture ends in `error`.
+NextUser = Callable[[Sequence[Message]], Union[str, Status]]
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,14 @@ class CallRecord:
         return self.result.startswith("Error")
 
 
+@dataclass(frozen=True)
+class TurnEnd:
+    """Where one user turn ended: the calls made by then (the whole conversation's) and its answer."""
+
+    calls: int
+    answer: str
+
+
 @dataclass
 class Transcript:
     """What the loop produced."""
@@ -66,56 +84,114 @@ class Transcript:
     #: reaches on fresh ones, or why it cannot be had (see `tools.environment`).
     state: dict[str, Any] | None = None
     reference_state: dict[str, Any] | str | None = None
+    #: Each user turn the model answered (or was cut short in), in order.
+    turn_ends: list[TurnEnd] = field(default_factory=list)
+    #: Role (`agent`, a simulated `user`) -> its {prompt, completion} tokens; `tokens` is the agent's
+    #: total as its provider reports it.
+    tokens_by_role: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def count(self, role: str, usage: Usage) -> None:
+        """Add `usage` to `role`'s tokens."""
+        kept = self.tokens_by_role.setdefault(role, {"prompt": 0, "completion": 0})
+        kept["prompt"] += usage.prompt or 0
+        kept["completion"] += usage.completion or 0
+
+
+def scripted(messages: Sequence[str]) -> NextUser:
+    """A user who says `messages` in order, then is done."""
+    said = iter(messages)
+    return lambda conversation: next(said, Status.OK)
 
 
 def run_loop(
-    task: str,
+    user: str | NextUser,
     generate: Generate,
     toolbox: Toolbox,
     *,
     limits: Limits = Limits(),
     cancel: threading.Event | None = None,
 ) -> Transcript:
-    """Run one fixture's conversation to its end; never raises for provider or tool failures."""
+    """Run one fixture's conversation to its end: `user` is its one task, or says each message;
+    never raises for provider or tool failures."""
+    next_user = scripted([user]) if isinstance(user, str) else user
     prompt = toolbox.system_prompt  # empty: no system message at all
-    out = Transcript(messages=[*([Message("system", prompt)] if prompt else []), Message("user", task)])
-    tool_specs = toolbox.specs
-    for turn in range(limits.max_turns):
+    out = Transcript(messages=[Message("system", prompt)] if prompt else [])
+    turn = 0  # model turns of the whole conversation: calls of one turn share its number
+    while True:
         if cancel is not None and cancel.is_set():
             out.status = Status.CANCELLED
             return out
         try:
-            response = generate(ChatRequest(tuple(out.messages), tool_specs))
+            said = next_user(out.messages)
         except Interrupted:
             out.status = Status.CANCELLED
             return out
         except ReplioError as exc:
-            cancelled = cancel is not None and cancel.is_set()  # a failure caused by the interrupt
-            out.status, out.error = (Status.CANCELLED, None) if cancelled else (Status.ERROR, str(exc))
+            _failed(out, exc, cancel)
             return out
+        if isinstance(said, Status):
+            out.status = said
+            return out
+        out.messages.append(Message("user", said))
+        out.answer = ""  # the answer is this turn's, or none if it is cut short
+        ended = _answer(out, turn, generate, toolbox, limits, cancel)
+        turn += ended.model_turns
+        out.turn_ends.append(TurnEnd(len(out.records), out.answer))
+        if ended.status is not None:
+            out.status = ended.status
+            return out
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """How one user turn ended: after `model_turns` model turns, the conversation going on (None)
+    or ending with `status`."""
+
+    model_turns: int
+    status: Status | None = None
+
+
+def _failed(out: Transcript, exc: ReplioError, cancel: threading.Event | None) -> None:
+    cancelled = cancel is not None and cancel.is_set()  # a failure caused by the interrupt
+    out.status, out.error = (Status.CANCELLED, None) if cancelled else (Status.ERROR, str(exc))
+
+
+def _answer(out: Transcript, first: int, generate: Generate, toolbox: Toolbox, limits: Limits,
+            cancel: threading.Event | None) -> _Ended:
+    """The model answers the last user message: model turns from number `first` on."""
+    tool_specs = toolbox.specs
+    for n in range(limits.max_turns):
+        turn = first + n
+        if cancel is not None and cancel.is_set():
+            return _Ended(n, Status.CANCELLED)
+        try:
+            response = generate(ChatRequest(tuple(out.messages), tool_specs))
+        except Interrupted:
+            return _Ended(n, Status.CANCELLED)
+        except ReplioError as exc:
+            _failed(out, exc, cancel)
+            return _Ended(n, out.status)
         out.tokens += response.usage.tokens
+        out.count("agent", response.usage)
         out.messages.append(Message("assistant", response.text, response.tool_calls,
                                     provider_items=response.provider_items))
         if not response.tool_calls:
             out.answer = response.text
-            return out
+            return _Ended(n + 1)
         if limits.single_response:
             out.answer = response.text
             out.records = [CallRecord(turn, call, NOT_RUN) for call in response.tool_calls]
-            return out
+            return _Ended(n + 1, Status.OK)
         for call in response.tool_calls:
             if cancel is not None and cancel.is_set():
-                out.status = Status.CANCELLED
-                return out
+                return _Ended(n + 1, Status.CANCELLED)
             if len(out.records) >= limits.max_calls:
-                out.status = Status.TRUNCATED
-                return out
+                return _Ended(n + 1, Status.TRUNCATED)
             try:
                 result = toolbox.call(call.name, call.arguments)
             except ReplioError as exc:  # the harness could not run it (a replayed MCP call not recorded)
                 out.status, out.error = Status.ERROR, str(exc)
-                return out
+                return _Ended(n + 1, Status.ERROR)
             out.records.append(CallRecord(turn, call, result))
             out.messages.append(Message("tool", result, tool_call_id=call.id, name=call.name))
-    out.status = Status.TRUNCATED
-    return out
+    return _Ended(limits.max_turns, Status.TRUNCATED)

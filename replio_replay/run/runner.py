@@ -25,7 +25,7 @@ from ..fixtures.cases import Case
 from ..judge.metrics import summarize
 from ..judge.results import FixtureResult, RunResult, Status
 from ..plan.offer import name_problems
-from ..providers.base import ChatRequest, ChatResponse, Exchange, Provider
+from ..providers.base import ChatRequest, ChatResponse, Exchange, Provider, Usage
 from ..recording.base import SessionFactory, live_session
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
 from ..tools.environment import build, reference_states, state_of
@@ -36,6 +36,7 @@ from ..tools.toolbox import Toolbox
 from ..tools.toolset import ToolSet
 from .engine import Limits, Transcript, run_loop
 from .scoring import cancelled_result, judge_transcript
+from .simulator import Simulator, speaker
 from .worktree import NO_WORKTREE, Removals, remove_active_worktrees, snapshot, worktree
 
 __all__ = ["GRACE", "InterruptedRun", "Observer", "RunOptions", "run_fixture", "run_suite"]
@@ -67,6 +68,8 @@ class RunOptions:
     project: Path | None = None  # what `{project}` stands for in an MCP server's command
     hurry: threading.Event = field(default_factory=threading.Event)  # set: the grace ends now
     redactor: Redactor = NO_SECRETS  # the secrets nothing cut short during the run may show a part of
+    #: Simulated users' providers by their `user.provider` spec, or why one could not be made.
+    user_providers: Mapping[str, Provider | str] = field(default_factory=dict)
 
     def observed(self, observer: Observer | None, label: str) -> RunOptions:
         """These options, reporting each fixture's start and end to `observer` as the run `label`."""
@@ -123,7 +126,10 @@ def run_fixture(
                     return provider.generate(request, exchange)
 
                 try:
-                    transcript = run_loop(fixture.task, generate, toolbox, limits=limits, cancel=cancel)
+                    user = speaker(case, provider, session, options.user_providers, options.redactor)
+                    transcript = run_loop(user, generate, toolbox, limits=limits, cancel=cancel)
+                    if isinstance(user, Simulator):
+                        transcript.count("user", Usage(**user.tokens))
                 finally:
                     toolbox.close()
             finally:

@@ -6,14 +6,16 @@ reports, goldens and CI gates read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._runtime.redact import NO_SECRETS, Redactor
 from ..fixtures.model import Fixture
 from ..judge.metrics import accuracy, redundant
 from ..judge.results import FixtureResult, Status, TraceCall
+from ..judge.turns import turn_reasons
 from ..judge.verifier import Evidence, verify
+from ..providers.base import Message
 from .engine import Transcript
 
 __all__ = ["RESULT_CAP", "cancelled_result", "judge_transcript"]
@@ -32,7 +34,11 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=redactor.cut(r.result, RESULT_CAP, more))
              for r in t.records]
     names = [c.name for c in trace]
-    passed, reasons = verify(fixture, Evidence(trace, t.answer, t.files, redactor, t.state, t.reference_state))
+    evidence = Evidence(trace, t.answer, t.files, redactor, t.state, t.reference_state)
+    passed, reasons = verify(fixture, evidence)
+    if fixture.turns is not None:
+        reasons = turn_reasons(fixture, [(end.calls, end.answer) for end in t.turn_ends], evidence) + reasons
+        passed = not reasons
     if t.status in _UNFINISHED:
         passed, reasons = False, [f"the run ended in {t.status.value}"]
     extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
@@ -55,8 +61,27 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
         answer=t.answer,
         turns=[r.turn for r in t.records],
         state=t.state,
+        conversation=conversation_json(t.messages, redactor)
+        if fixture.turns is not None or fixture.user is not None else None,
+        tokens_by_role=t.tokens_by_role if len(t.tokens_by_role) > 1 else None,
         **extra,
     )
+
+
+def conversation_json(messages: Sequence[Message], redactor: Redactor = NO_SECRETS) -> list[dict[str, Any]]:
+    """The conversation as a result shows it: every message but the system prompt, in order; tool
+    results cut as in the trace."""
+    more = "\n[... cut: {left} more characters not shown]"
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            out.append({"role": "tool", "name": m.name, "content": redactor.cut(m.content, RESULT_CAP, more)})
+        elif m.role == "assistant" and m.tool_calls:
+            calls = [{"name": c.name, "arguments": c.arguments} for c in m.tool_calls]
+            out.append({"role": "assistant", "content": m.content, "calls": calls})
+        elif m.role != "system":
+            out.append({"role": m.role, "content": m.content})
+    return out
 
 
 def cancelled_result(fixture: Fixture, trial: int = 1) -> FixtureResult:

@@ -24,7 +24,7 @@ from .._runtime.problems import Problem
 from .._runtime.redact import MIN_SECRET, Redactor, placeholder_names
 from .._runtime.wording import did_you_mean, plural
 from .._runtime.workers import Workers
-from ..errors import ToolSetError, UnknownProviderError, UsageError
+from ..errors import ReplioError, ToolSetError, UnknownProviderError, UsageError
 from ..fixtures.cases import Case
 from ..fixtures.discovery import Found, choose, discover
 from ..fixtures.layout import CASSETTE, RunKey, recorded_providers
@@ -114,6 +114,8 @@ class Plan:
     selection: list[str] = field(default_factory=list)  # what the selection did, said before the run
     #: The bundled catalog's fixtures selected, when the project has fixtures of its own.
     bundled_beside_local: frozenset[str] = frozenset()
+    #: Simulated users' providers by their fixtures' `user.provider` spec, or why one could not be made.
+    user_providers: dict[str, Provider | str] = field(default_factory=dict)
 
     def header(self) -> str | None:
         """One line saying what this run will send to providers, and how many fixtures at once;
@@ -144,7 +146,8 @@ class Plan:
 
     def close(self) -> None:
         """Release the providers' pooled connections."""
-        for provider in {id(r.provider): r.provider for r in self.runs}.values():
+        users = [p for p in self.user_providers.values() if isinstance(p, Provider)]
+        for provider in {id(p): p for p in [*(r.provider for r in self.runs), *users]}.values():
             provider.close()
 
     def __enter__(self) -> Plan:
@@ -257,14 +260,28 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager | None = None) -> Plan
         # A server on this machine shares its cores with the run: more at once only queue there.
         settings = dataclasses.replace(settings, jobs=1)
     runs = [PlannedRun(p, t, per_set[t.name]) for p in providers for t in toolsets]
-    key_names = [p.settings.api_key_env for p in providers if p.settings.api_key_env]
+    users = _user_providers([c for cases in per_set.values() for c in cases], settings)
+    made = [p for p in users.values() if isinstance(p, Provider)]
+    key_names = [p.settings.api_key_env for p in [*providers, *made] if p.settings.api_key_env]
     key_names += sorted({n for cases in per_set.values() for c in cases
                          for server in c.offered.mcp_servers.values() for n in secret_names(server)})
     redactor = Redactor.from_environment(settings.env.values, names=key_names,
-                                         urls=[p.settings.base_url for p in providers])
+                                         urls=[p.settings.base_url for p in [*providers, *made]])
     notes += [f"{name} holds fewer than {MIN_SECRET} characters: a placeholder, not treated as a secret"
               for name in placeholder_names(settings.env.values, key_names)]
-    return Plan(request, settings, runs, problems, redactor, notes, selection, bundled)
+    return Plan(request, settings, runs, problems, redactor, notes, selection, bundled, users)
+
+
+def _user_providers(cases: Sequence[Case], settings: Settings) -> dict[str, Provider | str]:
+    """The provider of each simulated user's `user.provider` spec, resolved as --provider is, or
+    why it cannot be (the fixtures naming it end in error; the others run)."""
+    made: dict[str, Provider | str] = {}
+    for spec in sorted({c.fixture.user.provider for c in cases if c.fixture.user and c.fixture.user.provider}):
+        try:
+            made[spec] = create_provider(spec, config=settings.config, env=settings.env)
+        except ReplioError as exc:
+            made[spec] = str(exc)
+    return made
 
 
 #: Said once per project, on its first run that sends bundled fixtures to a provider.
@@ -337,7 +354,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
         limits=Limits(settings.max_turns, settings.max_calls), jobs=settings.jobs, timing=plan.request.timing,
         tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
         env=settings.env.values, project=settings.project.resolve(), hurry=hurry or threading.Event(),
-        redactor=plan.redactor,
+        redactor=plan.redactor, user_providers=plan.user_providers,
     )
     sessions = None
     if settings.record_mode is not None:

@@ -122,7 +122,7 @@ def test_changed_tool_description_is_request_drift_named_by_tool(project: Path, 
     assert code == 0
     drift = json.loads(out)["fixtures"][0]["request_drift"]
     assert drift == [{"path": "tools[grep].description", "kind": "changed",
-                      "old": old, "new": "Search with a regex."}]
+                      "old": old, "new": "Search with a regex.", "role": "agent"}]
 
     code, _ = _run(*run_args(project, "--record-mode", "none", "--strict"))
     assert code == 1

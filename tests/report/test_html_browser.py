@@ -1,4 +1,5 @@
-"""The HTML report of a real run, opened in Chromium: order, details, filters, no network, no injection.
+"""The HTML report of a real run, opened in Chromium: order, details, filters, no network, no injection,
+conversations with their user messages.
 
 Chromium (Debian's `chromium`) and playwright (the test extra) are required: CI installs both
 (.ci/run), so a missing one fails this test with the way to install it, instead of skipping.
@@ -6,6 +7,7 @@ Chromium (Debian's `chromium`) and playwright (the test extra) are required: CI 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -14,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.report_project import HOSTILE, TODO_LINE, drifted_report
+from tests.helpers import call, turn, write_json
+from tests.support.report_project import HOSTILE, TODO_LINE, drifted_report, replio
 
 #: Flags for a headless Chromium that contacts nothing on its own (no updates, sync, field trials).
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -127,4 +130,66 @@ def test_open_all_in_the_url_opens_every_conversation(tmp_path: Path, browser: A
     shot = artifacts / "html-report-open-all.png"
     page.screenshot(path=str(shot), full_page=True)
     print(f"screenshot of the HTML report, every conversation open: {shot}")
+    page.close()
+
+
+# a conversation ------------------------------------------------------------------------------------
+
+CONVERSATION_SCRIPT = {
+    "scripted": [turn(call("file_read", path="notes.txt")), turn(text="It says hello."),
+                 turn(text="Goodbye.")],
+    "sim": [turn(text="Which order?"), turn(call("file_read", path="notes.txt")), turn(text="Order 42 is cancelled."),
+            turn(text="You are welcome; order 42 stays cancelled.")],
+    "user:sim": [turn(text="Cancel my order, please."), turn(text=f"Order 42. {HOSTILE}"),
+                 turn(text="Thank you! ###STOP###")],
+}
+
+
+def conversation_project(root: Path) -> Path:
+    write_json(root / ".replio" / "config.json", {"provider": "mock", "providers": {"mock": {"script": "script.json"}}})
+    write_json(root / "script.json", CONVERSATION_SCRIPT)
+    fixtures = root / ".replio" / "eval"
+    write_json(fixtures / "scripted.json", {
+        "task": "What does notes.txt say?", "files": {"notes.txt": "hello\n"},
+        "turns": [{"user": "Thanks, bye.", "verifier": {"answer": "Goodbye."}}],
+        "verifier": {"must_include": ["file_read"]}})
+    write_json(fixtures / "sim.json", {
+        "files": {"notes.txt": "orders\n"},
+        "user": {"instructions": "You want order 42 cancelled. Say ###STOP### when it is done."},
+        "verifier": {"answer": {"$contains": "cancelled"}}})
+    return root
+
+
+def test_a_multi_turn_run_in_a_subprocess_and_its_report_in_chromium(tmp_path: Path, browser: Any) -> None:
+    root = conversation_project(tmp_path / "proj")
+    html = tmp_path / "report.html"
+    done = replio("eval", "--path", root, "run", "--fixture", "scripted", "--fixture", "sim", "--output", "json",
+                  "--html", html)
+    scripted, sim = json.loads(done.stdout)["fixtures"]
+    assert scripted["pass"] and sim["pass"], (scripted["reasons"], sim["reasons"])
+    assert [m["content"] for m in scripted["conversation"] if m["role"] == "user"] == [
+        "What does notes.txt say?", "Thanks, bye."]
+    assert [m["content"] for m in sim["conversation"] if m["role"] == "user"] == [
+        "Cancel my order, please.", f"Order 42. {HOSTILE}", "Thank you!"]  # the stop marker is not sent
+    assert sim["tokens_by_role"]["user"] == {"prompt": 30, "completion": 15}
+
+    url = html.resolve().as_uri()
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.set_default_timeout(30_000)
+    others: list[str] = []
+    page.route("**/*", lambda route: route.continue_() if route.request.url == url
+               else (others.append(route.request.url), route.abort()))
+    page.goto(url + "#open=all")
+    conversation = page.locator("#fx-sim ol.said > li")
+    assert [li.get_attribute("class") for li in conversation.all()] == [
+        "msg user", "msg assistant", "msg user", "msg assistant", "msg tool", "msg assistant", "msg user",
+        "msg assistant"]
+    assert page.locator("#fx-sim li.msg.user pre.text").all_inner_texts() == [
+        "Cancel my order, please.", f"Order 42. {HOSTILE}", "Thank you!"]
+    assert page.locator("#fx-sim li.msg.tool").inner_text().startswith("tool result")
+    assert "user's tokens 45" in page.locator("#fx-sim p.metrics").inner_text()
+    assert page.locator("#fx-scripted li.msg.user pre.text").all_inner_texts() == [
+        "What does notes.txt say?", "Thanks, bye."]
+    assert page.evaluate("window.__pwned") is None and page.title() != "pwned"
+    assert others == []
     page.close()
