@@ -96,6 +96,6 @@ def test_a_replay_reruns_the_environment_and_names_the_tool_whose_result_changed
     (changed,) = json.loads(drifted.stdout)["fixtures"]
     assert changed["request_drift"] == [{
         "path": "messages[3](cancel_order, call 1).content", "kind": "tool_result_changed",
-        "old": "Order A-1042 cancelled.", "new": "Order A-1042 is cancelled."}]
+        "old": "Order A-1042 cancelled.", "new": "Order A-1042 is cancelled.", "role": "agent"}]
     strict = _replio(shop, "run", "--record-mode", "none", "--strict", "--output", "json")
     assert strict.returncode == 1
