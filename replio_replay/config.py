@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._runtime.env import Env
 from ._runtime.jsonin import JsonProblem, read_json
+from ._runtime.schemaline import SchemaLine
 from ._runtime.wording import validation_message
 from .errors import ConfigError
 from .tools.mcp.config import McpServers
@@ -52,6 +53,7 @@ class ProjectConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", defer_build=True, allow_inf_nan=False)
 
+    schema_: SchemaLine = None
     provider: str | None = Field(None, description="Default provider spec, NAME[:MODEL].")
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     max_turns: int = Field(12, ge=1, le=10_000)
@@ -94,7 +96,7 @@ def load_project_config(project: Path) -> ProjectConfig:
     try:
         config = ProjectConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {validation_message(exc, 'the config file shape')}") from None
+        raise ConfigError(f"{path}: {validation_message(exc, 'the config file shape (docs/reference/config.md)')}") from None
     for pc in config.providers.values():
         if pc.script:  # relative to the project, not to wherever replio was started
             pc.script = str(project / pc.script)
