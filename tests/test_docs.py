@@ -25,12 +25,6 @@ def _steps() -> dict[str, str]:
     return {step["name"]: step["run"] for step in job["steps"] if "run" in step}
 
 
-def test_the_workflow_installs_the_way_the_readme_does() -> None:
-    install = _steps()["Install"]
-    readme_first = next(line for line in (REPO / "README.md").read_text().splitlines() if line.startswith("pip "))
-    assert readme_first.startswith(install.strip() + " ")  # `pip install -e .`, a path, not an index name
-
-
 def test_the_workflow_replay_step_runs_as_written(tmp_path: Path) -> None:
     project = tmp_path / "clone"
     for part in ("cassettes", "golden", ".replio"):
