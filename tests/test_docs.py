@@ -135,7 +135,7 @@ def test_the_python_api_example_runs_as_written_and_agrees_with_the_cli(tmp_path
 
 
 DOCS = REPO / "docs"
-PAGES = sorted(DOCS.rglob("*.md"))
+PAGES = [REPO / "README.md", *sorted(DOCS.rglob("*.md"))]
 #: What a clone of the repository holds for a page's commands to run in.
 CLONE = ("cassettes", "golden", ".replio", "examples")
 
@@ -370,3 +370,44 @@ def test_the_exit_codes_page_lists_every_code_the_cli_exits_with() -> None:
                           for c in ast.walk(r.value) if isinstance(c, ast.Constant) and type(c.value) is int}
     page = (DOCS / "reference" / "exit-codes.md").read_text(encoding="utf-8")
     assert {int(c) for c in re.findall(r"^\| `(\d+)` \|", page, re.M)} == codes
+
+
+def test_the_matcher_page_names_every_operator_and_type_the_code_knows() -> None:
+    from replio_replay._runtime.matchers import JSON_TYPES, OPERATORS
+
+    page = (DOCS / "reference" / "matchers.md").read_text(encoding="utf-8")
+    assert set(re.findall(r'"(\$\w+)"', page)) == set(OPERATORS)
+    types = page.split('`{"$type": t}`', 1)[1].split("\n", 1)[0]
+    assert set(re.findall(r"`(\w+)`", types)) == set(JSON_TYPES)
+
+
+def test_the_plugin_page_builds_installs_and_runs_as_written(tmp_path: Path) -> None:
+    """The page's package is built and installed by pip (into a folder on PYTHONPATH, not the test's
+    environment); `list` then prints what the page shows, and its Python tool answers a scripted run."""
+    items = [b for b in read_page(DOCS / "how-to" / "writing-a-plugin.md") if isinstance(b, Block)]
+    project, site = tmp_path / "project", tmp_path / "site"
+    for block in (b for b in items if "file" in b.marks):
+        (project / block.marks["file"]).parent.mkdir(parents=True, exist_ok=True)
+        (project / block.marks["file"]).write_text(block.text, encoding="utf-8")
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
+                          str(project / "evals-plugin")], capture_output=True, text=True, timeout=300)
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    env = {**_env(tmp_path), "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    (shown,) = [b for b in items if "output-of" in b.marks]
+    args = replio_args(shown.marks["output-of"])
+    assert args is not None
+    replio = str(Path(sys.executable).with_name("replio"))
+    listed = subprocess.run([replio, *args], cwd=project, capture_output=True, text=True, env=env, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout == shown.text
+
+    script = {"*": [{"tool_calls": [{"name": "word_count", "arguments": {"path": "notes.txt"}}]}, {"text": "4 words"}]}
+    (project / "script.json").write_text(json.dumps(script), encoding="utf-8")
+    config = json.loads((project / ".replio" / "config.json").read_text(encoding="utf-8"))
+    config["providers"] = {"mock": {"script": str(project / "script.json")}}
+    (project / ".replio" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    run = subprocess.run([replio, "eval", "--path", ".", "run", "--provider", "mock", "--output", "json"], cwd=project,
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (fixture,) = json.loads(run.stdout)["fixtures"]
+    assert fixture["pass"] and fixture["trace"][0]["result"] == "4", fixture
