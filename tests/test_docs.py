@@ -411,3 +411,12 @@ def test_the_plugin_page_builds_installs_and_runs_as_written(tmp_path: Path) -> 
     assert run.returncode == 0, run.stdout + run.stderr
     (fixture,) = json.loads(run.stdout)["fixtures"]
     assert fixture["pass"] and fixture["trace"][0]["result"] == "4", fixture
+
+
+def test_ci_runs_the_readme_test_command_and_builds_the_docs_strictly() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    install, test = readme.split("```sh\n", 1)[1].split("\n")[1].split("#")[0].strip().split(" && ")
+    script = (REPO / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert script[-1] == test
+    assert install.replace("pip install", "python -m pip install --quiet") in script
+    assert any(line.startswith("NO_MKDOCS_2_WARNING=1 mkdocs build --strict") for line in script)
