@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import importlib.util
 import json
 import os
 import re
@@ -420,3 +421,34 @@ def test_ci_runs_the_readme_test_command_and_builds_the_docs_strictly() -> None:
     assert script[-1] == test
     assert install.replace("pip install", "python -m pip install --quiet") in script
     assert any(line.startswith("NO_MKDOCS_2_WARNING=1 mkdocs build --strict") for line in script)
+
+
+def _hooks() -> Any:
+    spec = importlib.util.spec_from_file_location("mkdocs_hooks", REPO / "scripts" / "mkdocs_hooks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("mark", ["config.schema.json", "config.schema.json#/$defs/ProviderConfig"])
+def test_the_docs_hook_makes_a_table_of_every_key_of_a_schema(mark: str) -> None:
+    """The config page's key tables are made at build time from the published schema."""
+    from replio_replay.config import ProjectConfig, ProviderConfig
+
+    made = _hooks().on_page_markdown(f"before\n<!-- schema-table: {mark} -->\nafter\n")
+    model = ProviderConfig if "$defs" in mark else ProjectConfig
+    rows = re.findall(r"^\| `([^`]+)` \|", made, re.M)
+    assert rows == [f.alias or name for name, f in model.model_fields.items()]
+    assert made.startswith("before\n| key | type | default | meaning |") and made.endswith("|\nafter\n")
+    assert f"<!-- schema-table: {mark} -->" in (DOCS / "reference" / "config.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("page", "schema"), [("fixture.md", "fixture.schema.json"),
+                                              ("tool-set-file.md", "tool-set.schema.json")])
+def test_the_key_tables_written_by_hand_name_every_key_of_the_schema(page: str, schema: str) -> None:
+    text = (DOCS / "reference" / page).read_text(encoding="utf-8")
+    table = text.split("| key | meaning |", 1)[1].split("\n\n", 1)[0]
+    written = {key.split(".")[0] for key in re.findall(r"^\| `([\w.]+)`", table, re.M)}
+    keys = set(json.loads((DOCS / "schema" / schema).read_text(encoding="utf-8"))["properties"]) - {"$schema"}
+    assert written == keys
