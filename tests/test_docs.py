@@ -452,3 +452,21 @@ def test_the_key_tables_written_by_hand_name_every_key_of_the_schema(page: str, 
     written = {key.split(".")[0] for key in re.findall(r"^\| `([\w.]+)`", table, re.M)}
     keys = set(json.loads((DOCS / "schema" / schema).read_text(encoding="utf-8"))["properties"]) - {"$schema"}
     assert written == keys
+
+
+def _within(part: Any, whole: Any) -> bool:
+    """`part` is `whole` with keys and list items left out (what an excerpt shows)."""
+    if isinstance(part, dict):
+        return isinstance(whole, dict) and all(k in whole and _within(v, whole[k]) for k, v in part.items())
+    if isinstance(part, list):
+        return isinstance(whole, list) and all(any(_within(p, w) for w in whole) for p in part)
+    return bool(part == whole)
+
+
+@pytest.mark.parametrize("block", _blocks("yaml"), ids=str)
+def test_every_yaml_sample_parses_and_an_excerpt_is_of_its_file(block: Block) -> None:
+    data = yaml.safe_load(block.text)
+    if "excerpt-of" in block.marks:
+        whole = yaml.safe_load((REPO / block.marks["excerpt-of"]).read_text(encoding="utf-8"))
+        assert _within(data, whole)
+        assert not _within({**data, "not-in-the-file": 1}, whole)
