@@ -470,3 +470,9 @@ def test_every_yaml_sample_parses_and_an_excerpt_is_of_its_file(block: Block) ->
         whole = yaml.safe_load((REPO / block.marks["excerpt-of"]).read_text(encoding="utf-8"))
         assert _within(data, whole)
         assert not _within({**data, "not-in-the-file": 1}, whole)
+
+
+@pytest.mark.parametrize("block", [b for b in _blocks("sh", "") if re.search(r"\b(scripts|bench)/", b.text)], ids=str)
+def test_the_repository_programs_a_shell_sample_runs_exist(block: Block) -> None:
+    for program in re.findall(r"(?<![\w/])((?:scripts|bench)/[\w./-]+\.(?:sh|py))\b", block.text):
+        assert (REPO / program).is_file(), f"{block}: {program} is not in the repository"
