@@ -476,3 +476,10 @@ def test_every_yaml_sample_parses_and_an_excerpt_is_of_its_file(block: Block) ->
 def test_the_repository_programs_a_shell_sample_runs_exist(block: Block) -> None:
     for program in re.findall(r"(?<![\w/])((?:scripts|bench)/[\w./-]+\.(?:sh|py))\b", block.text):
         assert (REPO / program).is_file(), f"{block}: {program} is not in the repository"
+
+
+def test_every_relative_link_of_the_readme_leads_to_a_file() -> None:
+    """The docs/ pages' links are checked by `mkdocs build --strict`; the README's here."""
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", (REPO / "README.md").read_text(encoding="utf-8"))
+    relative = [link for link in links if "://" not in link]
+    assert relative and [link for link in relative if not (REPO / link).exists()] == []
