@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._runtime.env import Env
 from ._runtime.jsonin import JsonProblem, read_json
+from ._runtime.schemaline import SchemaLine
 from ._runtime.wording import validation_message
 from .errors import ConfigError
 from .tools.mcp.config import McpServers
@@ -35,14 +36,14 @@ class ProviderConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", defer_build=True, allow_inf_nan=False)
 
-    model: str | None = Field(None, min_length=1)
-    base_url: str | None = Field(None, min_length=1)
+    model: str | None = Field(None, min_length=1, description="The model when the spec names none.")
+    base_url: str | None = Field(None, min_length=1, description="Below --base-url and the environment.")
     api_key_env: str | None = Field(None, min_length=1, description="Name of the variable holding the key.")
-    temperature: float | None = Field(None, ge=0, le=10)
-    seed: int | None = Field(None, ge=-(2**63), lt=2**63)
-    max_tokens: int | None = Field(None, ge=1, le=10_000_000)
+    temperature: float | None = Field(None, ge=0, le=10, description="Sampling temperature (default 0).")
+    seed: int | None = Field(None, ge=-(2**63), lt=2**63, description="Sent where the API takes a seed.")
+    max_tokens: int | None = Field(None, ge=1, le=10_000_000, description="The longest response asked for.")
     timeout: float | None = Field(None, gt=0, le=86_400, description="Seconds one request may take, whole.")
-    retries: int | None = Field(None, ge=0, le=100)
+    retries: int | None = Field(None, ge=0, le=100, description="Tries again after a failure another try can fix.")
     max_response_bytes: int | None = Field(None, ge=1, le=2**40, description="The largest response body accepted.")
     script: str | None = Field(None, description="mock only: a JSON script of turns per fixture.")
 
@@ -52,18 +53,19 @@ class ProjectConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", defer_build=True, allow_inf_nan=False)
 
+    schema_: SchemaLine = None
     provider: str | None = Field(None, description="Default provider spec, NAME[:MODEL].")
-    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
-    max_turns: int = Field(12, ge=1, le=10_000)
-    max_calls: int = Field(40, ge=1, le=100_000)
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict, description="Provider name -> its settings.")
+    max_turns: int = Field(12, ge=1, le=10_000, description="Model responses a fixture may take.")
+    max_calls: int = Field(40, ge=1, le=100_000, description="Tool calls a fixture may make.")
     tool_timeout: float = Field(30.0, gt=0, le=3600, allow_inf_nan=False,
                                 description="Seconds one tool call may take; a fixture may lower it.")
-    jobs: int | None = Field(None, ge=1, le=1024)
+    jobs: int | None = Field(None, ge=1, le=1024, description="Fixtures run at once (default: 4 live, 1 for a replay or a local preset).")
     trials: int = Field(1, ge=1, le=100, description="Times each fixture runs (see pass^k).")
-    cassettes: str | None = None
-    golden: str | None = None
-    record_mode: str | None = None
-    require_pass: list[str] = Field(default_factory=list)
+    cassettes: str | None = Field(None, description="The cassette folder (default cassettes).")
+    golden: str | None = Field(None, description="The golden folder (default golden).")
+    record_mode: str | None = Field(None, description="none, once, new_episodes, all or stale (default once).")
+    require_pass: list[str] = Field(default_factory=list, description="Fixtures whose verifier failure fails the run.")
     tokens_tolerance: float | None = Field(
         None, ge=0, description="How far (relative) a fixture's token count may move from its golden's before "
         "it counts as drift; null: token counts are reported, never drift by themselves.",
@@ -94,7 +96,7 @@ def load_project_config(project: Path) -> ProjectConfig:
     try:
         config = ProjectConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {validation_message(exc, 'the config file shape')}") from None
+        raise ConfigError(f"{path}: {validation_message(exc, 'the config file shape (docs/reference/config.md)')}") from None
     for pc in config.providers.values():
         if pc.script:  # relative to the project, not to wherever replio was started
             pc.script = str(project / pc.script)

@@ -92,7 +92,7 @@ def test_list_reports_broken_files_on_stderr_and_lists_the_rest(mock_project: Pa
     assert result.exit_code == 1  # a fixture file that cannot be loaded fails, as it fails a run
     assert result.stderr == (
         f"skipped {broken}: verifier.must_inclde: unknown key; "
-        "check the spelling against the fixture format in the README\n"
+        "check the spelling against the fixture format (docs/reference/fixture.md)\n"
         "replio: exit 1: 1 problem in the fixtures: those named were skipped\n"
     )
     *table, last = result.stdout.splitlines()

@@ -34,7 +34,7 @@ def validation_message(exc: ValidationError, shape: str) -> str:
         where = ".".join(str(p) for p in err["loc"] if not str(p).startswith("~")) or "(top level)"
         problem = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            problem = f"unknown key; check the spelling against {shape} in the README"
+            problem = f"unknown key; check the spelling against {shape}"
         elif err["type"] == "missing":
             problem = "required key is missing"
         lines.append(f"{where}: {problem}")

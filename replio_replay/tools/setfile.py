@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from .._runtime.jsonin import JsonProblem, read_json
+from .._runtime.schemaline import SchemaLine
 from .._runtime.wording import did_you_mean, validation_message
 from ..errors import ToolSetError, UsageError
 from .declared import ToolDecls
@@ -40,6 +41,7 @@ class _Strict(BaseModel):
 class ToolSetFile(_Strict):
     """The shape of a tool-set file."""
 
+    schema_: SchemaLine = None
     extends: StrictStr | None = Field(None, description="Another tool-set file, relative to this one.")
     system_prompt: StrictStr | None = Field(None, min_length=1)
     disable: list[StrictStr] = Field(default_factory=list, description="Tools not offered at all.")
@@ -143,4 +145,4 @@ def _read(path: Path) -> ToolSetFile:
     try:
         return ToolSetFile.model_validate(raw)
     except ValidationError as exc:
-        raise ToolSetError(f"{path}: {validation_message(exc, 'the tool-set format')}") from None
+        raise ToolSetError(f"{path}: {validation_message(exc, 'the tool-set format (docs/reference/tool-set-file.md)')}") from None
