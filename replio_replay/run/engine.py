@@ -19,7 +19,7 @@ from typing import Union
 
 from .._runtime.deadline import Interrupted
 from ..errors import ReplioError
-from ..judge.results import Status
+from ..judge.results import JudgeVerdict, Status
 from ..providers.base import ChatRequest, ChatResponse, Message, ToolCall, Usage
 from ..tools.toolbox import Toolbox
 
@@ -82,9 +82,11 @@ class Transcript:
     files: dict[str, str | None] = field(default_factory=dict)
     #: Each user turn the model answered (or was cut short in), in order.
     turn_ends: list[TurnEnd] = field(default_factory=list)
-    #: Role (`agent`, a simulated `user`) -> its {prompt, completion} tokens; `tokens` is the agent's
-    #: total as its provider reports it.
+    #: Role (`agent`, a simulated `user`, the `judge`) -> its {prompt, completion} tokens; `tokens` is
+    #: the agent's total as its provider reports it.
     tokens_by_role: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: The LLM judge's verdicts, one per rubric item (None: not judged).
+    judged: list[JudgeVerdict] | None = None
 
     def count(self, role: str, usage: Usage) -> None:
         """Add `usage` to `role`'s tokens."""

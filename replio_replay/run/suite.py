@@ -114,8 +114,9 @@ class Plan:
     selection: list[str] = field(default_factory=list)  # what the selection did, said before the run
     #: The bundled catalog's fixtures selected, when the project has fixtures of its own.
     bundled_beside_local: frozenset[str] = frozenset()
-    #: Simulated users' providers by their fixtures' `user.provider` spec, or why one could not be made.
-    user_providers: dict[str, Provider | str] = field(default_factory=dict)
+    #: Simulated users' and judges' providers by their spec (`user.provider`, `verifier.judge.provider`,
+    #: the config's `judge`), or why one could not be made.
+    role_providers: dict[str, Provider | str] = field(default_factory=dict)
 
     def header(self) -> str | None:
         """One line saying what this run will send to providers, and how many fixtures at once;
@@ -146,7 +147,7 @@ class Plan:
 
     def close(self) -> None:
         """Release the providers' pooled connections."""
-        users = [p for p in self.user_providers.values() if isinstance(p, Provider)]
+        users = [p for p in self.role_providers.values() if isinstance(p, Provider)]
         for provider in {id(p): p for p in [*(r.provider for r in self.runs), *users]}.values():
             provider.close()
 
@@ -260,7 +261,7 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager | None = None) -> Plan
         # A server on this machine shares its cores with the run: more at once only queue there.
         settings = dataclasses.replace(settings, jobs=1)
     runs = [PlannedRun(p, t, per_set[t.name]) for p in providers for t in toolsets]
-    users = _user_providers([c for cases in per_set.values() for c in cases], settings)
+    users = _role_providers([c for cases in per_set.values() for c in cases], settings)
     made = [p for p in users.values() if isinstance(p, Provider)]
     key_names = [p.settings.api_key_env for p in [*providers, *made] if p.settings.api_key_env]
     key_names += sorted({n for cases in per_set.values() for c in cases
@@ -272,11 +273,15 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager | None = None) -> Plan
     return Plan(request, settings, runs, problems, redactor, notes, selection, bundled, users)
 
 
-def _user_providers(cases: Sequence[Case], settings: Settings) -> dict[str, Provider | str]:
-    """The provider of each simulated user's `user.provider` spec, resolved as --provider is, or
-    why it cannot be (the fixtures naming it end in error; the others run)."""
+def _role_providers(cases: Sequence[Case], settings: Settings) -> dict[str, Provider | str]:
+    """The provider of each spec a simulated user (`user.provider`) or a judge (`verifier.judge.provider`,
+    the config's `judge` when a fixture has a judge) names, resolved as --provider is, or why it cannot
+    be (the fixtures using it end in error; the others run)."""
+    specs = {c.fixture.user.provider for c in cases if c.fixture.user}
+    specs |= {c.fixture.verifier.judge.provider or settings.config.judge
+              for c in cases if c.fixture.verifier and c.fixture.verifier.judge}
     made: dict[str, Provider | str] = {}
-    for spec in sorted({c.fixture.user.provider for c in cases if c.fixture.user and c.fixture.user.provider}):
+    for spec in sorted(s for s in specs if s):
         try:
             made[spec] = create_provider(spec, config=settings.config, env=settings.env)
         except ReplioError as exc:
@@ -354,7 +359,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
         limits=Limits(settings.max_turns, settings.max_calls), jobs=settings.jobs, timing=plan.request.timing,
         tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
         env=settings.env.values, project=settings.project.resolve(), hurry=hurry or threading.Event(),
-        redactor=plan.redactor, user_providers=plan.user_providers,
+        redactor=plan.redactor, role_providers=plan.role_providers, judge=settings.config.judge,
     )
     sessions = None
     if settings.record_mode is not None:
