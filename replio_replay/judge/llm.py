@@ -7,9 +7,11 @@ it judges; a system message fixes the answer's shape: one JSON object
 ``{"verdict": "yes" | "no", "reason": "..."}``. Each rubric item is its own request, so items
 never sit beside one another in a prompt (no position among them to favour).
 
-The answer is validated with pydantic (`Answer`); a ```json fence around it is tolerated. An
-answer that does not parse, is cut short or holds another verdict is the verdict `error`, which
+An answer that does not parse, is cut short or holds another verdict is the verdict `error`, which
 never passes, with the raw text kept (redacted, capped at `RAW_CAP`).
+
+The answer is validated with pydantic (`Answer`); the first ```json fence in it, with or without
+words around it, is read instead when there is one.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ SYSTEM = (
 RAW_CAP = 2000
 #: Each result is cut to its share of the budget, but never below this many characters.
 _MIN_RESULT = 200
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```(?:json)?[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL | re.IGNORECASE)
 
 
 class Answer(BaseModel):
@@ -93,7 +95,7 @@ def judge_request(item: str, said: Sequence[str], trace: Sequence[TraceCall], an
 def read_answer(text: str, item: str, spec: Judge, redactor: Redactor = NO_SECRETS) -> JudgeVerdict:
     """The judge's answer `text` to `item` as a verdict: passed when it is `spec`'s `pass` verdict;
     `error` (never passing, the raw text kept) when it is not the JSON object asked for."""
-    fenced = _FENCE.match(text)
+    fenced = _FENCE.search(text)
     try:
         answer = Answer.model_validate_json((fenced[1] if fenced else text).strip())
     except ValidationError as exc:
