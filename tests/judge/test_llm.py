@@ -8,7 +8,14 @@ import json
 
 from replio_replay._runtime.redact import Redactor
 from replio_replay.fixtures.model import Judge
-from replio_replay.judge.llm import RAW_CAP, SYSTEM, judge_request, read_answer, trimmed_calls, verdict_reasons
+from replio_replay.judge.llm import (
+    RAW_CAP,
+    SYSTEM,
+    judge_request,
+    read_answer,
+    trimmed_calls,
+    verdict_reasons,
+)
 from replio_replay.judge.results import JudgeVerdict, TraceCall
 
 RUBRIC = "The answer gives the new departure time and gate, and apologises."
