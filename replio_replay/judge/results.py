@@ -108,6 +108,13 @@ class FixtureResult(_Model):
         None, description="Tool name -> the name reports show (the tool's `title`), for the tools offered that "
                           "have one; `trace`, `names` and `reasons` keep the tool names.")
 
+    @property
+    def verdicts(self) -> list[JudgeVerdict]:
+        """The judge's verdicts as a list (empty: not judged)."""
+        if self.judge is None:
+            return []
+        return self.judge if isinstance(self.judge, list) else [self.judge]
+
     def shown(self, name: str) -> str:
         """The name a person reads for tool `name`: its title, when it has one."""
         return (self.titles or {}).get(name, name)

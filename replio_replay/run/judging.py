@@ -15,13 +15,11 @@ from ..judge.llm import judge_request, read_answer
 from ..judge.results import Status, TraceCall
 from ..providers.base import Provider
 from ..recording.base import FixtureSession
+from ..recording.roles import JUDGE
 from .engine import Transcript
 from .sending import chosen_provider, role_sender
 
-__all__ = ["JUDGE", "ask_judge"]
-
-#: The role the judge's requests are recorded under.
-JUDGE = "judge"
+__all__ = ["ask_judge"]
 
 
 def ask_judge(case: Case, transcript: Transcript, agent: Provider, session: FixtureSession,

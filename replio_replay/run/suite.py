@@ -81,9 +81,16 @@ class RunRequest:
     trials: int | None = None
     fallback_mode: RecordMode | None = None
     mcp_live: bool = False  # a replay starts every MCP server and compares it with its recording
+    rejudge: bool = False  # only the judges are sent (and recorded again); the recorded runs replay
 
     def flags(self) -> Flags:
-        return Flags(record_mode=self.record_mode, no_cassettes=self.no_cassettes, cassettes=self.cassettes,
+        if self.rejudge and (self.record_mode or self.no_cassettes):
+            given = "--no-cassettes" if self.no_cassettes else f"--record-mode {self.record_mode}"
+            raise UsageError(f"--rejudge replays the recorded runs and records only their judges; it does not go "
+                             f"with {given}: leave that out")
+        # New requests (the judges') are recorded beside those replayed; `recording.session` keeps the rest.
+        record_mode = RecordMode.NEW_EPISODES.value if self.rejudge else self.record_mode
+        return Flags(record_mode=record_mode, no_cassettes=self.no_cassettes, cassettes=self.cassettes,
                      golden=self.golden, jobs=self.jobs, tools=tuple(self.tools), trials=self.trials,
                      no_bundled=self.no_bundled)
 
@@ -127,7 +134,8 @@ class Plan:
         local = sorted({r.provider.settings.name for r in self.runs if r.provider.local})
         why = (f" ({', '.join(local)} runs on this machine; --jobs N to change)"
                if local and self.settings.jobs == 1 else "")
-        verb = "running" if self.settings.record_mode is None else "recording"
+        verb = "running" if self.settings.record_mode is None else "re-judging" if self.request.rejudge \
+            else "recording"
         return f"{verb} {plural(live, 'fixture')}, {self.settings.jobs} at a time{why}"
 
     def live_cases(self) -> list[Case]:
@@ -137,6 +145,8 @@ class Plan:
     def _live(self, run: PlannedRun, case: Case) -> bool:
         if self.settings.record_mode is None:
             return True
+        if self.request.rejudge:
+            return case.fixture.judge_hash() is not None
         cassette = run.key.path(self.settings.cassettes, case.stem, CASSETTE)
         mode = case_mode(self.settings.record_mode, cassette, case)
         if mode is RecordMode.NONE:
@@ -366,7 +376,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
         from ..recording.session import CassetteSessions
 
         sessions = CassetteSessions(settings.cassettes, settings.record_mode, plan.redactor.secrets,
-                                    mcp_live=plan.request.mcp_live)
+                                    mcp_live=plan.request.mcp_live, rejudge=plan.request.rejudge)
         options.session = sessions
     outcome = Outcome(
         problems=[(p.file, p.message) for p in plan.problems],
