@@ -41,7 +41,15 @@ if TYPE_CHECKING:
     from .fixtures.cases import Case
     from .fixtures.hookspecs import hookimpl
     from .fixtures.model import Fixture, Judge, Verifier, load_fixture
-    from .judge.results import FixtureResult, JudgeVerdict, RunResult, Status, Summary, TraceCall, TrialResult
+    from .judge.results import (
+        FixtureResult,
+        JudgeVerdict,
+        RunResult,
+        Status,
+        Summary,
+        TraceCall,
+        TrialResult,
+    )
     from .plan.shards import Shard
     from .providers import Provider
     from .recording.modes import RecordMode
