@@ -27,9 +27,9 @@ from .._runtime.jsoncanon import canonical
 from ..errors import CassetteError
 from ..providers.http import REPLAYED, ROLE
 from .cassette import Cassette, Request, json_body
-from .modes import RecordMode, record_flags
+from .modes import RecordMode, record_flags, rejudge_flags
 from .requests import request_changes
-from .roles import AGENT, ROLE_HEADER, role_of
+from .roles import AGENT, JUDGE, ROLE_HEADER, role_of
 
 __all__ = ["CassetteTransport"]
 
@@ -108,10 +108,13 @@ class CassetteTransport(httpx.BaseTransport):
         inner = self.inners.get(role, self.inner)
         if self.protected or inner is None or (self.live_roles is not None and role not in self.live_roles):
             whose = "" if role == AGENT else f" of the {role}"
+            why = ("the judge was added or asks more than when it was recorded. Record its requests with "
+                   f"{rejudge_flags(self.fixture_id, self.tools)}" if role == JUDGE and self.live_roles is None else
+                   "the conversation went further than when it was recorded. Re-record it with "
+                   f"{record_flags(RecordMode.ALL, self.fixture_id, self.tools)}")
             raise CassetteError(
                 f"fixture {self.fixture_id!r}: request #{self.sent}{whose} ({request.method} {request.url.path}) "
-                f"has no recording in {self.cassette.path}; the conversation went further than when it "
-                f"was recorded. Re-record it with {record_flags(RecordMode.ALL, self.fixture_id, self.tools)}"
+                f"has no recording in {self.cassette.path}; {why}"
             )
         try:
             response = inner.handle_request(request)

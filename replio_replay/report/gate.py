@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from .._runtime.diffing import Change
 from .._runtime.wording import plural
 from ..judge.results import FixtureResult, Status
-from ..recording.modes import RecordMode, record_flags
+from ..recording.modes import RecordMode, record_flags, rejudge_flags
+from ..recording.roles import JUDGE
 
 __all__ = ["KINDS", "Verdict", "failure_line", "judge"]
 
@@ -50,9 +51,8 @@ def _changes(title: str, items: list[dict]) -> str:
 
 def _again(request_drift: list[dict], fixture_id: str, tools: str) -> str:
     """How to record again what drifted: the judge's requests alone with --rejudge, else all."""
-    if all(change.get("role") == "judge" for change in request_drift):
-        rejudge = f"--rejudge --fixture {fixture_id}" + ("" if tools == "default" else f" --tools {tools}")
-        return f"re-judge with {rejudge}"
+    if all(change.get("role") == JUDGE for change in request_drift):
+        return f"re-judge with {rejudge_flags(fixture_id, tools)}"
     return f"re-record with {record_flags(RecordMode.ALL, fixture_id, tools)}"
 
 

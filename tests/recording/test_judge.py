@@ -56,7 +56,7 @@ def write(project: Path, rubric: Any = RUBRIC, **config: Any) -> Path:
     (fixtures / "notes.json").write_text(json.dumps({
         "task": "What does notes.txt say?",
         "files": {"notes.txt": "hello\n"},
-        "verifier": {"must_include": ["file_read"], "judge": {"rubric": rubric}},
+        "verifier": {"must_include": ["file_read"], **({"judge": {"rubric": rubric}} if rubric else {})},
     }))
     (project / ".replio" / "config.json").write_text(json.dumps({"provider": "openai:test-model", **config}))
     return project
@@ -156,6 +156,24 @@ def test_rejudge_records_only_the_judge_again_and_keeps_the_agents_part_byte_for
     code, data, err = run(recorded, "--record-mode", "none", "--strict")
     assert data["fixtures"][0]["request_drift"] == [] and [v["verdict"] for v in data["fixtures"][0]["judge"]] == [
         "no", "no"]
+
+
+def test_a_judge_added_to_a_recorded_run_is_recorded_with_rejudge(tmp_path: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = agent_or_judge("yes")
+    project = write(tmp_path / "proj", rubric=None, providers={"openai": {"base_url": f"{llm_server.url}/v1"}})
+    assert run(project, "--record-mode", "once")[0] == 0
+    before = (project / CASSETTE).read_text()
+    write(project, providers={"openai": {"base_url": f"{llm_server.url}/v1"}})
+    code, data, _ = run(project, "--record-mode", "none")
+    assert code == 1 and data["fixtures"][0]["status"] == "error"
+    assert data["fixtures"][0]["error"].endswith("the judge was added or asks more than when it was recorded. "
+                                                 "Record its requests with --rejudge --fixture notes")
+    code, data, err = run(project, "--rejudge")
+    assert code == 0, err
+    assert data["fixtures"][0]["judge"]["verdict"] == "yes"
+    after = (project / CASSETTE).read_text()
+    assert agent_part(after) == agent_part(before + "- request:\n    role: judge")  # before: no judge yet
+    assert len(llm_server.requests) == 3  # two agent turns recorded first, then the judge alone
 
 
 def test_rejudge_does_not_go_with_a_record_mode(recorded: Path) -> None:
