@@ -182,33 +182,47 @@ def test_rejudge_does_not_go_with_a_record_mode(recorded: Path) -> None:
     assert "--rejudge" in result.stderr and "--record-mode all" in result.stderr
 
 
-def test_a_judge_of_another_provider_is_recorded_in_the_same_cassette(tmp_path: Path, llm_server: LLMServer) -> None:
-    llm_server.handler = agent_or_judge("yes")
-    with LLMServer() as ollama:
-        def judge(seen: Seen) -> Reply:
-            body = seen.json()
-            assert body["format"] == "json" and "tools" not in body
-            answer = json.dumps({"verdict": "yes", "reason": "ollama judged"})
-            return Reply(json={"model": body["model"], "message": {"role": "assistant", "content": answer},
-                               "done": True, "prompt_eval_count": 90, "eval_count": 9})
+def ollama_judge(seen: Seen) -> Reply:
+    """Ollama's /api/chat, asked in its JSON mode."""
+    body = seen.json()
+    assert body["format"] == "json" and "tools" not in body
+    answer = json.dumps({"verdict": "yes", "reason": "ollama judged"})
+    return Reply(json={"model": body["model"], "message": {"role": "assistant", "content": answer},
+                       "done": True, "prompt_eval_count": 90, "eval_count": 9})
 
-        ollama.handler = judge
-        project = write(tmp_path / "proj", judge="ollama:judge-model",
-                        providers={"openai": {"base_url": f"{llm_server.url}/v1"}, "ollama": {"base_url": ollama.url}})
+
+def llamacpp_judge(seen: Seen) -> Reply:
+    """llama.cpp's OpenAI-compatible server, asked for a JSON object; it answers in a fence."""
+    body = seen.json()
+    assert body["response_format"] == {"type": "json_object"} and "tools" not in body
+    answer = "```json\n" + json.dumps({"verdict": "yes", "reason": "llamacpp judged"}) + "\n```"
+    return Reply(json={"choices": [{"index": 0, "message": {"role": "assistant", "content": answer}}],
+                       "usage": {"prompt_tokens": 90, "completion_tokens": 9, "total_tokens": 99}})
+
+
+@pytest.mark.parametrize(("name", "handler", "path", "base"), [
+    ("ollama", ollama_judge, "/api/chat", ""), ("llamacpp", llamacpp_judge, "/v1/chat/completions", "/v1")])
+def test_a_judge_of_another_provider_is_recorded_in_the_same_cassette(
+        tmp_path: Path, llm_server: LLMServer, name: str, handler: Any, path: str, base: str) -> None:
+    llm_server.handler = agent_or_judge("yes")
+    with LLMServer() as local:
+        local.handler = handler
+        project = write(tmp_path / "proj", judge=f"{name}:judge-model",
+                        providers={"openai": {"base_url": f"{llm_server.url}/v1"}, name: {"base_url": local.url + base}})
         code, data, err = run(project, "--record-mode", "once")
         assert code == 0, (data, err)
-        assert [s.path for s in ollama.requests] == ["/api/chat"]
+        assert [s.path for s in local.requests] == [path]
         assert len(llm_server.requests) == 2  # the agent's two turns; no judging there
     llm_server.close()
     cassette = yaml.safe_load((project / CASSETTE).read_text())
     assert [i["request"].get("role", "agent") for i in cassette["interactions"]] == ["agent", "agent", "judge"]
-    assert cassette["interactions"][-1]["request"]["uri"].endswith("/api/chat")
-    assert cassette["replio"]["judge"] == {"provider": "ollama", "model": "judge-model"}
-    assert data["fixtures"][0]["judge"]["reason"] == "ollama judged"
+    assert cassette["interactions"][-1]["request"]["uri"] == local.url + path
+    assert cassette["replio"]["judge"] == {"provider": name, "model": "judge-model"}
+    assert data["fixtures"][0]["judge"]["reason"] == f"{name} judged"
     assert data["fixtures"][0]["tokens_by_role"]["judge"] == {"prompt": 90, "completion": 9}
     code, data, err = run(project, "--record-mode", "none", "--strict", "--update-golden")
     assert code == 0, (data, err)
-    assert data["fixtures"][0]["judge"]["reason"] == "ollama judged"
+    assert data["fixtures"][0]["judge"]["reason"] == f"{name} judged"
 
 
 def test_a_judged_replay_through_the_installed_cli(recorded: Path) -> None:
