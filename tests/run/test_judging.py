@@ -113,3 +113,9 @@ def test_the_config_judge_is_used_when_the_fixture_names_none() -> None:
 def test_a_turns_verifier_cannot_hold_a_judge() -> None:
     with pytest.raises(ValidationError, match="cannot hold a judge"):
         Fixture.model_validate({"id": "fx", "task": "a", "turns": [{"user": "b", "verifier": {"judge": {"rubric": "x"}}}]})
+
+
+def test_the_mock_plays_a_judges_turns_in_the_order_the_items_are_asked() -> None:
+    result, _ = play(judged({"rubric": ["first", "second"]}),
+                     [turn(text='{"verdict": "yes", "reason": "one"}'), turn(text='{"verdict": "no", "reason": "two"}')])
+    assert [(v.rubric, v.verdict, v.reason) for v in result.verdicts] == [("first", "yes", "one"), ("second", "no", "two")]
