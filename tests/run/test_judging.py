@@ -53,8 +53,10 @@ def test_a_no_fails_with_the_reason() -> None:
 
 def test_a_list_passes_when_every_item_does_and_each_is_asked_alone() -> None:
     items = [RUBRIC, "The answer is polite."]
-    result, provider = play(judged({"rubric": items}),
-                            [lambda request: _answer(request, "yes" if RUBRIC in request.messages[1].content else "no")])
+    def by_item(request: ChatRequest) -> ChatResponse:
+        return _answer(request, "yes" if RUBRIC in request.messages[1].content else "no")
+
+    result, provider = play(judged({"rubric": items}), [by_item, by_item])
     assert not result.passed
     assert isinstance(result.judge, list) and [v.verdict for v in result.judge] == ["yes", "no"]
     assert result.reasons == ['judge[2] "The answer is polite.": no: checked']
