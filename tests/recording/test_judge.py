@@ -18,18 +18,14 @@ import yaml
 from click.testing import CliRunner
 
 from replio_replay.cli import main
-from tests.support.llm_server import LLMServer, Reply, Seen
+from tests.support.llm_server import LLMServer, Reply, Seen, chat_completion
 
 RUBRIC = "The answer says what notes.txt holds."
 CASSETTE = Path("cassettes") / "openai" / "test-model" / "notes.yaml"
 
 
 def chat(text: str | None, model: str, n: int, calls: list[dict[str, Any]] | None = None) -> Reply:
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    if calls:
-        message["tool_calls"] = calls
-    return Reply(json={"id": f"x-{n}", "model": model, "choices": [{"index": 0, "message": message}],
-                      "usage": {"prompt_tokens": 40 + n, "completion_tokens": 6, "total_tokens": 46 + n}})
+    return chat_completion(text, model, n, calls, prompt=40, completion=6)
 
 
 def agent_or_judge(verdict: str) -> Any:
