@@ -40,8 +40,9 @@ SYSTEM = (
     'sentences saying why"}.'
 )
 
-#: Characters of an answer that did not parse kept in the result.
+#: Characters of an answer that did not parse, or of a reason, kept in the result.
 RAW_CAP = 2000
+_MORE = " [... {left} more characters]"
 #: Each result is cut to its share of the budget, but never below this many characters.
 _MIN_RESULT = 200
 _FENCE = re.compile(r"```(?:json)?[ \t]*\n(.*?)\n?[ \t]*```", re.DOTALL | re.IGNORECASE)
@@ -63,8 +64,7 @@ def trimmed_calls(trace: Sequence[TraceCall], budget: int) -> str:
     if not trace:
         return "(no tool calls)"
     share = max(_MIN_RESULT, budget // len(trace))
-    more = " [... {left} more characters]"
-    lines = [f"{i}. {c.name}({_arguments(c.arguments)}) -> {NO_SECRETS.cut(c.result or '', share, more)}"
+    lines = [f"{i}. {c.name}({_arguments(c.arguments)}) -> {NO_SECRETS.cut(c.result or '', share, _MORE)}"
              for i, c in enumerate(trace, 1)]
     shown = list(enumerate(lines))
     while len(shown) > 2 and sum(len(line) for _, line in shown) > budget:
@@ -104,8 +104,8 @@ def read_answer(text: str, item: str, spec: Judge, redactor: Redactor = NO_SECRE
         why = f"{where}: {problem['msg']}" if where else problem["msg"]
         return JudgeVerdict(rubric=item, verdict="error", passed=False,
                             reason=f'the judge did not answer {{"verdict": "yes" | "no", "reason": ...}} ({why})',
-                            raw=redactor.cut(text, RAW_CAP, " [... {left} more characters]"))
-    return JudgeVerdict(rubric=item, verdict=answer.verdict, reason=redactor.text(answer.reason),
+                            raw=redactor.cut(text, RAW_CAP, _MORE))
+    return JudgeVerdict(rubric=item, verdict=answer.verdict, reason=redactor.cut(answer.reason, RAW_CAP, _MORE),
                         passed=answer.verdict == spec.passing)
 
 

@@ -100,3 +100,8 @@ def test_reasons_name_the_item_when_there_are_several() -> None:
     assert verdict_reasons(one) == ["judge: no: missing"]
     two = [JudgeVerdict(rubric="a", verdict="yes", reason="ok", passed=True), *one]
     assert verdict_reasons(two) == [f"judge[2] {json.dumps('a')}: no: missing"]
+
+
+def test_a_long_reason_is_capped() -> None:
+    verdict = read_answer(json.dumps({"verdict": "yes", "reason": "because " * 1000}), RUBRIC, SPEC)
+    assert verdict.passed and len(verdict.reason) < RAW_CAP + 40 and verdict.reason.endswith("more characters]")
