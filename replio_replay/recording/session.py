@@ -6,6 +6,10 @@ every request got an answer (a provider's final error response included): an int
 recording, or one whose last request got no answer or whose MCP server failed, leaves the
 old cassette (or none).
 
+Under `--rejudge` a judged fixture's cassette is loaded, its judge requests dropped: the
+conversation replays from it (its MCP servers too) while the judge's requests are sent and
+recorded again; the file is rewritten with the conversation's part as it was.
+
 MCP servers follow the HTTP: where the cassette replays (record mode `none`, or `once` with a
 cassette), they are served from its ``mcp:`` section and none is started, unless the server
 says ``"replay": "live"`` (or the run `mcp_live`): then it runs and is compared with it.
@@ -84,8 +88,10 @@ class CassetteSession(FixtureSession):
         exists = path.is_file()
         #: Under --rejudge, a judged fixture's recorded judge requests are dropped and sent again.
         self.rejudging = owner.rejudge and fixture.judge_hash() is not None
-        self.mode = case_mode(owner.mode, path, case) if not owner.rejudge else \
-            RecordMode.NEW_EPISODES if self.rejudging else RecordMode.NONE
+        if owner.rejudge:  # new requests (the judge's) recorded beside those replayed; a fixture without one replays
+            self.mode = RecordMode.NEW_EPISODES if self.rejudging else RecordMode.NONE
+        else:
+            self.mode = case_mode(owner.mode, path, case)
         if self.rejudging and not exists:
             raise CassetteError(f"fixture {fixture.id!r}: no cassette at {path} to re-judge; record the run first "
                                 f"with {record_flags(RecordMode.ONCE, fixture.id, case.toolset.name)}")
@@ -110,7 +116,7 @@ class CassetteSession(FixtureSession):
         if self.rejudging:
             self.cassette_transport.forget(JUDGE, frozenset({JUDGE}))
         super().__init__(self.cassette_transport, cancel)
-        #: The providers of the other roles (a simulated user's), named in the header.
+        #: The providers of the other roles (a simulated user's, a judge's), named in the header.
         self.roles: dict[str, Provider] = {}
 
     def transport_for(self, role: str, provider: Provider) -> httpx.BaseTransport | None:

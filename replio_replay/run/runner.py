@@ -2,7 +2,8 @@
 
 Recording plugs in through a `SessionFactory` (`recording.base`): per fixture it yields the
 HTTP transport the provider and the tools send through, and extra result keys (request
-drift) afterwards. Judging the transcript is `judging`'s; this module owns the concurrency.
+drift) afterwards. Scoring the transcript is `scoring`'s, asking an LLM judge `judging`'s; this
+module owns the concurrency.
 """
 
 from __future__ import annotations
