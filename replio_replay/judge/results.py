@@ -162,6 +162,7 @@ class TrialResult(_Model):
     drift: list[dict[str, Any]] | None = None
     drift_info: list[dict[str, Any]] | None = None
     request_drift: list[dict[str, Any]] | None = None
+    judge: JudgeVerdict | list[JudgeVerdict] | None = None
 
 
 class Summary(_Model):
@@ -215,8 +216,9 @@ class RunResult(_Model):
                 if verdict.get("raw", ...) is None:
                     verdict.pop("raw")
             for trial in fx.get("trials", ()):
-                if trial.get("drift_info") is None:
-                    trial.pop("drift_info")
+                for key in ("drift_info", "judge"):
+                    if trial.get(key) is None:
+                        trial.pop(key)
         for key in ("trials", "pass_hat_k", "pass_at_k", "flaky"):
             if data["summary"].get(key) is None:
                 data["summary"].pop(key, None)

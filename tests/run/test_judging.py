@@ -121,3 +121,19 @@ def test_the_mock_plays_a_judges_turns_in_the_order_the_items_are_asked() -> Non
     result, _ = play(judged({"rubric": ["first", "second"]}),
                      [turn(text='{"verdict": "yes", "reason": "one"}'), turn(text='{"verdict": "no", "reason": "two"}')])
     assert [(v.rubric, v.verdict, v.reason) for v in result.verdicts] == [("first", "yes", "one"), ("second", "no", "two")]
+
+
+def test_each_trial_keeps_its_own_verdict() -> None:
+    from replio_replay.judge.metrics import combine_trials
+    from replio_replay.judge.results import RunResult, Summary
+
+    verdicts = iter(["yes", "no"])
+    results = []
+    for trial in (1, 2):
+        result, _ = play(judged({"rubric": RUBRIC}), [turn(text=f'{{"verdict": "{next(verdicts)}", "reason": "r"}}')])
+        results.append(result.model_copy(update={"trial": trial}))
+    (combined,) = combine_trials(results)
+    assert [t.judge.verdict for t in combined.trials or [] if isinstance(t.judge, JudgeVerdict)] == ["yes", "no"]
+    assert combined.passes == 1
+    data = RunResult(provider="p", model="m", fixtures=[combined], summary=Summary()).to_json()
+    assert [t["judge"]["verdict"] for t in data["fixtures"][0]["trials"]] == ["yes", "no"]
