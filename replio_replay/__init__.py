@@ -40,8 +40,16 @@ if TYPE_CHECKING:
     from .fixtures.bfcl.source import open_bfcl
     from .fixtures.cases import Case
     from .fixtures.hookspecs import hookimpl
-    from .fixtures.model import Fixture, Verifier, load_fixture
-    from .judge.results import FixtureResult, RunResult, Status, Summary, TraceCall, TrialResult
+    from .fixtures.model import Fixture, Judge, Verifier, load_fixture
+    from .judge.results import (
+        FixtureResult,
+        JudgeVerdict,
+        RunResult,
+        Status,
+        Summary,
+        TraceCall,
+        TrialResult,
+    )
     from .plan.shards import Shard
     from .providers import Provider
     from .recording.modes import RecordMode
@@ -62,6 +70,8 @@ _SOURCES: dict[str, str] = {
     "FixtureError": ".errors",
     "FixtureResult": ".judge.results",
     "GoldenError": ".errors",
+    "Judge": ".fixtures.model",
+    "JudgeVerdict": ".judge.results",
     "McpError": ".errors",
     "Outcome": ".run.suite",
     "Plan": ".run.suite",
@@ -110,6 +120,8 @@ __all__ = [
     "FixtureError",
     "FixtureResult",
     "GoldenError",
+    "Judge",
+    "JudgeVerdict",
     "McpError",
     "Outcome",
     "Plan",

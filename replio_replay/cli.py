@@ -294,6 +294,9 @@ def _ignore_interrupts() -> None:
 @click.option("--html", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the HTML report of this run to this file.")
 @click.option("--timing", is_flag=True, help="Add wall-clock seconds under a volatile `timing` key.")
+@click.option("--rejudge", is_flag=True,
+              help="Ask the LLM judges again, live, over the recorded runs (replayed), and record their new "
+              "answers in the cassettes; fixtures without a judge replay.")
 @click.pass_obj
 def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path | None,
             junit_xml: Path | None, html: Path | None, **flags: Any) -> None:

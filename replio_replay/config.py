@@ -56,6 +56,8 @@ class ProjectConfig(BaseModel):
     schema_: SchemaLine = None
     provider: str | None = Field(None, description="Default provider spec, NAME[:MODEL].")
     providers: dict[str, ProviderConfig] = Field(default_factory=dict, description="Provider name -> its settings.")
+    judge: str | None = Field(None, min_length=1, description="The LLM judge's provider spec, NAME[:MODEL], for "
+                              "fixtures whose judge names none (default: the run's provider and model).")
     max_turns: int = Field(12, ge=1, le=10_000, description="Model responses a fixture may take.")
     max_calls: int = Field(40, ge=1, le=100_000, description="Tool calls a fixture may make.")
     tool_timeout: float = Field(30.0, gt=0, le=3600, allow_inf_nan=False,

@@ -91,7 +91,7 @@ def combine_trials(results: Sequence[FixtureResult]) -> list[FixtureResult]:
         runs = sorted(runs, key=lambda r: r.trial)
         trials = [TrialResult(trial=r.trial, status=r.status, passed=r.passed, accuracy=r.accuracy, calls=r.calls,
                               redundant=r.redundant, errors=r.errors, tokens=r.tokens, error=r.error, drift=r.drift,
-                              drift_info=r.drift_info, request_drift=r.request_drift) for r in runs]
+                              drift_info=r.drift_info, request_drift=r.request_drift, judge=r.judge) for r in runs]
         combined.append(runs[0].model_copy(update={
             "trials": trials, "passes": sum(t.passed for t in trials), "n": len(trials),
             "seconds": sum(r.seconds for r in runs),

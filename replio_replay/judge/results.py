@@ -9,14 +9,14 @@ from __future__ import annotations
 import functools
 import re
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 if TYPE_CHECKING:
     from ..fixtures.layout import RunKey
 
-__all__ = ["FixtureResult", "RunResult", "SavedRuns", "Status", "Summary", "TraceCall", "TrialResult", "saved_runs"]
+__all__ = ["FixtureResult", "JudgeVerdict", "RunResult", "SavedRuns", "Status", "Summary", "TraceCall", "TrialResult", "saved_runs"]
 
 
 class Status(str, Enum):
@@ -44,6 +44,17 @@ class TraceCall(_Model):
     name: str
     arguments: dict[str, Any] | str
     result: str | None = Field(None, description="What the model was told (capped; see RESULT_CAP).")
+
+
+class JudgeVerdict(_Model):
+    """The LLM judge's verdict on one rubric item: `yes` or `no` as it answered, or `error` when its
+    answer was not the JSON object asked for (then `raw` keeps it, redacted and capped)."""
+
+    rubric: str
+    verdict: Literal["yes", "no", "error"]
+    reason: str
+    passed: bool
+    raw: str | None = Field(None, description="The judge's answer when it did not parse.")
 
 
 class FixtureResult(_Model):
@@ -92,9 +103,19 @@ class FixtureResult(_Model):
     tokens_by_role: dict[str, dict[str, int]] | None = Field(
         None, description="Role (agent, user) -> {prompt, completion} tokens, when a role beside the agent "
         "sent requests (`tokens` stays the agent's).")
+    judge: JudgeVerdict | list[JudgeVerdict] | None = Field(
+        None, description="The LLM judge's verdict (a list: one per rubric item), passed or not; null when the "
+        "fixture has no judge or its run ended before it was judged.")
     titles: dict[str, str] | None = Field(
         None, description="Tool name -> the name reports show (the tool's `title`), for the tools offered that "
                           "have one; `trace`, `names` and `reasons` keep the tool names.")
+
+    @property
+    def verdicts(self) -> list[JudgeVerdict]:
+        """The judge's verdicts as a list (empty: not judged)."""
+        if self.judge is None:
+            return []
+        return self.judge if isinstance(self.judge, list) else [self.judge]
 
     def shown(self, name: str) -> str:
         """The name a person reads for tool `name`: its title, when it has one."""
@@ -143,6 +164,7 @@ class TrialResult(_Model):
     drift: list[dict[str, Any]] | None = None
     drift_info: list[dict[str, Any]] | None = None
     request_drift: list[dict[str, Any]] | None = None
+    judge: JudgeVerdict | list[JudgeVerdict] | None = None
 
 
 class Summary(_Model):
@@ -189,12 +211,16 @@ class RunResult(_Model):
         data = self.model_dump(mode="json", by_alias=True)
         for fx in data["fixtures"]:
             for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "conversation",
-                        "tokens_by_role"):
+                        "tokens_by_role", "judge"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
+            for verdict in fx["judge"] if isinstance(fx.get("judge"), list) else [fx.get("judge") or {}]:
+                if verdict.get("raw", ...) is None:
+                    verdict.pop("raw")
             for trial in fx.get("trials", ()):
-                if trial.get("drift_info") is None:
-                    trial.pop("drift_info")
+                for key in ("drift_info", "judge"):
+                    if trial.get(key) is None:
+                        trial.pop(key)
         for key in ("trials", "pass_hat_k", "pass_at_k", "flaky"):
             if data["summary"].get(key) is None:
                 data["summary"].pop(key, None)

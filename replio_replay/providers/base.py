@@ -75,12 +75,15 @@ class ChatRequest:
     """One turn's conversation and tool specs; sampling settings are the provider's own.
 
     `trial` is which of a run's repeated trials (1-based) this turn belongs to: a provider that
-    takes a seed sends its seed + trial - 1, so trials differ only by their seed.
+    takes a seed sends its seed + trial - 1, so trials differ only by their seed. `json_mode` asks
+    for an answer that is one JSON object, in the provider's JSON mode where it has one (OpenAI's
+    `response_format`, Ollama's `format`); a provider without one is asked by the prompt alone.
     """
 
     messages: tuple[Message, ...]
     tools: tuple[dict[str, Any], ...]
     trial: int = 1
+    json_mode: bool = False
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,9 @@ A script maps a fixture id (or ``"*"`` for any fixture) to a list of turns; a tu
 `ChatResponse`, a dict ``{"text", "tool_calls": [{"name", "arguments"}], "usage"}``, an
 exception to raise, or a callable taking the `ChatRequest`. When a fixture's turns run
 out, the mock answers with plain text, which ends the loop. The requests of another role than
-the agent's (a simulated user's) play the entry ``"ROLE:ID"`` (or ``"ROLE:*"``), for example
-``"user:refund"``. From the CLI, point the config's ``providers.mock.script`` at a JSON file of
+the agent's (a simulated user's, a judge's) play the entry ``"ROLE:ID"`` (or ``"ROLE:*"``), for
+example ``"user:refund"``; a judge's requests play its entry's turns in the order they are asked
+(one per rubric item). From the CLI, point the config's ``providers.mock.script`` at a JSON file of
 that shape.
 """
 
@@ -45,7 +46,8 @@ class MockProvider(Provider):
             script = _load_script(path)
             self.source = f"mock script {path}" if path else "the mock provider (no script configured)"
         self.script = script
-        self._played: dict[str, int] = {}
+        #: (script entry, trial) -> judge requests already played: each starts afresh, so they play in turn.
+        self._judged: dict[tuple[str, int], int] = {}
         self._lock = threading.Lock()
         self.requests: list[tuple[str, ChatRequest]] = []
 
@@ -57,6 +59,9 @@ class MockProvider(Provider):
             turns = self.script.get(fid, self.script.get(wildcard))
             # Count the assistant turns already in the conversation: each fixture replays from 0.
             index = sum(1 for m in request.messages if m.role == "assistant")
+            if exchange.role == "judge":  # a judge's request holds no earlier turn: one per rubric item
+                index = self._judged.get((fid, request.trial), 0)
+                self._judged[(fid, request.trial)] = index + 1
         if turns is None:
             known = ", ".join(sorted(self.script)) or "none"
             raise ProviderError(f"{self.source} has no turns for fixture {fid!r} (it covers: {known}); "

@@ -6,7 +6,7 @@ from enum import Enum
 
 from ..errors import UsageError
 
-__all__ = ["RecordMode", "default_mode", "parse_mode", "record_flags"]
+__all__ = ["RecordMode", "default_mode", "parse_mode", "record_flags", "rejudge_flags"]
 
 
 class RecordMode(str, Enum):
@@ -44,4 +44,10 @@ def default_mode(ci: bool) -> RecordMode:
 def record_flags(mode: RecordMode, fixture_id: str, tools: str = "default") -> str:
     """The `run` flags that record one fixture (of a tool set other than the default) in `mode`."""
     flags = f"--record-mode {mode.value} --fixture {fixture_id}"
+    return flags if tools == "default" else f"{flags} --tools {tools}"
+
+
+def rejudge_flags(fixture_id: str, tools: str = "default") -> str:
+    """The `run` flags that ask one fixture's judge again over its recorded run, recording the answers."""
+    flags = f"--rejudge --fixture {fixture_id}"
     return flags if tools == "default" else f"{flags} --tools {tools}"

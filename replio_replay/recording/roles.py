@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AGENT", "ROLE_HEADER", "role_of", "same_role", "stored", "unstored"]
+__all__ = ["AGENT", "JUDGE", "ROLE_HEADER", "role_of", "same_role", "stored", "unstored"]
 
 #: The role of a request that names none: every cassette recorded before roles holds only these.
 AGENT = "agent"
+#: The role of an LLM judge's requests.
+JUDGE = "judge"
 #: Where a kept request holds its role in memory; never sent to a server, never written as a header.
 ROLE_HEADER = "x-replio-role"
 

@@ -6,6 +6,10 @@ every request got an answer (a provider's final error response included): an int
 recording, or one whose last request got no answer or whose MCP server failed, leaves the
 old cassette (or none).
 
+Under `--rejudge` a judged fixture's cassette is loaded, its judge requests dropped: the
+conversation replays from it (its MCP servers too) while the judge's requests are sent and
+recorded again; the file is rewritten with the conversation's part as it was.
+
 MCP servers follow the HTTP: where the cassette replays (record mode `none`, or `once` with a
 cassette), they are served from its ``mcp:`` section and none is started, unless the server
 says ``"replay": "live"`` (or the run `mcp_live`): then it runs and is compared with it.
@@ -33,7 +37,7 @@ from .base import FixtureSession
 from .cassette import BODY_MATCHER, open_cassette
 from .modes import RecordMode, record_flags
 from .persister import AtomicPersister
-from .roles import AGENT
+from .roles import AGENT, JUDGE
 from .serializer import ReadableSerializer
 from .staleness import case_mode
 from .transport import CassetteTransport
@@ -65,6 +69,7 @@ class CassetteSessions:
     mode: RecordMode
     secrets: tuple[str, ...] = ()
     mcp_live: bool = False  # replays start every MCP server and compare it with its recording
+    rejudge: bool = False  # only the judges' requests are sent (and recorded again); the rest replays
 
     def __call__(self, case: Case, provider: Provider, cancel: threading.Event | None = None) -> FixtureSession:
         if not provider.speaks_http:  # the mock has nothing to record
@@ -80,8 +85,16 @@ class CassetteSession(FixtureSession):
                  cancel: threading.Event | None = None) -> None:
         fixture = case.fixture
         self.path = path
-        self.mode = case_mode(owner.mode, path, case)
         exists = path.is_file()
+        #: Under --rejudge, a judged fixture's recorded judge requests are dropped and sent again.
+        self.rejudging = owner.rejudge and fixture.judge_hash() is not None
+        if owner.rejudge:  # new requests (the judge's) recorded beside those replayed; a fixture without one replays
+            self.mode = RecordMode.NEW_EPISODES if self.rejudging else RecordMode.NONE
+        else:
+            self.mode = case_mode(owner.mode, path, case)
+        if self.rejudging and not exists:
+            raise CassetteError(f"fixture {fixture.id!r}: no cassette at {path} to re-judge; record the run first "
+                                f"with {record_flags(RecordMode.ONCE, fixture.id, case.toolset.name)}")
         if self.mode is RecordMode.NONE and not exists:
             raise CassetteError(
                 f"fixture {fixture.id!r}: no cassette at {path}; record it with "
@@ -100,8 +113,10 @@ class CassetteSession(FixtureSession):
             cassette, inner, body_matcher=config.matchers[BODY_MATCHER], fixture_id=fixture.id,
             tools=case.toolset.name,
         )
+        if self.rejudging:
+            self.cassette_transport.forget(JUDGE, frozenset({JUDGE}))
         super().__init__(self.cassette_transport, cancel)
-        #: The providers of the other roles (a simulated user's), named in the header.
+        #: The providers of the other roles (a simulated user's, a judge's), named in the header.
         self.roles: dict[str, Provider] = {}
 
     def transport_for(self, role: str, provider: Provider) -> httpx.BaseTransport | None:
@@ -116,7 +131,7 @@ class CassetteSession(FixtureSession):
     def mcp_modes(self, servers: Mapping[str, McpServer]) -> dict[str, Mode]:
         """Replayed from the cassette where it replays (`live` ones, or all with --mcp live, also
         started to compare), else started live and recorded."""
-        if not self.cassette_transport.protected:
+        if not self.replaying:
             return dict.fromkeys(servers, "live")
         return {name: "compare" if self.mcp_live or server.replay == "live" else "replay"
                 for name, server in servers.items()}
@@ -128,12 +143,16 @@ class CassetteSession(FixtureSession):
         from ..tools.mcp.source import McpTools
 
         modes = self.mcp_modes(servers)
-        replaying = self.cassette_transport.protected
-        recorded = parse_records(self.serializer.loaded_mcp, str(self.path)) if replaying else {}
+        recorded = parse_records(self.serializer.loaded_mcp, str(self.path)) if self.replaying else {}
         again = record_flags(RecordMode.ALL, self.case.fixture.id, self.case.toolset.name)
         self.mcp = McpTools(servers, modes, root=root, env=env, recorded=recorded, cassette=str(self.path),
                             again=again, project=project)
         return self.mcp
+
+    @property
+    def replaying(self) -> bool:
+        """Whether the conversation (agent, simulated user, MCP servers) replays from the cassette."""
+        return self.cassette_transport.protected or self.rejudging
 
     def _provenance(self) -> dict[str, Any]:
         """The cassette's header: what was recorded, against what, by which version, when."""
@@ -143,6 +162,7 @@ class CassetteSession(FixtureSession):
             "model": self.provider.model,
             "base_url_host": urlsplit(base).netloc or base,
             "fixture_hash": self.case.fixture.inputs_hash(),
+            **({"judge_hash": judged} if (judged := self.case.fixture.judge_hash()) else {}),
             "tools": self.case.toolset.name,
             "toolset_hash": self.case.toolset.digest,
             "tool_schema_hash": (self.offered or self.case.offered).schema_hash,
@@ -173,7 +193,13 @@ class CassetteSession(FixtureSession):
         recorded_mcp = mcp is not None and mcp.recording and bool(mcp.records)
         if not (t.recorded or recorded_mcp) or status is Status.CANCELLED or t.unanswered:
             return
-        self.serializer.header = self._provenance()
+        if self.rejudging:  # the conversation's recording stays as it was; only the judge's parts are new
+            header = self._provenance()
+            self.serializer.header = {**self.serializer.loaded_header, JUDGE: header[JUDGE],
+                                      "judge_hash": header["judge_hash"]}
+            self.serializer.mcp = self.serializer.loaded_mcp
+        else:
+            self.serializer.header = self._provenance()
         if mcp is not None and mcp.recording:
             from ..tools.mcp.recording import records_json
 

@@ -1,7 +1,7 @@
 """Whether a cassette still matches what it was recorded from, and the mode `stale` resolves to.
 
 A cassette is **stale** when the fixture's inputs changed (task, files, permissions, its own
-tools) or its tool set did (a description, a schema, a stub's answer, the system prompt): its
+tools), its LLM judge did (rubric, provider, budget: the header's `judge_hash`), or its tool set did (a description, a schema, a stub's answer, the system prompt): its
 header says what it was recorded with, and this compares that with the fixture and tool set as
 they are now. `status` lists the reasons; `--record-mode stale` re-records those cassettes (and
 the missing ones) and replays the rest (recording again, after, those whose replay drifted).
@@ -30,6 +30,8 @@ def stale_reasons(header: dict[str, Any], fixture: Fixture, toolset: ToolSet,
     reasons = []
     if header.get("fixture_hash") != fixture.inputs_hash():
         reasons.append("fixture changed")
+    if header.get("judge_hash") != fixture.judge_hash():
+        reasons.append("judge changed (re-judge it with --rejudge)")
     if "toolset_hash" in header:
         if header["toolset_hash"] != toolset.digest:
             reasons.append(f"tool set {toolset.name!r} changed")

@@ -9,7 +9,8 @@ registered canonical-JSON matcher finds changed is compared with the recorded on
 differences are the fixture's *request drift*, each named by its role.
 
 Every role's requests go into the one cassette; a role whose provider is not the agent's sends
-what it records through its own inner transport (`inners`).
+what it records through its own inner transport (`inners`). `forget` drops a role's recorded
+requests, so they are recorded again (`--rejudge`: the judge's) while the others replay.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from .._runtime.jsoncanon import canonical
 from ..errors import CassetteError
 from ..providers.http import REPLAYED, ROLE
 from .cassette import Cassette, Request, json_body
-from .modes import RecordMode, record_flags
+from .modes import RecordMode, record_flags, rejudge_flags
 from .requests import request_changes
-from .roles import AGENT, ROLE_HEADER
+from .roles import AGENT, JUDGE, ROLE_HEADER, role_of
 
 __all__ = ["CassetteTransport"]
 
@@ -87,6 +88,9 @@ class CassetteTransport(httpx.BaseTransport):
         self.recorded = 0
         #: Requests sent on that got no response (refused, timed out, dropped).
         self.unanswered = 0
+        #: The only roles whose requests may be sent on and recorded (None: every role's); the
+        #: others are replayed, as under --rejudge, where only the judge's are sent.
+        self.live_roles: frozenset[str] | None = None
         self.drift: dict[tuple[str, str, str, str, str], tuple[str, Change]] = {}
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -102,12 +106,15 @@ class CassetteTransport(httpx.BaseTransport):
             self._compare(stored, live, role)
             return _to_httpx(answer, request, replayed=stored.uri)
         inner = self.inners.get(role, self.inner)
-        if self.protected or inner is None:
+        if self.protected or inner is None or (self.live_roles is not None and role not in self.live_roles):
             whose = "" if role == AGENT else f" of the {role}"
+            why = ("the judge was added or asks more than when it was recorded. Record its requests with "
+                   f"{rejudge_flags(self.fixture_id, self.tools)}" if role == JUDGE and self.live_roles is None else
+                   "the conversation went further than when it was recorded. Re-record it with "
+                   f"{record_flags(RecordMode.ALL, self.fixture_id, self.tools)}")
             raise CassetteError(
                 f"fixture {self.fixture_id!r}: request #{self.sent}{whose} ({request.method} {request.url.path}) "
-                f"has no recording in {self.cassette.path}; the conversation went further than when it "
-                f"was recorded. Re-record it with {record_flags(RecordMode.ALL, self.fixture_id, self.tools)}"
+                f"has no recording in {self.cassette.path}; {why}"
             )
         try:
             response = inner.handle_request(request)
@@ -124,6 +131,13 @@ class CassetteTransport(httpx.BaseTransport):
         self.cassette.play_counts[len(self.cassette) - 1] += 1
         self.recorded += 1
         return _to_httpx(recorded, request, replayed=None)
+
+    def forget(self, role: str, live: frozenset[str]) -> None:
+        """Drop the loaded requests of `role` (before any is played), so they are recorded again, and
+        let only the roles `live` be sent on: every other role's requests must replay."""
+        self.cassette.data = [(request, response) for request, response in self.cassette.data
+                              if role_of(request) != role]
+        self.live_roles = live
 
     def replays(self, request: httpx.Request) -> bool:
         """Whether `request` would be answered from the cassette, never sent on."""

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from .._runtime.diffing import Change
 from .._runtime.wording import plural
 from ..judge.results import FixtureResult, Status
-from ..recording.modes import RecordMode, record_flags
+from ..recording.modes import RecordMode, record_flags, rejudge_flags
+from ..recording.roles import JUDGE
 
 __all__ = ["KINDS", "Verdict", "failure_line", "judge"]
 
@@ -48,6 +49,13 @@ def _changes(title: str, items: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _again(request_drift: list[dict], fixture_id: str, tools: str) -> str:
+    """How to record again what drifted: the judge's requests alone with --rejudge, else all."""
+    if all(change.get("role") == JUDGE for change in request_drift):
+        return f"re-judge with {rejudge_flags(fixture_id, tools)}"
+    return f"re-record with {record_flags(RecordMode.ALL, fixture_id, tools)}"
+
+
 def judge(result: FixtureResult, *, strict: bool = False, require_pass: bool = False, tools: str = "default") -> Verdict:
     """The CI verdict for one result (of a run of the tool set `tools`); with repeated trials,
     every trial is held to it (and a required fixture must pass every trial)."""
@@ -67,8 +75,8 @@ def judge(result: FixtureResult, *, strict: bool = False, require_pass: bool = F
         if strict and unit.request_drift:
             kinds.add("request drift")
             problems.append(_changes(
-                f"{name}: request drift ({plural(len(unit.request_drift), 'change')}); re-record with "
-                f"{record_flags(RecordMode.ALL, result.id, tools)}", unit.request_drift))
+                f"{name}: request drift ({plural(len(unit.request_drift), 'change')}); {_again(unit.request_drift, result.id, tools)}",
+                unit.request_drift))
         if strict and unit.drift is None:
             kinds.add("no golden")
             problems.append(f"{name}: no golden yet; approve one with --update-golden")

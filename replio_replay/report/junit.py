@@ -44,6 +44,9 @@ def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: 
                 text = "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
                 ET.SubElement(props, "property", name=key, value=text)
             ET.SubElement(props, "property", name="names", value=" > ".join(map(result.shown, result.names)))
+            for i, v in enumerate(result.verdicts, 1):  # the judge's verdict and reason, passed or not
+                name = "judge" if len(result.verdicts) == 1 else f"judge[{i}]"
+                ET.SubElement(props, "property", name=name, value=f"{v.verdict}: {v.reason}")
             counts["tests"] += 1
             if verdict.outcome == "error":
                 counts["errors"] += 1

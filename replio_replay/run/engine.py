@@ -19,7 +19,7 @@ from typing import Any, Union
 
 from .._runtime.deadline import Interrupted
 from ..errors import ReplioError
-from ..judge.results import Status
+from ..judge.results import JudgeVerdict, Status
 from ..providers.base import ChatRequest, ChatResponse, Message, ToolCall, Usage
 from ..tools.toolbox import Toolbox
 
@@ -86,9 +86,11 @@ class Transcript:
     reference_state: dict[str, Any] | str | None = None
     #: Each user turn the model answered (or was cut short in), in order.
     turn_ends: list[TurnEnd] = field(default_factory=list)
-    #: Role (`agent`, a simulated `user`) -> its {prompt, completion} tokens; `tokens` is the agent's
-    #: total as its provider reports it.
+    #: Role (`agent`, a simulated `user`, the `judge`) -> its {prompt, completion} tokens; `tokens` is
+    #: the agent's total as its provider reports it.
     tokens_by_role: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: The LLM judge's verdicts, one per rubric item (None: not judged).
+    judged: list[JudgeVerdict] | None = None
 
     def count(self, role: str, usage: Usage) -> None:
         """Add `usage` to `role`'s tokens."""

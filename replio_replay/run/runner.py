@@ -2,7 +2,8 @@
 
 Recording plugs in through a `SessionFactory` (`recording.base`): per fixture it yields the
 HTTP transport the provider and the tools send through, and extra result keys (request
-drift) afterwards. Judging the transcript is `judging`'s; this module owns the concurrency.
+drift) afterwards. Scoring the transcript is `scoring`'s, asking an LLM judge `judging`'s; this
+module owns the concurrency.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ..fixtures.cases import Case
 from ..judge.metrics import summarize
 from ..judge.results import FixtureResult, RunResult, Status
 from ..plan.offer import name_problems
-from ..providers.base import ChatRequest, ChatResponse, Exchange, Provider, Usage
+from ..providers.base import Exchange, Provider, Usage
 from ..recording.base import SessionFactory, live_session
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
 from ..tools.environment import build, reference_states, state_of
@@ -35,7 +36,9 @@ from ..tools.sandbox import Sandbox
 from ..tools.toolbox import Toolbox
 from ..tools.toolset import ToolSet
 from .engine import Limits, Transcript, run_loop
+from .judging import ask_judge
 from .scoring import cancelled_result, judge_transcript
+from .sending import sender
 from .simulator import Simulator, speaker
 from .worktree import NO_WORKTREE, Removals, remove_active_worktrees, snapshot, worktree
 
@@ -68,8 +71,9 @@ class RunOptions:
     project: Path | None = None  # what `{project}` stands for in an MCP server's command
     hurry: threading.Event = field(default_factory=threading.Event)  # set: the grace ends now
     redactor: Redactor = NO_SECRETS  # the secrets nothing cut short during the run may show a part of
-    #: Simulated users' providers by their `user.provider` spec, or why one could not be made.
-    user_providers: Mapping[str, Provider | str] = field(default_factory=dict)
+    #: Simulated users' and judges' providers by their spec, or why one could not be made.
+    role_providers: Mapping[str, Provider | str] = field(default_factory=dict)
+    judge: str | None = None  # the config's judge provider spec: judges naming none use it
 
     def observed(self, observer: Observer | None, label: str) -> RunOptions:
         """These options, reporting each fixture's start and end to `observer` as the run `label`."""
@@ -118,15 +122,9 @@ def run_fixture(
                 offered = case.offered if mcp is None else _with_mcp(case, mcp.open())
                 session.offered = offered
                 toolbox = Toolbox(ctx, permissions, offered)
-                exchange = Exchange(fixture.id, session.transport, options.redactor)
-
-                def generate(request: ChatRequest) -> ChatResponse:
-                    if case.trial != 1:
-                        request = dataclasses.replace(request, trial=case.trial)
-                    return provider.generate(request, exchange)
-
+                generate = sender(case, provider, Exchange(fixture.id, session.transport, options.redactor))
                 try:
-                    user = speaker(case, provider, session, options.user_providers, options.redactor)
+                    user = speaker(case, provider, session, options.role_providers, options.redactor)
                     transcript = run_loop(user, generate, toolbox, limits=limits, cancel=cancel)
                     if isinstance(user, Simulator):
                         transcript.count("user", Usage(**user.tokens))
@@ -139,6 +137,8 @@ def run_fixture(
                 transcript.state, transcript.reference_state = _states(case, ctx)
             if fixture.verifier is not None and fixture.verifier.files:  # before the worktree goes
                 transcript.files = snapshot(ctx.sandbox, fixture.verifier.files)
+        if cancel is None or not cancel.is_set():
+            ask_judge(case, transcript, provider, session, options.role_providers, options.judge, options.redactor)
         if cancel is not None and cancel.is_set():  # in flight when interrupted: nothing is written
             transcript.status, transcript.error = Status.CANCELLED, "the run was interrupted"
         try:

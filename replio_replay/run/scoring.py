@@ -11,8 +11,9 @@ from typing import Any
 
 from .._runtime.redact import NO_SECRETS, Redactor
 from ..fixtures.model import Fixture
+from ..judge.llm import verdict_reasons
 from ..judge.metrics import accuracy, redundant
-from ..judge.results import FixtureResult, Status, TraceCall
+from ..judge.results import FixtureResult, JudgeVerdict, Status, TraceCall
 from ..judge.turns import turn_reasons
 from ..judge.verifier import Evidence, verify
 from ..providers.base import Message
@@ -39,6 +40,9 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     if fixture.turns is not None:
         reasons = turn_reasons(fixture, [(end.calls, end.answer) for end in t.turn_ends], evidence) + reasons
         passed = not reasons
+    if t.judged is not None:
+        reasons += verdict_reasons(t.judged)
+        passed = passed and all(v.passed for v in t.judged)
     if t.status in _UNFINISHED:
         passed, reasons = False, [f"the run ended in {t.status.value}"]
     extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
@@ -64,8 +68,17 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
         conversation=conversation_json(t.messages, redactor)
         if fixture.turns is not None or fixture.user is not None else None,
         tokens_by_role=t.tokens_by_role if len(t.tokens_by_role) > 1 else None,
+        judge=_judge_json(fixture, t),
         **extra,
     )
+
+
+def _judge_json(fixture: Fixture, t: Transcript) -> JudgeVerdict | list[JudgeVerdict] | None:
+    """The judge's verdicts as the result holds them: one for a rubric of one statement, a list for a list."""
+    judge = fixture.verifier.judge if fixture.verifier is not None else None
+    if t.judged is None or judge is None or t.status in _UNFINISHED:
+        return None
+    return t.judged[0] if isinstance(judge.rubric, str) else t.judged
 
 
 def conversation_json(messages: Sequence[Message], redactor: Redactor = NO_SECRETS) -> list[dict[str, Any]]:

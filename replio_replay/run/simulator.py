@@ -17,17 +17,16 @@ they are recorded in the fixture's cassette beside the agent's and replayed from
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
 from .._runtime.redact import Redactor
-from ..errors import ConfigError
 from ..fixtures.cases import Case
 from ..fixtures.model import SimulatedUser
 from ..judge.results import Status
-from ..providers.base import ChatRequest, ChatResponse, Exchange, Message, Provider
+from ..providers.base import ChatRequest, ChatResponse, Message, Provider
 from ..recording.base import FixtureSession
 from .engine import NextUser, scripted
+from .sending import chosen_provider, role_sender
 
 __all__ = ["OPENING", "USER", "Simulator", "before_stop", "speaker", "user_view"]
 
@@ -97,14 +96,5 @@ def speaker(case: Case, provider: Provider, session: FixtureSession, users: Mapp
     if fixture.user is None:
         turns = [t.user for t in fixture.scripted_turns]
         return turns[0] if len(turns) == 1 and fixture.turns is None else scripted(turns)
-    chosen = users.get(fixture.user.provider, provider) if fixture.user.provider else provider
-    if isinstance(chosen, str):
-        raise ConfigError(f"fixture {fixture.id!r}: user.provider {fixture.user.provider!r}: {chosen}")
-    exchange = Exchange(fixture.id, session.transport_for(USER, chosen), redactor, role=USER)
-
-    def generate(request: ChatRequest) -> ChatResponse:
-        if case.trial != 1:
-            request = dataclasses.replace(request, trial=case.trial)
-        return chosen.generate(request, exchange)
-
-    return Simulator(fixture.user, fixture.task, generate)
+    chosen = chosen_provider(case, "user.provider", fixture.user.provider, users, provider)
+    return Simulator(fixture.user, fixture.task, role_sender(case, USER, chosen, session, redactor))

@@ -81,9 +81,16 @@ class RunRequest:
     trials: int | None = None
     fallback_mode: RecordMode | None = None
     mcp_live: bool = False  # a replay starts every MCP server and compares it with its recording
+    rejudge: bool = False  # only the judges are sent (and recorded again); the recorded runs replay
 
     def flags(self) -> Flags:
-        return Flags(record_mode=self.record_mode, no_cassettes=self.no_cassettes, cassettes=self.cassettes,
+        if self.rejudge and (self.record_mode or self.no_cassettes):
+            given = "--no-cassettes" if self.no_cassettes else f"--record-mode {self.record_mode}"
+            raise UsageError(f"--rejudge replays the recorded runs and records only their judges; it does not go "
+                             f"with {given}: leave that out")
+        # New requests (the judges') are recorded beside those replayed; `recording.session` keeps the rest.
+        record_mode = RecordMode.NEW_EPISODES.value if self.rejudge else self.record_mode
+        return Flags(record_mode=record_mode, no_cassettes=self.no_cassettes, cassettes=self.cassettes,
                      golden=self.golden, jobs=self.jobs, tools=tuple(self.tools), trials=self.trials,
                      no_bundled=self.no_bundled)
 
@@ -114,8 +121,9 @@ class Plan:
     selection: list[str] = field(default_factory=list)  # what the selection did, said before the run
     #: The bundled catalog's fixtures selected, when the project has fixtures of its own.
     bundled_beside_local: frozenset[str] = frozenset()
-    #: Simulated users' providers by their fixtures' `user.provider` spec, or why one could not be made.
-    user_providers: dict[str, Provider | str] = field(default_factory=dict)
+    #: Simulated users' and judges' providers by their spec (`user.provider`, `verifier.judge.provider`,
+    #: the config's `judge`), or why one could not be made.
+    role_providers: dict[str, Provider | str] = field(default_factory=dict)
 
     def header(self) -> str | None:
         """One line saying what this run will send to providers, and how many fixtures at once;
@@ -126,7 +134,8 @@ class Plan:
         local = sorted({r.provider.settings.name for r in self.runs if r.provider.local})
         why = (f" ({', '.join(local)} runs on this machine; --jobs N to change)"
                if local and self.settings.jobs == 1 else "")
-        verb = "running" if self.settings.record_mode is None else "recording"
+        verb = "running" if self.settings.record_mode is None else "re-judging" if self.request.rejudge \
+            else "recording"
         return f"{verb} {plural(live, 'fixture')}, {self.settings.jobs} at a time{why}"
 
     def live_cases(self) -> list[Case]:
@@ -136,6 +145,8 @@ class Plan:
     def _live(self, run: PlannedRun, case: Case) -> bool:
         if self.settings.record_mode is None:
             return True
+        if self.request.rejudge:
+            return case.fixture.judge_hash() is not None
         cassette = run.key.path(self.settings.cassettes, case.stem, CASSETTE)
         mode = case_mode(self.settings.record_mode, cassette, case)
         if mode is RecordMode.NONE:
@@ -146,7 +157,7 @@ class Plan:
 
     def close(self) -> None:
         """Release the providers' pooled connections."""
-        users = [p for p in self.user_providers.values() if isinstance(p, Provider)]
+        users = [p for p in self.role_providers.values() if isinstance(p, Provider)]
         for provider in {id(p): p for p in [*(r.provider for r in self.runs), *users]}.values():
             provider.close()
 
@@ -260,7 +271,7 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager | None = None) -> Plan
         # A server on this machine shares its cores with the run: more at once only queue there.
         settings = dataclasses.replace(settings, jobs=1)
     runs = [PlannedRun(p, t, per_set[t.name]) for p in providers for t in toolsets]
-    users = _user_providers([c for cases in per_set.values() for c in cases], settings)
+    users = _role_providers([c for cases in per_set.values() for c in cases], settings)
     made = [p for p in users.values() if isinstance(p, Provider)]
     key_names = [p.settings.api_key_env for p in [*providers, *made] if p.settings.api_key_env]
     key_names += sorted({n for cases in per_set.values() for c in cases
@@ -272,11 +283,15 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager | None = None) -> Plan
     return Plan(request, settings, runs, problems, redactor, notes, selection, bundled, users)
 
 
-def _user_providers(cases: Sequence[Case], settings: Settings) -> dict[str, Provider | str]:
-    """The provider of each simulated user's `user.provider` spec, resolved as --provider is, or
-    why it cannot be (the fixtures naming it end in error; the others run)."""
+def _role_providers(cases: Sequence[Case], settings: Settings) -> dict[str, Provider | str]:
+    """The provider of each spec a simulated user (`user.provider`) or a judge (`verifier.judge.provider`,
+    the config's `judge` when a fixture has a judge) names, resolved as --provider is, or why it cannot
+    be (the fixtures using it end in error; the others run)."""
+    specs = {c.fixture.user.provider for c in cases if c.fixture.user}
+    specs |= {c.fixture.verifier.judge.provider or settings.config.judge
+              for c in cases if c.fixture.verifier and c.fixture.verifier.judge}
     made: dict[str, Provider | str] = {}
-    for spec in sorted({c.fixture.user.provider for c in cases if c.fixture.user and c.fixture.user.provider}):
+    for spec in sorted(s for s in specs if s):
         try:
             made[spec] = create_provider(spec, config=settings.config, env=settings.env)
         except ReplioError as exc:
@@ -354,14 +369,14 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
         limits=Limits(settings.max_turns, settings.max_calls), jobs=settings.jobs, timing=plan.request.timing,
         tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
         env=settings.env.values, project=settings.project.resolve(), hurry=hurry or threading.Event(),
-        redactor=plan.redactor, user_providers=plan.user_providers,
+        redactor=plan.redactor, role_providers=plan.role_providers, judge=settings.config.judge,
     )
     sessions = None
     if settings.record_mode is not None:
         from ..recording.session import CassetteSessions
 
         sessions = CassetteSessions(settings.cassettes, settings.record_mode, plan.redactor.secrets,
-                                    mcp_live=plan.request.mcp_live)
+                                    mcp_live=plan.request.mcp_live, rejudge=plan.request.rejudge)
         options.session = sessions
     outcome = Outcome(
         problems=[(p.file, p.message) for p in plan.problems],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replio_replay.judge.results import FixtureResult
+from replio_replay.judge.results import FixtureResult, JudgeVerdict, RunResult, Summary
 
 
 def test_reasons_show_titles_for_whole_tool_names_only() -> None:
@@ -13,3 +13,16 @@ def test_reasons_show_titles_for_whole_tool_names_only() -> None:
     assert result.shown_reasons == ["1 calls ['math.factorial'], expected 1 ['math-factorial-x'] (strict)",
                                     "call 1: math.factorial's argument 'n' is 6; x.math-factorial stays"]
     assert FixtureResult(id="fx", reasons=["r"]).shown_reasons == ["r"]
+
+
+def test_the_judges_verdicts_are_in_the_json_only_when_judged_and_read_back() -> None:
+    verdict = JudgeVerdict(rubric="a", verdict="no", reason="r", passed=False)
+    error = verdict.model_copy(update={"verdict": "error", "raw": "not json"})
+    run = RunResult(provider="p", model="m", summary=Summary(), fixtures=[
+        FixtureResult(id="one", judge=verdict), FixtureResult(id="list", judge=[verdict, error]),
+        FixtureResult(id="none")])
+    data = run.to_json()
+    assert data["fixtures"][0]["judge"] == {"rubric": "a", "verdict": "no", "reason": "r", "passed": False}
+    assert [v.get("raw") for v in data["fixtures"][1]["judge"]] == [None, "not json"]
+    assert "raw" not in data["fixtures"][1]["judge"][0] and "judge" not in data["fixtures"][2]
+    assert RunResult.model_validate(data) == run

@@ -13,18 +13,10 @@ import yaml
 from click.testing import CliRunner
 
 from replio_replay.cli import main
-from tests.support.llm_server import LLMServer, Reply, Seen
+from tests.support.llm_server import LLMServer, Reply, Seen, chat_completion
 
 INSTRUCTIONS = "You are Ana. Ask what notes.txt says. Once told, thank the agent and write ###STOP###."
 USER_SAYS = ["What does notes.txt say?", "Thanks! ###STOP### (not forwarded)"]
-
-
-def _reply(text: str | None, calls: list[dict[str, Any]] | None, model: str, n: int) -> Reply:
-    message: dict[str, Any] = {"role": "assistant", "content": text}
-    if calls:
-        message["tool_calls"] = calls
-    return Reply(json={"id": f"x-{n}", "model": model, "choices": [{"index": 0, "message": message}],
-                      "usage": {"prompt_tokens": 50 + n, "completion_tokens": 5, "total_tokens": 55 + n}})
 
 
 def handle(seen: Seen) -> Reply:
@@ -32,15 +24,15 @@ def handle(seen: Seen) -> Reply:
     body = seen.json()
     n = sum(1 for m in body["messages"] if m["role"] == "assistant")
     if "tools" not in body:
-        return _reply(USER_SAYS[min(n, len(USER_SAYS) - 1)], None, body["model"], n)
+        return chat_completion(USER_SAYS[min(n, len(USER_SAYS) - 1)], body["model"], n)
     last = body["messages"][-1]
     if last["role"] == "user" and "notes" in last["content"]:
         call = {"id": f"call_{n}", "type": "function",
                 "function": {"name": "file_read", "arguments": json.dumps({"path": "notes.txt"})}}
-        return _reply(None, [call], body["model"], n)
+        return chat_completion(None, body["model"], n, [call])
     if last["role"] == "tool":
-        return _reply("It says hello.", None, body["model"], n)
-    return _reply("You are welcome.", None, body["model"], n)
+        return chat_completion("It says hello.", body["model"], n)
+    return chat_completion("You are welcome.", body["model"], n)
 
 
 def write(project: Path, **user: Any) -> Path:

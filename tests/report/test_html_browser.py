@@ -193,3 +193,35 @@ def test_a_multi_turn_run_in_a_subprocess_and_its_report_in_chromium(tmp_path: P
     assert page.evaluate("window.__pwned") is None and page.title() != "pwned"
     assert others == []
     page.close()
+
+
+# a judged run --------------------------------------------------------------------------------------
+
+def test_a_judged_run_shows_each_verdict_and_reason_in_the_table_and_in_chromium(tmp_path: Path, browser: Any) -> None:
+    root = tmp_path / "proj"
+    write_json(root / ".replio" / "config.json", {"provider": "mock", "providers": {"mock": {"script": "script.json"}}})
+    write_json(root / "script.json", {
+        "judged": [turn(call("file_read", path="notes.txt")), turn(text="It says hello.")],
+        "judge:judged": [turn(text='```json\n{"verdict": "yes", "reason": "It quotes the file."}\n```')],
+        "judged2": [turn(text="No idea.")],
+        "judge:judged2": [turn(text=json.dumps({"verdict": "no", "reason": f"It never read it. {HOSTILE}"}))],
+    })
+    for name in ("judged", "judged2"):
+        write_json(root / ".replio" / "eval" / f"{name}.json", {
+            "task": "What does notes.txt say?", "files": {"notes.txt": "hello\n"},
+            "verifier": {"judge": {"rubric": "The answer says what notes.txt holds."}}})
+    html = tmp_path / "report.html"
+    done = replio("eval", "--path", root, "run", "--fixture", "judged", "--fixture", "judged2", "--html", html)
+    assert f"judged2: judge: no: It never read it. {HOSTILE}" in done.stdout  # the table's reasons
+
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.set_default_timeout(30_000)
+    page.goto(html.resolve().as_uri() + "#open=all")
+    assert page.locator("#fx-judged .judge li").all_inner_texts() == [
+        "yes The answer says what notes.txt holds.: It quotes the file."]
+    assert page.locator("#fx-judged2 .judge li.verdict-no .judged").inner_text() == "no"
+    assert HOSTILE in page.locator("#fx-judged2 .judge li").inner_text()
+    assert page.locator("#fx-judged2 .reasons li").all_inner_texts() == [f"judge: no: It never read it. {HOSTILE}"]
+    assert "judge's tokens 15" in page.locator("#fx-judged p.metrics").inner_text()
+    assert page.evaluate("window.__pwned") is None and page.title() != "pwned"
+    page.close()

@@ -98,6 +98,6 @@ def test_a_failing_simulator_ends_the_fixture_in_error() -> None:
 def test_an_unknown_user_provider_is_that_fixtures_error() -> None:
     fx = simulated(provider="nosuch:model")
     provider = mock_provider({"conv": [turn(text="x")]})
-    result = run_fixture(make_case(fx), provider, RunOptions(user_providers={"nosuch:model": "unknown provider"}))
+    result = run_fixture(make_case(fx), provider, RunOptions(role_providers={"nosuch:model": "unknown provider"}))
     assert result.status is Status.ERROR
     assert result.error == "fixture 'conv': user.provider 'nosuch:model': unknown provider"

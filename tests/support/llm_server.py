@@ -127,3 +127,14 @@ class LLMServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def chat_completion(text: str | None, model: str, n: int, calls: list[dict[str, Any]] | None = None, *,
+                    prompt: int = 50, completion: int = 5) -> Reply:
+    """An OpenAI chat completion saying `text` (and making `calls`), the `n`-th of its conversation:
+    its id and prompt tokens count `n` in."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = calls
+    usage = {"prompt_tokens": prompt + n, "completion_tokens": completion, "total_tokens": prompt + n + completion}
+    return Reply(json={"id": f"x-{n}", "model": model, "choices": [{"index": 0, "message": message}], "usage": usage})

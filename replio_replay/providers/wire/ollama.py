@@ -54,6 +54,8 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     if request.tools:
         body["tools"] = [encode_tool(t) for t in request.tools]
     body["stream"] = False
+    if request.json_mode:
+        body["format"] = "json"
     options: dict[str, Any] = {} if settings.temperature is None else {"temperature": settings.temperature}
     if settings.seed is not None:
         options["seed"] = settings.seed + request.trial - 1

@@ -70,6 +70,8 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     if settings.seed is not None:
         body["seed"] = settings.seed + request.trial - 1
     body["max_tokens"] = settings.max_tokens
+    if request.json_mode:  # llama.cpp's server takes it too
+        body["response_format"] = {"type": "json_object"}
     body["stream"] = False
     return body
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from replio_replay.errors import ProviderResponseError
@@ -138,3 +140,9 @@ def test_wrong_shapes_name_the_provider_and_show_the_body(data, problem):
     assert str(info.value).startswith("anthropic: unexpected response:")
     assert problem in str(info.value)
     assert "the body starts: {" in str(info.value)
+
+
+def test_json_mode_has_no_anthropic_field_the_prompt_asks_alone():
+    plain = ChatRequest((Message("user", "judge this"),), ())
+    assert wire.encode_request(dataclasses.replace(plain, json_mode=True), settings()) == \
+        wire.encode_request(plain, settings())

@@ -125,3 +125,9 @@ def test_wrong_shapes_name_the_provider_and_show_the_body(data, problem):
     assert str(info.value).startswith("ollama: unexpected response:")
     assert problem in str(info.value)
     assert "the body starts: {" in str(info.value)
+
+
+def test_json_mode_is_ollamas_format_json_and_absent_otherwise():
+    request = ChatRequest((Message("user", "judge this"),), (), json_mode=True)
+    assert wire.encode_request(request, settings())["format"] == "json"
+    assert "format" not in wire.encode_request(ChatRequest((Message("user", "hi"),), ()), settings())

@@ -214,3 +214,9 @@ def test_long_bodies_are_cut_in_the_message():
         wire.decode_response({"unexpected": "x" * 5000})
     assert len(str(info.value)) < 400
     assert str(info.value).endswith("...")
+
+
+def test_json_mode_asks_for_a_json_object_and_is_absent_otherwise():
+    request = ChatRequest((Message("user", "judge this"),), (), json_mode=True)
+    assert wire.encode_request(request, settings())["response_format"] == {"type": "json_object"}
+    assert "response_format" not in wire.encode_request(first_turn(), settings())
