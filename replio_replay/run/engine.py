@@ -57,6 +57,10 @@ class Transcript:
     records: list[CallRecord] = field(default_factory=list)
     answer: str = ""
     tokens: int = 0
+    #: The sums of the usage each turn reported, for the cost (`replio_replay.prices`); 0 where none was.
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
     error: str | None = None
     messages: list[Message] = field(default_factory=list)
     #: The files the verifier asks about, as the loop left them (None: no such file).
@@ -89,6 +93,9 @@ def run_loop(
             out.status, out.error = (Status.CANCELLED, None) if cancelled else (Status.ERROR, str(exc))
             return out
         out.tokens += response.usage.tokens
+        out.prompt_tokens += response.usage.prompt or 0
+        out.completion_tokens += response.usage.completion or 0
+        out.cached_tokens += response.usage.cached or 0
         out.messages.append(Message("assistant", response.text, response.tool_calls))
         if not response.tool_calls:
             out.answer = response.text

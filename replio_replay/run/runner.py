@@ -23,6 +23,7 @@ from .._runtime.workers import Workers
 from ..errors import ReplioError, ToolSetError
 from ..fixtures.cases import Case
 from ..judge.metrics import summarize
+from ..prices import Price, Prices, price_for
 from ..judge.results import FixtureResult, RunResult, Status
 from ..plan.offer import name_problems
 from ..providers.base import ChatRequest, ChatResponse, Exchange, Provider
@@ -66,6 +67,7 @@ class RunOptions:
     project: Path | None = None  # what `{project}` stands for in an MCP server's command
     hurry: threading.Event = field(default_factory=threading.Event)  # set: the grace ends now
     redactor: Redactor = NO_SECRETS  # the secrets nothing cut short during the run may show a part of
+    prices: Prices = field(default_factory=dict)  # `PROVIDER:MODEL` -> price: a fixture's `cost`
 
     def observed(self, observer: Observer | None, label: str) -> RunOptions:
         """These options, reporting each fixture's start and end to `observer` as the run `label`."""
@@ -135,7 +137,8 @@ def run_fixture(
             session.finish(transcript.status)
         except ReplioError as exc:
             transcript.status, transcript.error = Status.ERROR, str(exc)
-        result = judge_transcript(fixture, transcript, session.extras, options.redactor)
+        result = judge_transcript(fixture, transcript, session.extras, options.redactor,
+                                  _price(options.prices, case.toolset, provider))
     except ReplioError as exc:
         result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=str(exc)), redactor=options.redactor)
     except Exception as exc:  # a harness bug ends this fixture, never the suite
@@ -150,6 +153,12 @@ def run_fixture(
     if options.timing:
         result = result.model_copy(update={"timing": {"seconds": seconds}})
     return result
+
+
+def _price(prices: Prices, toolset: ToolSet, provider: Provider) -> Price | None:
+    """The price of `provider`'s model: the tool set's files' own, else the run's table."""
+    name, model = provider.settings.name, provider.model
+    return price_for(toolset.prices, name, model) or price_for(prices, name, model)
 
 
 def _worktree_seen(case: Case, mcp_modes: Mapping[str, str]) -> bool:

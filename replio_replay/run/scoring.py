@@ -12,6 +12,7 @@ from typing import Any
 from .._runtime.redact import NO_SECRETS, Redactor
 from ..fixtures.model import Fixture
 from ..judge.metrics import accuracy, redundant
+from ..prices import Price, cost
 from ..judge.results import FixtureResult, Status, TraceCall
 from ..judge.verifier import Evidence, verify
 from .engine import Transcript
@@ -25,9 +26,9 @@ RESULT_CAP = 4000
 
 
 def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] | None = None,
-                     redactor: Redactor = NO_SECRETS) -> FixtureResult:
-    """A transcript judged: trace, metrics and the verifier's verdict; what is cut for the trace and
-    the reasons is cut by `redactor`."""
+                     redactor: Redactor = NO_SECRETS, price: Price | None = None) -> FixtureResult:
+    """A transcript judged: trace, metrics, the verifier's verdict, and at `price` (when known) its
+    cost, all the agent's; what is cut for the trace and the reasons is cut by `redactor`."""
     more = "\n[... cut: {left} more characters not shown]"
     trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=redactor.cut(r.result, RESULT_CAP, more))
              for r in t.records]
@@ -36,6 +37,9 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     if t.status in _UNFINISHED:
         passed, reasons = False, [f"the run ended in {t.status.value}"]
     extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
+    if price is not None:
+        usd = cost(price, t.prompt_tokens, t.completion_tokens, t.cached_tokens)
+        extra = {"cost": usd, "cost_by_role": {"agent": usd}, **extra}
     return FixtureResult(
         id=fixture.id,
         task=fixture.task,

@@ -37,6 +37,7 @@ from ..judge.results import RunResult
 from ..plan import lastfailed
 from ..plan.offer import name_problems, offered_to
 from ..plan.settings import Flags, Settings, resolve_settings
+from ..prices import price_table
 from ..providers.base import Provider
 from ..providers.registry import create_provider
 from ..recording.modes import RecordMode
@@ -337,7 +338,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
         limits=Limits(settings.max_turns, settings.max_calls), jobs=settings.jobs, timing=plan.request.timing,
         tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
         env=settings.env.values, project=settings.project.resolve(), hurry=hurry or threading.Event(),
-        redactor=plan.redactor,
+        redactor=plan.redactor, prices=price_table(settings.config.prices),
     )
     sessions = None
     if settings.record_mode is not None:

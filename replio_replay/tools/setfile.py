@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 from .._runtime.jsonin import JsonProblem, read_json
 from .._runtime.wording import did_you_mean, validation_message
 from ..errors import ToolSetError, UsageError
+from ..prices import Price, PriceKey
 from .declared import ToolDecls
 from .mcp.config import McpServer, ServerName
 from .override import Override
@@ -47,6 +48,9 @@ class ToolSetFile(_Strict):
     mcp_servers: dict[ServerName, McpServer | None] = Field(
         default_factory=dict, description="MCP servers added to (or, null, removed from) the base's."
     )
+    prices: dict[PriceKey, Price] = Field(
+        default_factory=dict, description="`PROVIDER:MODEL` -> USD per million tokens, over the config's "
+        "(and the base file's) for runs of this set.")
 
 
 @dataclass(frozen=True)

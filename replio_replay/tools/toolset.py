@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._runtime.jsoncanon import canonical
+from ..prices import Price
 from .base import Tool
 from .mcp.config import McpServer
 
@@ -72,6 +73,8 @@ class ToolSet:
     mcp_servers: Mapping[str, McpServer] = field(default_factory=dict)
     pending: tuple[Pending, ...] = ()
     only: tuple[str, ...] | None = None
+    #: `PROVIDER:MODEL` -> price, from the set's files (over the config's); no part of `digest`.
+    prices: Mapping[str, Price] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "known", frozenset(self.known) | frozenset(self.names))
@@ -131,4 +134,5 @@ class ToolSet:
             self.mcp_servers if mcp_servers is None else mcp_servers,
             self.pending if pending is None else pending,
             self.only if only is None else only,
+            self.prices,
         )
