@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from ..judge.results import FixtureResult, RunResult, TrialResult
 from ..recording.modes import RecordMode, record_flags
-from .text import compared, describe_change, drift_text, fmt_ratio, request_drift_text, units
+from .text import compared, describe_change, drift_text, fmt_ratio, fmt_usd, request_drift_text, units
 
 __all__ = ["GROUPS", "Report", "build_report", "render_html"]
 
@@ -265,6 +265,8 @@ def _summary(columns: Sequence[Column]) -> list[tuple[str, list[str]]]:
         ("redundant", [str(s.redundant) for s in summaries]),
         ("errors", [str(s.errors) for s in summaries]),
         ("tokens", [str(s.tokens) for s in summaries]),
+        *([("cost (USD)", [fmt_usd(s.cost) for s in summaries])] if any(s.cost is not None for s in summaries)
+          else []),
         ("golden drift", [str(s.drifted) for s in summaries]),
         ("request drift", [str(sum(map(_request_drift, c.run.fixtures))) for c in columns]),
         ("no golden yet", [str(s.new) for s in summaries]),
@@ -327,6 +329,8 @@ def _compact(value: float) -> str:
 
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.PackageLoader("replio_replay.report", "templates"),
-                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                              lstrip_blocks=True)
+    env = jinja2.Environment(loader=jinja2.PackageLoader("replio_replay.report", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                             lstrip_blocks=True)
+    env.globals["fmt_usd"] = fmt_usd
+    return env

@@ -43,6 +43,10 @@ def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: 
                 value = data[key]
                 text = "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
                 ET.SubElement(props, "property", name=key, value=text)
+            if result.cost is not None:  # only where a price is known: never a made-up 0
+                ET.SubElement(props, "property", name="cost", value=str(result.cost))
+                for role, usd in (result.cost_by_role or {}).items():
+                    ET.SubElement(props, "property", name=f"cost.{role}", value=str(usd))
             ET.SubElement(props, "property", name="names", value=" > ".join(map(result.shown, result.names)))
             counts["tests"] += 1
             if verdict.outcome == "error":

@@ -16,12 +16,20 @@ if TYPE_CHECKING:
     from ..judge.results import FixtureResult, RunResult, Summary, TrialResult
     from .inventory import Inventory
 
-__all__ = ["compared", "describe_change", "drift_text", "fmt_ratio", "request_drift_text", "skipped_line", "units",
+__all__ = ["compared", "describe_change", "drift_text", "fmt_ratio", "fmt_usd", "request_drift_text", "skipped_line", "units",
            "write_fixture_list", "write_problems", "write_run"]
 
 
 def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def fmt_usd(value: float | None) -> str:
+    """USD with at least two decimals and up to six (a cheap fixture costs fractions of a cent)."""
+    if value is None:
+        return "-"
+    text = f"{value:.6f}".rstrip("0")
+    return f"${text}" if len(text.partition(".")[2]) >= 2 else f"${value:.2f}"
 
 
 def write_fixture_list(fixtures: Sequence[dict[str, Any]], out: TextIO, *, rich: bool) -> None:
@@ -95,7 +103,8 @@ def request_drift_text(drifts: Sequence[list[dict[str, object]] | None]) -> str:
 
 
 def _numbers(r: FixtureResult) -> tuple[str, str, str, str, str, str]:
-    """status, accuracy, calls, redundant, errors, tokens: over every trial when there are several."""
+    """status, accuracy, calls, redundant, errors, tokens: over every trial when there are several
+    (the cost, when known, is `fmt_usd(r.cost)`: already over every trial)."""
     each = units(r)
     statuses = "/".join(dict.fromkeys(u.status.value for u in each))
     accuracies = [u.accuracy for u in each if u.accuracy is not None]
@@ -117,16 +126,19 @@ NARROW_KEY = "key: acc accuracy, red redundant, err errors, req request drift"
 def write_run(run: RunResult, out: TextIO, *, rich: bool, width: int | None = None) -> None:
     """The run's table, summary and findings. When the table is wider than `width`, the names
     move under their row, wrapped whole, and long headers shorten: ids and statuses are never cut."""
+    priced = run.summary.cost is not None
+    columns = _run_columns(priced)
     rows = []
     for r in run.fixtures:
         status, accuracy, calls, redundant, errors, tokens = _numbers(r)
-        rows.append((r.id, status, _pass(r), accuracy, calls, redundant, errors, tokens, drift_cell(r),
+        rows.append((r.id, status, _pass(r), accuracy, calls, redundant, errors, tokens,
+                     *([fmt_usd(r.cost)] if priced else []), drift_cell(r),
                      request_drift_cell(r), " > ".join(map(r.shown, r.names)) or "-"))
-    chrome = 3 * len(RUN_COLUMNS) + 1 if rich else 0  # a rich table's borders and padding
-    if width is not None and table_width(RUN_COLUMNS, rows) + chrome > width:
-        _write_narrow(run.key.label, rows, out, width)
+    chrome = 3 * len(columns) + 1 if rich else 0  # a rich table's borders and padding
+    if width is not None and table_width(columns, rows) + chrome > width:
+        _write_narrow(run.key.label, columns, rows, out, width)
     else:
-        render_table(run.key.label, RUN_COLUMNS, rows, out, rich=rich)
+        render_table(run.key.label, columns, rows, out, rich=rich)
     summary = summary_line(run.summary)
     out.write((textwrap.fill(summary, width, break_long_words=False) if width else summary) + "\n")
     if run.summary.trials:
@@ -134,8 +146,17 @@ def write_run(run: RunResult, out: TextIO, *, rich: bool, width: int | None = No
     write_findings(run, out, rich=rich)
 
 
-def _write_narrow(title: str, rows: Sequence[Sequence[str]], out: TextIO, width: int) -> None:
-    columns = [(NARROW_HEADERS.get(h, h), align) for h, align in RUN_COLUMNS[:-1]]
+def _run_columns(priced: bool) -> list[tuple[str, str]]:
+    """`RUN_COLUMNS`, with a cost column after the tokens when the run's price is known."""
+    if not priced:
+        return RUN_COLUMNS
+    at = RUN_COLUMNS.index(("tokens", "right")) + 1
+    return [*RUN_COLUMNS[:at], ("cost", "right"), *RUN_COLUMNS[at:]]
+
+
+def _write_narrow(title: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], out: TextIO,
+                  width: int) -> None:
+    columns = [(NARROW_HEADERS.get(h, h), align) for h, align in columns[:-1]]
     lines = plain_lines(title, columns, [row[:-1] for row in rows], gap=" ")
     out.write("".join(line + "\n" for line in lines[:3]))
     for line, row in zip(lines[3:], rows):
@@ -173,7 +194,8 @@ def summary_line(s: Summary) -> str:
     return (
         f"{plural(s.fixtures, 'fixture')}  accuracy {fmt_ratio(s.accuracy)}  pass rate {fmt_ratio(s.pass_rate)}  "
         f"calls {s.calls}  redundant {s.redundant}  errors {s.errors}  tokens {s.tokens}  "
-        f"drifted {s.drifted}  new {s.new}"
+        + (f"cost {fmt_usd(s.cost)}  " if s.cost is not None else "")
+        + f"drifted {s.drifted}  new {s.new}"
     )
 
 
@@ -274,6 +296,8 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
         ("errors", lambda s: str(s.errors)),
         ("tokens", lambda s: str(s.tokens)),
     ]
+    if any(r.summary.cost is not None for r in runs):
+        metrics.append(("cost", lambda s: fmt_usd(s.cost)))
     rows = [(label, *(fn(r.summary) for r in runs)) for label, fn in metrics]
     most = max((r.summary.trials or 1 for r in runs), default=1)
     for k in range(1, most + 1) if most > 1 else ():
