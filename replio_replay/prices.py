@@ -9,7 +9,6 @@ has it and the provider reported them, else `input` like the rest of the prompt.
 from __future__ import annotations
 
 from collections.abc import Mapping
-
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -92,6 +92,11 @@ class FixtureResult(_Model):
         None, description="Tool name -> the name reports show (the tool's `title`), for the tools offered that "
                           "have one; `trace`, `names` and `reasons` keep the tool names.")
 
+    @property
+    def verdict(self) -> str:
+        """`pass` or `FAIL`; with repeated trials, the trials that passed of those run (`2/3`)."""
+        return f"{self.passes}/{self.n}" if self.trials else "pass" if self.passed else "FAIL"
+
     def shown(self, name: str) -> str:
         """The name a person reads for tool `name`: its title, when it has one."""
         return (self.titles or {}).get(name, name)

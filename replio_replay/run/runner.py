@@ -23,9 +23,9 @@ from .._runtime.workers import Workers
 from ..errors import ReplioError, ToolSetError
 from ..fixtures.cases import Case
 from ..judge.metrics import summarize
-from ..prices import Price, Prices, price_for
 from ..judge.results import FixtureResult, RunResult, Status
 from ..plan.offer import name_problems
+from ..prices import Price, Prices, price_for
 from ..providers.base import ChatRequest, ChatResponse, Exchange, Provider
 from ..recording.base import SessionFactory, live_session
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext

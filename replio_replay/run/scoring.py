@@ -12,9 +12,9 @@ from typing import Any
 from .._runtime.redact import NO_SECRETS, Redactor
 from ..fixtures.model import Fixture
 from ..judge.metrics import accuracy, redundant
-from ..prices import Price, cost
 from ..judge.results import FixtureResult, Status, TraceCall
 from ..judge.verifier import Evidence, verify
+from ..prices import Price, cost
 from .engine import Transcript
 
 __all__ = ["RESULT_CAP", "cancelled_result", "judge_transcript"]

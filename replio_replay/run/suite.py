@@ -32,6 +32,7 @@ from ..fixtures.plugins import BUILTIN_CATALOG, choose_plugins, plugin_manager
 from ..fixtures.sources import LOCAL
 from ..golden.review import Approval, approve, attach_drift
 from ..golden.store import GoldenStore
+from ..judge.baseline import Checked
 from ..judge.metrics import combine_trials, summarize
 from ..judge.results import RunResult
 from ..plan import lastfailed
@@ -82,11 +83,13 @@ class RunRequest:
     trials: int | None = None
     fallback_mode: RecordMode | None = None
     mcp_live: bool = False  # a replay starts every MCP server and compares it with its recording
+    baseline: Path | None = None  # the saved result to compare with (else the config's)
+    max_cost: float | None = None  # USD a live run may spend (`budget`)
 
     def flags(self) -> Flags:
         return Flags(record_mode=self.record_mode, no_cassettes=self.no_cassettes, cassettes=self.cassettes,
                      golden=self.golden, jobs=self.jobs, tools=tuple(self.tools), trials=self.trials,
-                     no_bundled=self.no_bundled)
+                     no_bundled=self.no_bundled, baseline=self.baseline)
 
 
 @dataclass
@@ -166,20 +169,26 @@ class Outcome:
     require_pass: frozenset[str] = frozenset()
     approvals: list[Approval] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    checked: Checked | None = None  # the runs against a baseline and score gates (`judge.baseline`)
 
     @property
     def exit_code(self) -> int:
-        """130 interrupted; 1 when a fixture could not be loaded (a problem) or any fixture's
-        verdict is not ok (see `verdict.judge`); else 0."""
+        """130 interrupted; 1 when a fixture could not be loaded (a problem), any fixture's
+        verdict is not ok (see `verdict.judge`) or a score gate failed; else 0."""
         if self.interrupted:
             return 130
-        return 1 if self.problems or not all(v.ok for _, _, v in self._verdicts()) else 0
+        gates = self.checked.failures if self.checked else []
+        return 1 if self.problems or gates or not all(v.ok for _, _, v in self._verdicts()) else 0
 
     def why(self) -> str:
         """One line saying why the exit code is 1 ('' when it is not; an interrupt says so itself)."""
         if self.interrupted:
             return ""
-        return failure_line(self._verdicts(), len(self.problems))
+        line = failure_line(self._verdicts(), len(self.problems))
+        if self.checked and self.checked.failures:
+            gates = f"{plural(len(self.checked.failures), 'score gate')} failed (named above)"
+            line = f"{line}; {gates}" if line else gates
+        return line
 
     def _verdicts(self) -> list[tuple[str, str, Verdict]]:
         return [(r.key.label, f.id, judge(f, strict=self.strict, require_pass=f.id in self.require_pass,
