@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ._runtime.interrupts import Interrupts
-from ._runtime.wording import plural, validation_message
+from ._runtime.wording import plural
 from .errors import ConfigError, GoldenError, ReplioError, UsageError
 from .recording.modes import RecordMode
 
@@ -299,6 +299,9 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
             plan = prepare(request, pm)
         with plan:
             baseline = _baseline(plan.settings.baseline, gates or [])
+            budget_note = plan.check_cost()
+            if budget_note:
+                click.echo(f"replio: {budget_note}", err=True)
             for line in announce(plan):
                 click.echo(f"replio: {line}", err=True)
             progress = choose([(r.key.label, len(r.cases)) for r in plan.runs], output=output, verbose=verbose,
@@ -344,6 +347,9 @@ def _ignore_interrupts() -> None:
 @click.option("--html", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the HTML report of this run to this file.")
 @click.option("--timing", is_flag=True, help="Add wall-clock seconds under a volatile `timing` key.")
+@click.option("--max-cost", type=click.FloatRange(min=0, max=1_000_000), metavar="USD",
+              help="Refuse to start recording when the estimate (the last recordings' tokens x price) is more; "
+                   "stop starting fixtures that record once this much is spent.")
 @gate_options()
 @click.pass_obj
 def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path | None,
@@ -602,19 +608,9 @@ def merge_cmd(project: Path, results: tuple[Path, ...], output: str, output_file
 def _saved(path: Path) -> Any:
     """A result file read back, validated like any input; exit 2 with a message naming it and
     the field when it is not one."""
-    from pydantic import ValidationError
+    from .report.saved import read_saved
 
-    from ._runtime.jsonin import JsonProblem, read_json
-    from .judge.results import saved_runs
-
-    hint = "give a file that replio eval run --output json or --output-file wrote"
     try:
-        return saved_runs(read_json(path.read_text(encoding="utf-8")))
-    except OSError as exc:
-        _fail(UsageError(f"{path}: cannot be read ({exc.strerror or exc}); {hint}"))
-    except UnicodeDecodeError as exc:
-        _fail(UsageError(f"{path}: not UTF-8 text (byte {exc.start}); {hint}"))
-    except JsonProblem as exc:
-        _fail(UsageError(f"{path}: {exc}; {hint}"))
-    except ValidationError as exc:
-        _fail(UsageError(f"{path}: not a replio result: {validation_message(exc, 'the result format')}; {hint}"))
+        return read_saved(path)
+    except UsageError as exc:
+        _fail(exc)

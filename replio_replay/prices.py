@@ -56,9 +56,10 @@ def price_table(*tables: Prices | None) -> dict[str, Price]:
     return merged
 
 
-def price_for(prices: Prices, provider: str, model: str) -> Price | None:
-    """The price of `provider:model`, None when the table has none."""
-    return prices.get(f"{provider}:{model}")
+def price_for(provider: str, model: str, *tables: Prices) -> Price | None:
+    """The price of `provider:model` in the first of `tables` that has one; None when none has."""
+    key = f"{provider}:{model}"
+    return next((table[key] for table in tables if key in table), None)
 
 
 def cost(price: Price, prompt: int, completion: int, cached: int = 0) -> float:

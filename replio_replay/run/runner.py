@@ -22,10 +22,11 @@ from .._runtime.redact import NO_SECRETS, Redactor, shown_url
 from .._runtime.workers import Workers
 from ..errors import ReplioError, ToolSetError
 from ..fixtures.cases import Case
+from ..fixtures.layout import RunKey
 from ..judge.metrics import summarize
 from ..judge.results import FixtureResult, RunResult, Status
 from ..plan.offer import name_problems
-from ..prices import Price, Prices, price_for
+from ..prices import Prices, price_for
 from ..providers.base import ChatRequest, ChatResponse, Exchange, Provider
 from ..recording.base import SessionFactory, live_session
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
@@ -34,6 +35,7 @@ from ..tools.resolve import with_mcp_tools
 from ..tools.sandbox import Sandbox
 from ..tools.toolbox import Toolbox
 from ..tools.toolset import ToolSet
+from .budget import Budget
 from .engine import Limits, Transcript, run_loop
 from .scoring import cancelled_result, judge_transcript
 from .worktree import NO_WORKTREE, Removals, remove_active_worktrees, snapshot, worktree
@@ -68,6 +70,7 @@ class RunOptions:
     hurry: threading.Event = field(default_factory=threading.Event)  # set: the grace ends now
     redactor: Redactor = NO_SECRETS  # the secrets nothing cut short during the run may show a part of
     prices: Prices = field(default_factory=dict)  # `PROVIDER:MODEL` -> price: a fixture's `cost`
+    budget: Budget | None = None  # --max-cost: live fixtures stop starting once it is spent
 
     def observed(self, observer: Observer | None, label: str) -> RunOptions:
         """These options, reporting each fixture's start and end to `observer` as the run `label`."""
@@ -138,7 +141,8 @@ def run_fixture(
         except ReplioError as exc:
             transcript.status, transcript.error = Status.ERROR, str(exc)
         result = judge_transcript(fixture, transcript, session.extras, options.redactor,
-                                  _price(options.prices, case.toolset, provider))
+                                  price_for(provider.settings.name, provider.model, case.toolset.prices,
+                                            options.prices))
     except ReplioError as exc:
         result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=str(exc)), redactor=options.redactor)
     except Exception as exc:  # a harness bug ends this fixture, never the suite
@@ -153,12 +157,6 @@ def run_fixture(
     if options.timing:
         result = result.model_copy(update={"timing": {"seconds": seconds}})
     return result
-
-
-def _price(prices: Prices, toolset: ToolSet, provider: Provider) -> Price | None:
-    """The price of `provider`'s model: the tool set's files' own, else the run's table."""
-    name, model = provider.settings.name, provider.model
-    return price_for(toolset.prices, name, model) or price_for(prices, name, model)
 
 
 def _worktree_seen(case: Case, mcp_modes: Mapping[str, str]) -> bool:
@@ -210,6 +208,8 @@ def run_suite(
     for i in range(len(cases)):
         todo.put(i)
     removals = Removals()  # worktrees are removed behind the run, not between its fixtures
+    label = RunKey(provider.settings.name, provider.model, toolset.name).label
+    budget = options.budget
 
     def work() -> None:
         while not cancel.is_set():
@@ -217,9 +217,16 @@ def run_suite(
                 i = todo.get_nowait()
             except queue.Empty:
                 return
+            case = cases[i]
+            if budget is not None and budget.stops(label, case.id, case.trial):
+                done.put((i, cancelled_result(case.fixture, case.trial, budget.reason())))
+                continue
             if options.on_start is not None:
-                options.on_start(cases[i])
-            done.put((i, run_fixture(cases[i], provider, options, cancel, remove=removals)))
+                options.on_start(case)
+            result = run_fixture(case, provider, options, cancel, remove=removals)
+            if budget is not None:
+                budget.charge(label, case.id, case.trial, result.cost)
+            done.put((i, result))
 
     workers = Workers([("replio-worker", work)] * max(1, min(options.jobs, len(cases))))
 

@@ -62,9 +62,9 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     )
 
 
-def cancelled_result(fixture: Fixture, trial: int = 1) -> FixtureResult:
-    """The result of a fixture (trial) the run never started, or abandoned, because it was interrupted."""
+def cancelled_result(fixture: Fixture, trial: int = 1, why: str = "the run was interrupted") -> FixtureResult:
+    """The result of a fixture (trial) the run never started, or abandoned, because of `why`."""
     return FixtureResult(
-        id=fixture.id, task=fixture.task, status=Status.CANCELLED, error="not run: the run was interrupted",
+        id=fixture.id, task=fixture.task, status=Status.CANCELLED, error=f"not run: {why}",
         reasons=["the run ended in cancelled"], accuracy=None if fixture.expected is None else 0.0, trial=trial,
     )

@@ -38,15 +38,18 @@ from ..judge.results import RunResult
 from ..plan import lastfailed
 from ..plan.offer import name_problems, offered_to
 from ..plan.settings import Flags, Settings, resolve_settings
-from ..prices import price_table
-from ..providers.base import Provider
+from ..prices import Price, cost, price_for, price_table
+from ..providers.base import ChatRequest, Provider
+from ..providers.http import HTTPProvider
 from ..providers.registry import create_provider
 from ..recording.modes import RecordMode
 from ..recording.staleness import case_mode
+from ..recording.usage import recorded_usage
 from ..report.gate import Verdict, failure_line, judge
 from ..tools.mcp.config import HttpServer, secret_names
 from ..tools.sources import load_toolsets
 from ..tools.toolset import ToolSet
+from .budget import Budget, estimate
 from .engine import Limits
 from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite
 from .scoring import cancelled_result
@@ -133,7 +136,55 @@ class Plan:
 
     def live_cases(self) -> list[Case]:
         """The cases this run sends to a provider (none in a replay, nor where a cassette will answer)."""
-        return [c for r in self.runs if r.provider.speaks_http for c in r.cases if self._live(r, c)]
+        return [c for r, c in self._live_pairs()]
+
+    def _live_pairs(self) -> list[tuple[PlannedRun, Case]]:
+        return [(r, c) for r in self.runs if r.provider.speaks_http for c in r.cases if self._live(r, c)]
+
+    @functools.cached_property
+    def prices(self) -> dict[str, Price]:
+        """The price table: the dated defaults, then the config's `prices` (a tool set's files' own come first)."""
+        return price_table(self.settings.config.prices)
+
+    def price(self, run: PlannedRun) -> Price | None:
+        """The price of `run`'s model: its tool set's, else the table's."""
+        return price_for(run.provider.settings.name, run.provider.model, run.toolset.prices, self.prices)
+
+    def budget(self) -> Budget | None:
+        """What `--max-cost` allows the live cases to spend (None: no limit)."""
+        if self.request.max_cost is None:
+            return None
+        return Budget(self.request.max_cost, frozenset((r.key.label, c.id, c.trial) for r, c in self._live_pairs()))
+
+    def check_cost(self) -> str | None:
+        """With `--max-cost`, the note giving the live cases' estimated cost; UsageError when it is more
+        than allowed, or when a model sent fixtures has no price to count its spending by."""
+        limit = self.request.max_cost
+        pairs = self._live_pairs()
+        if limit is None or not pairs:
+            return None
+        unpriced = sorted({r.key.label for r, _ in pairs if self.price(r) is None})
+        if unpriced:
+            raise UsageError(f"--max-cost {limit:.2f}: no price known for {', '.join(unpriced)}, so what it spends "
+                             f"cannot be counted; add one under \"prices\" in .replio/config.json, e.g. "
+                             f'"prices": {{"{unpriced[0]}": {{"input": 0.15, "output": 0.6}}}} (USD per million tokens)')
+        guess = estimate([self._recorded_cost(r, c) for r, c in pairs])
+        if guess.usd is not None and guess.usd > limit:
+            raise UsageError(f"--max-cost {limit:.2f}: this run is estimated to cost {guess.describe()}, more than "
+                             "it allows; raise --max-cost, or record fewer fixtures at once (--fixture, --tag, "
+                             "--shard)")
+        return f"--max-cost {limit:.2f}: {guess.describe()}; no new fixture is recorded once ${limit:.2f} is spent"
+
+    def _recorded_cost(self, run: PlannedRun, case: Case) -> float | None:
+        """What `case`'s last recording cost at `run`'s price; None when it has none."""
+        price, provider = self.price(run), run.provider
+        if price is None or not isinstance(provider, HTTPProvider):
+            return None
+        usages = recorded_usage(run.key.path(self.settings.cassettes, case.stem, CASSETTE),
+                                lambda data: provider.decode(data, ChatRequest((), ())).usage)
+        if not usages:
+            return None
+        return round(sum(cost(price, u.prompt or 0, u.completion or 0, u.cached or 0) for u in usages), 6)
 
     def _live(self, run: PlannedRun, case: Case) -> bool:
         if self.settings.record_mode is None:
@@ -347,7 +398,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
         limits=Limits(settings.max_turns, settings.max_calls), jobs=settings.jobs, timing=plan.request.timing,
         tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
         env=settings.env.values, project=settings.project.resolve(), hurry=hurry or threading.Event(),
-        redactor=plan.redactor, prices=price_table(settings.config.prices),
+        redactor=plan.redactor, prices=plan.prices, budget=plan.budget(),
     )
     sessions = None
     if settings.record_mode is not None:
