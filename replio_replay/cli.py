@@ -1,8 +1,8 @@
 """The `replio` command (click): parses, calls the library, maps errors to exit codes.
 
 Exit codes: 0 every fixture ran, 1 a fixture ended in `error` or drifted from its golden
-(with --strict also request drift or no golden), 2 usage or configuration errors,
-130 interrupted. Heavy modules are imported inside the commands that need them.
+(with --strict also request drift or no golden) or a score gate failed, 2 usage or
+configuration errors, 130 interrupted. Heavy modules are imported inside the commands that need them.
 """
 
 from __future__ import annotations

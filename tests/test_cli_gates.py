@@ -199,3 +199,15 @@ def test_the_html_report_has_a_baseline_section_with_deltas_and_the_regressions_
     assert parsed.order[0] == "a" and parsed.regressed == ["a"]
     assert re.search(r"Passed in the baseline, fail now:</p>\s*<ul class=\"regressed\">\s*<li><a href=\"#fx-a\">a</a>: "
                      r"pass &rarr; FAIL</li>", html.read_text())
+
+
+def test_each_tool_set_is_compared_with_its_own_run_and_its_file_s_prices_win(gated: Path) -> None:
+    write_json(gated / ".replio" / "tools" / "cheap.json", {"prices": {"mock:scripted": {"input": 1.0, "output": 1.0}}})
+    write_json(gated / "script.json", BEFORE)
+    replio(gated, "run", "--tools", "default,cheap", "--output-file", gated / "sets.json")
+    write_json(gated / "script.json", NOW)
+    runs = json.loads(replio(gated, "run", "--tools", "cheap,default", "--baseline", gated / "sets.json",
+                             "--output", "json").stdout)["runs"]
+    assert [(r["tools"], r["baseline"]["run"]) for r in runs] == [("cheap", "mock:scripted tools=cheap"),
+                                                                    ("default", "mock:scripted")]
+    assert [r["summary"]["cost"] for r in runs] == [0.003245, 0.009725]  # 3245 tokens at $1 and at the config's price
