@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -211,3 +212,25 @@ def test_each_tool_set_is_compared_with_its_own_run_and_its_file_s_prices_win(ga
     assert [(r["tools"], r["baseline"]["run"]) for r in runs] == [("cheap", "mock:scripted tools=cheap"),
                                                                     ("default", "mock:scripted")]
     assert [r["summary"]["cost"] for r in runs] == [0.003245, 0.009725]  # 3245 tokens at $1 and at the config's price
+
+
+def test_the_how_to_s_worked_example_prints_what_it_shows(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[1]
+    page = (repo / "docs" / "how-to" / "baselines-and-cost.md").read_text(encoding="utf-8")
+    example = page.split("### A worked example", 1)[1]
+    shown = re.findall(r"```text\n(.*?)```", example, re.S)[:2]
+    demo = tmp_path / "trials-demo"
+    shutil.copytree(repo / "examples" / "trials", demo)
+    common = ("run", "--tag", "builtin", "--tag", "stub", "--provider")
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    for args in ([*common, "llamacpp:qwen2.5-coder-1.5b-instruct", "--output-file", "base.json"],
+                 [*common, "llamacpp:qwen2.5-coder-0.5b-instruct", "--baseline", "base.json",
+                  "--max-drop", "pass_rate=0.05", "--max-drop", "pass^3=0", "--fail-over", "errors=200"]):
+        assert f"--provider {args[6]}" in example.replace(" \\\n  ", " ")
+        done = subprocess.run([replio_command(), "eval", "--path", ".", *args], cwd=demo, capture_output=True,
+                              text=True, timeout=300, env={**env, "CI": "1"})
+    assert done.returncode == 1
+    assert shown[0] in done.stdout
+    assert done.stderr.endswith(shown[1])
+    assert next(line for line in done.stdout.splitlines() if line.startswith("! ")).split()[:5] == \
+        ["!", "answer-without-tools", "ok/truncated", "0/3", "3/3"]

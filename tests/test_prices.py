@@ -58,6 +58,8 @@ def test_a_priced_transcript_costs_what_its_agent_spent_and_an_unpriced_one_has_
     transcript = Transcript(tokens=1500, prompt_tokens=1000, completion_tokens=500)
     priced = judge_transcript(fixture, transcript, price=Price(input=3.0, output=15.0))
     assert priced.cost == 0.0105 and priced.cost_by_role == {"agent": 0.0105}
+    totals_only = judge_transcript(fixture, Transcript(tokens=1500), price=Price(input=3.0, output=15.0))
+    assert totals_only.cost is None and totals_only.cost_by_role is None
     unpriced = judge_transcript(fixture, transcript)
     assert unpriced.cost is None and "cost" not in RunResult(
         provider="p", model="m", fixtures=[unpriced], summary=summarize([unpriced])).to_json()["fixtures"][0]

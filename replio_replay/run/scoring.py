@@ -37,7 +37,8 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     if t.status in _UNFINISHED:
         passed, reasons = False, [f"the run ended in {t.status.value}"]
     extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
-    if price is not None:
+    # Tokens counted only as a total cannot be priced: no cost, rather than a made-up one.
+    if price is not None and (t.prompt_tokens or t.completion_tokens or not t.tokens):
         usd = cost(price, t.prompt_tokens, t.completion_tokens, t.cached_tokens)
         extra = {"cost": usd, "cost_by_role": {"agent": usd}, **extra}
     return FixtureResult(
