@@ -198,7 +198,7 @@ def test_the_html_report_has_a_baseline_section_with_deltas_and_the_regressions_
     assert rows["tokens"] == ["1230", "3245", "+2015"]
     assert rows["cost"] == ["$0.00465", "$0.009725", "+0.005075"]
     assert parsed.order[0] == "a" and parsed.regressed == ["a"]
-    assert re.search(r"Passed in the baseline, fail now:</p>\s*<ul class=\"regressed\">\s*<li><a href=\"#fx-a\">a</a>: "
+    assert re.search(r"Passed in the baseline, fail now:</p>\s*<ul class=\"regressed\">\s*<li><a href=\"#fx-a\" data-open=\"fx-a\">a</a>: "
                      r"pass &rarr; FAIL</li>", html.read_text())
 
 
