@@ -390,10 +390,10 @@ def _json(outcome: Any, compared: bool) -> Any:
     return {"runs": runs, "problems": problems, **extra} if compared else {**runs[0], "problems": problems, **extra}
 
 
-def _html(outcome: Any, origins: list[str] | None = None) -> str:
+def _html(outcome: Any) -> str:
     from .report.html import render_html
 
-    return render_html(outcome.runs, problems=outcome.problems, origins=origins or [],
+    return render_html(outcome.runs, problems=outcome.problems,
                        comparisons=outcome.checked.comparisons if outcome.checked else None)
 
 

@@ -11,7 +11,7 @@ finish and are kept. A replayed fixture reports what its recording cost, and spe
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .._runtime.wording import plural
@@ -53,9 +53,14 @@ class Budget:
     fixture id, trial) — shared by every run of a plan and each of its worker threads."""
 
     limit: float
-    live: Collection[tuple[str, str, int]]
+    live: set[tuple[str, str, int]]
     spent: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def count_live(self, cases: Iterable[tuple[str, str, int]]) -> None:
+        """Count these cases as sent to a provider too (`--record-mode stale` records some again)."""
+        with self._lock:
+            self.live.update(cases)
 
     def stops(self, label: str, fixture_id: str, trial: int) -> bool:
         """Whether this case may not start: it would be sent to a provider, and the limit is reached."""

@@ -154,7 +154,7 @@ class Plan:
         """What `--max-cost` allows the live cases to spend (None: no limit)."""
         if self.request.max_cost is None:
             return None
-        return Budget(self.request.max_cost, frozenset((r.key.label, c.id, c.trial) for r, c in self._live_pairs()))
+        return Budget(self.request.max_cost, {(r.key.label, c.id, c.trial) for r, c in self._live_pairs()})
 
     def check_cost(self) -> str | None:
         """With `--max-cost`, the note giving the live cases' estimated cost; UsageError when it is more
@@ -454,6 +454,8 @@ def _record_drifted(runs: list[PlannedRun], recording: RunOptions, outcome: Outc
     again = [(i, r) for i, r in again if r.cases]
     if not again:
         return []
+    if recording.budget is not None:  # recorded now: they count against --max-cost too
+        recording.budget.count_live((r.key.label, c.id, c.trial) for _, r in again for c in r.cases)
     second = Outcome()
     _run_all([r for _, r in again], recording, second, None)
     for (i, _), result in zip(again, second.runs):

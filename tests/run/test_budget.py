@@ -25,13 +25,15 @@ def test_unrecorded_fixtures_are_estimated_at_the_mean_of_the_recorded_ones() ->
 
 
 def test_the_budget_stops_only_live_cases_once_spent() -> None:
-    budget = Budget(1.0, frozenset({("r", "a", 1), ("r", "b", 1)}))
+    budget = Budget(1.0, {("r", "a", 1), ("r", "b", 1)})
     assert not budget.stops("r", "a", 1)
     budget.charge("r", "replayed", 1, 5.0)  # a replay spends nothing
     assert not budget.stops("r", "b", 1)
     budget.charge("r", "a", 1, 1.0)
     assert budget.stops("r", "b", 1) and not budget.stops("r", "replayed", 1)
     assert budget.reason() == "--max-cost 1.00 reached ($1.0000 spent)"
+    budget.count_live([("r", "again", 1)])  # recorded again by --record-mode stale
+    assert budget.stops("r", "again", 1)
 
 
 def _priced(project: Path, prices: dict[str, dict[str, float]] | None = None) -> Path:
