@@ -237,7 +237,7 @@ def _fmt(metric: str, value: float) -> str:
         text = f"{value:.6f}".rstrip("0")
         return text if len(text.partition(".")[2]) >= 2 else f"{value:.2f}"
     if metric in ("errors", "tokens"):
-        return f"{value:g}"
+        return f"{value:.0f}" if value == int(value) else str(value)
     return f"{value:.2f}"
 
 

@@ -26,6 +26,7 @@ from .text import (
     compared,
     describe_change,
     drift_text,
+    fmt_metric,
     fmt_ratio,
     fmt_usd,
     request_drift_text,
@@ -213,20 +214,14 @@ def _baseline(column: Column, comparison: Comparison) -> BaselineView:
     metrics = []
     for name, (before, now) in comparison.metrics(column.run.summary).items():
         delta = "" if before is None or now is None else _signed(name, now - before)
-        metrics.append((name, _value(name, before), _value(name, now), delta))
+        metrics.append((name, fmt_metric(name, before), fmt_metric(name, now), delta))
     return BaselineView(column.label, comparison.origin, comparison.baseline.key.label, metrics,
                         [(c.id, c.before, c.now) for c in comparison.regressed], [c.id for c in comparison.fixed])
 
 
-def _value(name: str, value: float | None) -> str:
-    if name == "cost":
-        return fmt_usd(value)
-    return ("-" if value is None else f"{value:g}") if name in ("errors", "tokens") else fmt_ratio(value)
-
-
 def _signed(name: str, delta: float) -> str:
     sign = "+" if delta > 0 else "-" if delta < 0 else "±"
-    return sign + _value(name, abs(delta)).lstrip("$")
+    return sign + fmt_metric(name, abs(delta)).lstrip("$")
 
 
 def _labels(runs: Sequence[RunResult], origins: Sequence[str]) -> list[str]:

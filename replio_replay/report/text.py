@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..judge.results import FixtureResult, RunResult, Summary, TrialResult
     from .inventory import Inventory
 
-__all__ = ["baseline_line", "compared", "describe_change", "drift_text", "fmt_ratio", "fmt_usd", "request_drift_text", "skipped_line", "units",
+__all__ = ["baseline_line", "compared", "describe_change", "drift_text", "fmt_metric", "fmt_ratio", "fmt_usd", "request_drift_text", "skipped_line", "units",
            "write_fixture_list", "write_problems", "write_run"]
 
 
@@ -151,7 +151,7 @@ def write_run(run: RunResult, out: TextIO, *, rich: bool, width: int | None = No
 
 def baseline_line(comparison: Comparison, now: Summary) -> str:
     """Each metric against the baseline's, and how many fixtures passed there and fail now."""
-    deltas = "  ".join(f"{name} {_metric(name, before)} -> {_metric(name, after)}"
+    deltas = "  ".join(f"{name} {fmt_metric(name, before)} -> {fmt_metric(name, after)}"
                        for name, (before, after) in comparison.metrics(now).items())
     said = f"baseline {comparison.origin} ({comparison.baseline.key.label}): {deltas}"
     regressed = [c.id for c in comparison.regressed]
@@ -162,11 +162,12 @@ def baseline_line(comparison: Comparison, now: Summary) -> str:
     return said
 
 
-def _metric(name: str, value: float | None) -> str:
+def fmt_metric(name: str, value: float | None) -> str:
+    """A summary metric as the reports write it: USD, a count, or a fraction."""
     if name == "cost":
         return fmt_usd(value)
     if name in ("errors", "tokens"):
-        return "-" if value is None else f"{value:g}"
+        return "-" if value is None else f"{value:.0f}"
     return fmt_ratio(value)
 
 

@@ -127,3 +127,10 @@ def test_the_comparison_s_json_gives_every_metric_before_and_now() -> None:
         "metrics": {"pass_rate": {"baseline": 1.0, "now": 0.5}, "errors": {"baseline": 0, "now": 0},
                     "tokens": {"baseline": 20, "now": 40}, "cost": {"baseline": 0.2, "now": 0.4}},
     }
+
+
+def test_large_counts_are_written_whole() -> None:
+    before = run("m", fx("a", True, tokens=1_000_000))
+    now = run("m", fx("a", True, tokens=2_500_000))
+    assert failed_gates(parse_gates("--max-drop", ["tokens=0"]), now.summary, before.summary) == [
+        "tokens 1000000 -> 2500000 (+1500000 > 0)"]
