@@ -401,7 +401,7 @@ def _junit(outcome: Any) -> str:
     from .report.junit import junit_xml
 
     return junit_xml(outcome.runs, strict=outcome.strict, require_pass=outcome.require_pass,
-                     problems=outcome.problems)
+                     problems=outcome.problems, gates=outcome.checked.failures if outcome.checked else ())
 
 
 @eval_group.command("diff")

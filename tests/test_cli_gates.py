@@ -83,6 +83,10 @@ def test_each_failed_gate_exits_1_with_its_line(gated: Path) -> None:
     ]
     assert json.loads(done.stdout)["gates"] == {"failed": failed}
     assert done.stderr.splitlines()[-1] == "replio: exit 1: 6 score gates failed (named above)"
+    junit = replio(gated, "run", "--baseline", gated / "base.json", "--max-drop", "pass_rate=0.05",
+                   "--output", "junit", ok=(1,)).stdout
+    assert '<testsuite name="replio.gates" tests="1" failures="1" errors="0" skipped="0">' in junit
+    assert '<failure message="pass_rate 0.67 -&gt; 0.33 (-0.33 &gt; 0.05)">' in junit
 
 
 def test_gates_that_hold_change_nothing(gated: Path) -> None:

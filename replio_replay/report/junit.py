@@ -14,11 +14,12 @@ _PROPERTIES = ("status", "pass", "accuracy", "calls", "redundant", "errors", "to
 
 
 def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: Collection[str] = (),
-              problems: Sequence[tuple[str, str]] = ()) -> str:
+              problems: Sequence[tuple[str, str]] = (), gates: Sequence[str] = ()) -> str:
     """The runs as a JUnit XML document (testsuites > testsuite per run > testcase per fixture).
 
     Fixture files that could not be loaded are error testcases of a `replio.problems` suite, so
-    a broken fixture can never leave CI's report silently.
+    a broken fixture can never leave CI's report silently; each score gate that failed (its line,
+    `gates`) is a failing testcase of a `replio.gates` suite, for the same reason.
     """
     root = ET.Element("testsuites", name="replio")
     totals = {"tests": 0, "failures": 0, "errors": 0}
@@ -61,6 +62,14 @@ def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: 
             suite.set(key, str(value))
             totals[key] += value
         suite.set("skipped", "0")
+    if gates:
+        suite = ET.SubElement(root, "testsuite", name="replio.gates", tests=str(len(gates)),
+                              failures=str(len(gates)), errors="0", skipped="0")
+        for line in gates:
+            case = ET.SubElement(suite, "testcase", name=line, classname="replio.gates", time="0.000")
+            ET.SubElement(case, "failure", message=line).text = line
+        totals["tests"] += len(gates)
+        totals["failures"] += len(gates)
     for key, value in totals.items():
         root.set(key, str(value))
     ET.indent(root)
