@@ -1,8 +1,8 @@
 """The `replio` command (click): parses, calls the library, maps errors to exit codes.
 
 Exit codes: 0 every fixture ran, 1 a fixture ended in `error` or drifted from its golden
-(with --strict also request drift or no golden), 2 usage or configuration errors,
-130 interrupted. Heavy modules are imported inside the commands that need them.
+(with --strict also request drift or no golden) or a score gate failed, 2 usage or
+configuration errors, 130 interrupted. Heavy modules are imported inside the commands that need them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ._runtime.interrupts import Interrupts
-from ._runtime.wording import plural, validation_message
+from ._runtime.wording import plural
 from .errors import ConfigError, GoldenError, ReplioError, UsageError
 from .recording.modes import RecordMode
 
@@ -218,6 +218,53 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return _options(options)
 
 
+def gate_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options `run` and `merge` share: a baseline to compare with, and the score gates."""
+    return _options([
+        click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Compare with this saved result (run --output-file); config: baseline. Lists the "
+                     "fixtures that passed there and fail now first."),
+        click.option("--fail-under", multiple=True, metavar="METRIC=X",
+                     help="Exit 1 when pass_rate, accuracy or pass^K is below X (repeatable)."),
+        click.option("--fail-over", multiple=True, metavar="METRIC=X",
+                     help="Exit 1 when errors, tokens or cost (USD) is above X (repeatable)."),
+        click.option("--max-drop", multiple=True, metavar="METRIC=X",
+                     help="Exit 1 when a metric is worse than the baseline's by more than X: a fall of "
+                     "pass_rate, accuracy or pass^K, a rise of errors, tokens or cost (repeatable)."),
+    ])
+
+
+def _gates(flags: dict[str, Any]) -> list[Any]:
+    """The gate flags popped from `flags`, parsed; exit 2 naming a bad one."""
+    from .judge.baseline import parse_gates
+
+    try:
+        return [gate for flag in ("fail_under", "fail_over", "max_drop")
+                for gate in parse_gates(f"--{flag.replace('_', '-')}", flags.pop(flag))]
+    except UsageError as exc:
+        _fail(exc)
+
+
+def _baseline(path: Path | None, gates: list[Any]) -> Any:
+    """The saved baseline at `path` (None: none given), read as any saved result; exit 2 when
+    it cannot be, or when a --max-drop gate has none to measure from."""
+    if path is None:
+        if any(g.needs_baseline for g in gates):
+            _fail(UsageError("--max-drop measures from a baseline: give --baseline RESULT.json (a file that run "
+                             '--output-file wrote), or "baseline" in .replio/config.json'))
+        return None
+    return _saved(path)
+
+
+def _check(outcome: Any, gates: list[Any], baseline: Any, path: Path | None) -> None:
+    """Hold the outcome's runs to `gates` and compare them with `baseline`, when either is given."""
+    from .judge.baseline import check_runs
+
+    if gates or baseline is not None:
+        outcome.checked = check_runs(outcome.runs, gates, None if baseline is None else baseline.runs,
+                                     str(path) if path is not None else "")
+
+
 def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
     from .plan.shards import Shard
 
@@ -228,7 +275,7 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any
 
 
 def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, update_golden: bool = False,
-             output: str = "table") -> Any:
+             output: str = "table", gates: list[Any] | None = None) -> Any:
     from .config import load_project_config
     from .report.progress import choose
     from .run.suite import RunRequest, announce, execute, prepare, remember
@@ -251,6 +298,10 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
             _, pm = _plugins(load_project_config(project))
             plan = prepare(request, pm)
         with plan:
+            baseline = _baseline(plan.settings.baseline, gates or [])
+            budget_note = plan.check_cost()
+            if budget_note:
+                click.echo(f"replio: {budget_note}", err=True)
             for line in announce(plan):
                 click.echo(f"replio: {line}", err=True)
             progress = choose([(r.key.label, len(r.cases)) for r in plan.runs], output=output, verbose=verbose,
@@ -262,6 +313,8 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
                     with progress:
                         outcome = execute(plan, observer=progress, hurry=interrupts.hurry)
                 remember(plan, outcome)
+                if not outcome.interrupted:
+                    _check(outcome, gates or [], baseline, plan.settings.baseline)
                 return outcome
     except (UsageError, ConfigError, GoldenError) as exc:
         _fail(exc)
@@ -297,20 +350,23 @@ def _ignore_interrupts() -> None:
 @click.option("--rejudge", is_flag=True,
               help="Ask the LLM judges again, live, over the recorded runs (replayed), and record their new "
               "answers in the cassettes; fixtures without a judge replay.")
+@click.option("--max-cost", type=click.FloatRange(min=0, max=1_000_000), metavar="USD",
+              help="Refuse to start recording when the estimate (the last recordings' tokens x price) is more; "
+                   "stop starting fixtures that record once this much is spent.")
+@gate_options()
 @click.pass_obj
 def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path | None,
             junit_xml: Path | None, html: Path | None, **flags: Any) -> None:
     """Run fixtures against a provider and report trace, metrics, verdicts and drift."""
     compared = flags["compare"] is not None or len(_names(flags["tools"], "--tools")) > 1
+    gates = _gates(flags)
     with Interrupts().installed() as interrupts:
-        outcome = _execute(project, flags, interrupts, update_golden=update_golden, output=output)
+        outcome = _execute(project, flags, interrupts, update_golden=update_golden, output=output, gates=gates)
         with _interrupt_ends("while writing the report"):
             _emit(outcome, output, compared)
             _write_files(outcome, output, compared, output_file, junit_xml)
             if html is not None:
-                from .report.html import render_html
-
-                _write_output(html, render_html(outcome.runs, problems=outcome.problems))
+                _write_output(html, _html(outcome))
     _exit(outcome.exit_code, outcome.why())
 
 
@@ -325,16 +381,30 @@ def _write_files(outcome: Any, output: str, compared: bool, output_file: Path | 
 
 
 def _json(outcome: Any, compared: bool) -> Any:
+    """The result's JSON: a run, or compared runs; with a baseline, each run's comparison under
+    `baseline`, and with gates, the lines of those that failed under `gates`."""
     runs = [r.to_json() for r in outcome.runs]
+    checked = outcome.checked
+    for run, data, comparison in zip(outcome.runs, runs, checked.comparisons if checked else []):
+        if comparison is not None:
+            data["baseline"] = comparison.to_json(run.summary)
     problems = [{"file": file, "message": message} for file, message in outcome.problems]
-    return {"runs": runs, "problems": problems} if compared else {**runs[0], "problems": problems}
+    extra = {"gates": {"failed": checked.failures}} if checked and checked.gated else {}
+    return {"runs": runs, "problems": problems, **extra} if compared else {**runs[0], "problems": problems, **extra}
+
+
+def _html(outcome: Any) -> str:
+    from .report.html import render_html
+
+    return render_html(outcome.runs, problems=outcome.problems,
+                       comparisons=outcome.checked.comparisons if outcome.checked else None)
 
 
 def _junit(outcome: Any) -> str:
     from .report.junit import junit_xml
 
     return junit_xml(outcome.runs, strict=outcome.strict, require_pass=outcome.require_pass,
-                     problems=outcome.problems)
+                     problems=outcome.problems, gates=outcome.checked.failures if outcome.checked else ())
 
 
 @eval_group.command("diff")
@@ -418,8 +488,13 @@ def _specs(provider: str | None, compare: str | None) -> list[str | None]:
 def _emit(outcome: Any, output: str, compared: bool) -> None:
     from .report.text import skipped_line, write_approvals, write_problems
 
+    checked = outcome.checked
+    for line in checked.regression_lines(outcome.runs) if checked else []:
+        click.echo(f"replio: {line}", err=True)
     for note in outcome.notes:
         click.echo(f"replio: note: {note}", err=True)
+    for label in checked.unmatched if checked else []:
+        click.echo(f"replio: note: the baseline has no run of {label}: it is not compared", err=True)
     write_problems(outcome.problems, sys.stderr)
     if output == "json":
         from .report.jsonout import dumps
@@ -433,13 +508,17 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
         from .report.text import write_compare, write_run
 
         rich = sys.stdout.isatty()
+        comparisons = checked.comparisons if checked else [None] * len(outcome.runs)
         if compared:
-            write_compare(outcome.runs, sys.stdout, rich=rich)
+            write_compare(outcome.runs, sys.stdout, rich=rich, comparisons=comparisons)
         else:
-            write_run(outcome.runs[0], sys.stdout, rich=rich, width=output_width(rich, Env.current().values))
+            write_run(outcome.runs[0], sys.stdout, rich=rich, width=output_width(rich, Env.current().values),
+                      comparison=comparisons[0])
         if outcome.problems:
             click.echo(skipped_line(outcome.problems))
     write_approvals(outcome.approvals, sys.stdout if output == "table" else sys.stderr)
+    for line in checked.failures if checked else []:
+        click.echo(f"replio: gate failed: {line}", err=True)
     if outcome.interrupted:
         click.echo(INTERRUPTED, err=True)
 
@@ -496,44 +575,45 @@ def report_cmd(results: tuple[Path, ...], output_file: Path) -> None:
 @click.option("--junit-xml", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write JUnit XML to this file.")
 @click.option("--strict", is_flag=True, help="Judge as run --strict does: request drift and no golden fail too.")
+@click.option("--html", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the HTML report of the merged result to this file.")
+@gate_options()
 @click.pass_obj
 def merge_cmd(project: Path, results: tuple[Path, ...], output: str, output_file: Path | None,
-              junit_xml: Path | None, strict: bool) -> None:
-    """Merge saved results (the shards of a run, or runs of the same providers) into one, judged as run judges."""
+              junit_xml: Path | None, strict: bool, html: Path | None, **flags: Any) -> None:
+    """Merge saved results (the shards of a run, or runs of the same providers) into one, judged as run
+    judges, and compared with a baseline and held to gates as run does."""
     from .config import load_project_config
+    from .plan.settings import baseline_file
     from .report.merging import merge
     from .run.suite import Outcome
 
+    gates = _gates(flags)
     try:
         merged = merge([(str(path), _saved(path)) for path in results])
-        require_pass = frozenset(load_project_config(project).require_pass)
+        config = load_project_config(project)
     except (UsageError, ConfigError) as exc:
         _fail(exc)
+    path = baseline_file(project, flags["baseline"], config)
+    baseline = _baseline(path, gates)
     outcome = Outcome(runs=merged.runs, problems=[(p.file, p.message) for p in merged.problems],
-                      strict=strict, require_pass=require_pass)
+                      strict=strict, require_pass=frozenset(config.require_pass))
+    _check(outcome, gates, baseline, path)
     compared = len(outcome.runs) != 1
     with _interrupt_ends("while writing the merged result"):
         _emit(outcome, output, compared)
         _write_files(outcome, output, compared, output_file, junit_xml)
+        if html is not None:
+            _write_output(html, _html(outcome))
     _exit(outcome.exit_code, outcome.why())
 
 
 def _saved(path: Path) -> Any:
     """A result file read back, validated like any input; exit 2 with a message naming it and
     the field when it is not one."""
-    from pydantic import ValidationError
+    from .report.saved import read_saved
 
-    from ._runtime.jsonin import JsonProblem, read_json
-    from .judge.results import saved_runs
-
-    hint = "give a file that replio eval run --output json or --output-file wrote"
     try:
-        return saved_runs(read_json(path.read_text(encoding="utf-8")))
-    except OSError as exc:
-        _fail(UsageError(f"{path}: cannot be read ({exc.strerror or exc}); {hint}"))
-    except UnicodeDecodeError as exc:
-        _fail(UsageError(f"{path}: not UTF-8 text (byte {exc.start}); {hint}"))
-    except JsonProblem as exc:
-        _fail(UsageError(f"{path}: {exc}; {hint}"))
-    except ValidationError as exc:
-        _fail(UsageError(f"{path}: not a replio result: {validation_message(exc, 'the result format')}; {hint}"))
+        return read_saved(path)
+    except UsageError as exc:
+        _fail(exc)

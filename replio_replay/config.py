@@ -17,6 +17,7 @@ from ._runtime.jsonin import JsonProblem, read_json
 from ._runtime.schemaline import SchemaLine
 from ._runtime.wording import validation_message
 from .errors import ConfigError
+from .prices import Price, PriceKey
 from .tools.mcp.config import McpServers
 
 __all__ = [
@@ -78,6 +79,12 @@ class ProjectConfig(BaseModel):
     )
     mcp_servers: McpServers = Field(default_factory=dict, description="MCP servers whose tools every tool set offers.")
     bundled: bool = Field(True, strict=True, description="false: leave the bundled catalog out (as --no-bundled).")
+    prices: dict[PriceKey, Price] = Field(
+        default_factory=dict, description="`PROVIDER:MODEL` -> USD per million tokens (input, output, "
+        "cached_input); over the dated defaults of `replio_replay.prices`.")
+    baseline: str | None = Field(
+        None, min_length=1, description="A saved result (run --output-file) each run is compared with, "
+        "relative to the project; --baseline wins.")
     plugins: list[Annotated[str, Field(min_length=1)]] | None = Field(
         None, description="The installed plugins (entry-point names) this project uses; absent: none.")
 

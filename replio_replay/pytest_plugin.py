@@ -46,11 +46,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Request drift and fixtures without a golden fail too.")
     group.addoption("--replio-require-pass", action="store_true",
                     help="A verifier failure fails the test (also per fixture: require_pass in the config).")
+    group.addoption("--replio-baseline", metavar="FILE", default=None,
+                    help="Compare with this saved result (run --output-file); config: baseline.")
+    for flag, what in (("fail-under", "pass_rate, accuracy or pass^K is below X"),
+                       ("fail-over", "errors, tokens or cost is above X"),
+                       ("max-drop", "a metric is worse than the baseline's by more than X")):
+        group.addoption(f"--replio-{flag}", metavar="METRIC=X", action="append", default=[],
+                        help=f"The session fails when {what} (repeatable), as run --{flag}.")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "replio: a replayed replio-replay fixture")
-    config.stash[_STASH] = {}
+    config.stash[_STASH] = {"results": {}}
+    if config.getoption("replio_path", None):
+        from .errors import UsageError
+        from .judge.baseline import parse_gates
+
+        try:
+            config.stash[_STASH]["gates"] = [gate for flag in ("fail-under", "fail-over", "max-drop") for gate in
+                                             parse_gates(f"--{flag}", config.getoption(f"replio_{flag.replace('-', '_')}"))]
+        except UsageError as exc:
+            raise pytest.UsageError(f"replio: {str(exc).replace(' --', ' --replio-')}") from None
 
 
 class ReplioSuite(pytest.Collector):
@@ -98,6 +114,7 @@ class ReplioItem(pytest.Item):
         plan, _ = _plan(self.config)
         outcome = execute(plan, only=lambda run, case: run is self.run and case is self.case)
         result = next(f for r in outcome.runs for f in r.fixtures)
+        self.config.stash[_STASH]["results"].setdefault(id(self.run), (self.run, []))[1].append(result)
         written = sum(a.action in ("created", "updated") for a in outcome.approvals)
         self.user_properties.append(("replio", json.dumps({
             "drifted": bool(result.drift), "error": result.status.value == "error", "written": written,
@@ -167,6 +184,7 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
             record_mode=opt("replio_record_mode"), fallback_mode=RecordMode.NONE, trials=opt("replio_trials"),
             strict=opt("replio_strict"), update_golden=opt("replio_update_golden"),
             mcp_live=opt("replio_mcp") == "live",
+            baseline=None if opt("replio_baseline") is None else Path(opt("replio_baseline")),
             shard=None if shard is None else Shard.parse(shard, "--replio-shard"),
         )
         plugins = choose_plugins(settings.config.plugins)
@@ -216,6 +234,74 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         plan.close()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Compare the session's runs with the baseline and hold them to the gates: a failed gate fails
+    the session (the lines say why, in the terminal summary)."""
+    config = session.config
+    stash = config.stash.get(_STASH, {})
+    plan, gates = stash.get("plan"), stash.get("gates", [])
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller reports
+        return
+    if plan is None:
+        if gates or (config.getoption("replio_path", None) and config.getoption("replio_baseline")):
+            # under xdist the results stay in the workers: never let a gate pass unchecked
+            stash["checked"] = ([], None, ["replio: the baseline and gates need every result in one process: "
+                                           "run them without -n"])
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        return
+    if not gates and plan.settings.baseline is None:
+        return
+    from .errors import UsageError
+    from .judge.baseline import check_runs
+    from .report.saved import read_saved
+
+    runs = [_run_result(run, results, plan.settings.trials) for run, results in stash["results"].values()]
+    try:
+        baseline = None if plan.settings.baseline is None else read_saved(plan.settings.baseline)
+        if baseline is None and any(g.needs_baseline for g in gates):
+            raise UsageError("--replio-max-drop measures from a baseline: give --replio-baseline FILE")
+    except UsageError as exc:
+        stash["checked"] = (runs, None, [f"replio: {exc}"])
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        return
+    checked = check_runs(runs, gates, baseline.runs if baseline else None, str(plan.settings.baseline or ""))
+    stash["checked"] = (runs, checked, [])
+    if checked.failures and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _run_result(run: Any, results: list[Any], trials: int) -> Any:
+    """The results of one planned run's items as a run result (in id order, trials combined)."""
+    from .judge.metrics import combine_trials, summarize
+    from .judge.results import RunResult
+
+    fixtures = sorted(results, key=lambda r: (r.id, r.trial))
+    if trials > 1:
+        fixtures = combine_trials(fixtures)
+    return RunResult(provider=run.key.provider, model=run.key.model, tools=run.key.tools,
+                     tools_hash=run.toolset.digest, fixtures=fixtures, summary=summarize(fixtures))
+
+
+def _write_checked(terminalreporter: Any, stash: dict[str, Any]) -> None:
+    from .report.text import baseline_line
+
+    if "checked" not in stash:
+        return
+    runs, checked, errors = stash["checked"]
+    for line in errors:
+        terminalreporter.write_line(line)
+    if checked is None:
+        return
+    for line in checked.regression_lines(runs):
+        terminalreporter.write_line(f"replio: {line}")
+    for run, comparison in zip(runs, checked.comparisons):
+        if comparison is not None:
+            terminalreporter.write_line(f"replio: {run.key.label}: {baseline_line(comparison, run.summary)}")
+    for line in checked.failures:
+        terminalreporter.write_line(f"replio: gate failed: {line}")
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if not config.getoption("replio_path"):
         return
@@ -239,3 +325,4 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         f"replio: {plural(counts['replayed'], 'fixture')} replayed, {counts['drifted']} drifted, "
         f"{plural(counts['errors'], 'error')}, {plural(counts['written'], 'golden')} written"
     )
+    _write_checked(terminalreporter, config.stash[_STASH])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 # Imported up front: pytester's in-process runs drop modules first imported inside them, and a
@@ -191,3 +192,30 @@ def test_a_project_folder_that_does_not_exist_is_named(pytester: pytest.Pytester
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines([f"replio: --replio-path {missing}: no such folder; give the project's folder*"])
     assert "cassette" not in result.stdout.str()
+
+
+def test_a_baseline_and_its_gates_in_the_terminal_summary(pytester: pytest.Pytester, recorded: Path) -> None:
+    base = recorded / "base.json"
+    saved = CliRunner().invoke(main, [*run_args(recorded, "--record-mode", "none"), "--output-file", str(base)])
+    assert saved.exit_code == 0, saved.output
+    alpha = recorded / ".replio" / "eval" / "alpha.json"
+    alpha.write_text(json.dumps({**json.loads(alpha.read_text()), "verifier": {"answer": {"$contains": "nope"}}}))
+    shutil.rmtree(recorded / "golden")  # the approved pass would drift; here only the verdict is measured
+
+    reported = pytester.runpytest(*_ids(recorded), "--replio-baseline", str(base))
+    reported.assert_outcomes(passed=2)  # a verifier failure is a measurement; the baseline only reports
+    assert reported.ret == 0
+    reported.stdout.fnmatch_lines([f"replio: passed in the baseline {base}, fail now: alpha (pass -> FAIL)",
+                                   f"replio: openai:test-model: baseline {base} (openai:test-model): "
+                                   "pass_rate 1.00 -> 0.50*"])
+
+    gated = pytester.runpytest(*_ids(recorded), "--replio-baseline", str(base), "--replio-max-drop", "pass_rate=0.1",
+                               "--replio-fail-under", "pass_rate=0.4")
+    gated.assert_outcomes(passed=2)
+    assert gated.ret == pytest.ExitCode.TESTS_FAILED
+    gated.stdout.fnmatch_lines(["replio: gate failed: pass_rate 1.00 -> 0.50 (-0.50 > 0.10)"])
+    assert "--fail-under" not in gated.stdout.str()  # that gate held
+
+    bad = pytester.runpytest(*_ids(recorded), "--replio-max-drop", "pass_rat=0.1")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    assert "did you mean 'pass_rate'?" in bad.stderr.str()

@@ -11,7 +11,8 @@ from .._runtime.jsoncanon import canonical
 from ..fixtures.trajectory import Call, MatchMode, trajectory_matches
 from .results import FixtureResult, Status, Summary, TrialResult
 
-__all__ = ["accuracy", "combine_trials", "pass_at_k", "pass_hat_k", "redundant", "summarize"]
+__all__ = ["accuracy", "combine_trials", "cost_by_role", "pass_at_k", "pass_hat_k", "redundant", "summarize",
+           "total_cost"]
 
 
 def accuracy(calls: Sequence[Call], expected: Sequence[Any] | None, mode: MatchMode = MatchMode.STRICT) -> float | None:
@@ -48,6 +49,8 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
         redundant=sum(t.redundant for t in trials),
         errors=sum(t.errors for t in trials),
         tokens=sum(t.tokens for t in trials),
+        cost=total_cost(trials),
+        cost_by_role=cost_by_role(trials),
         drifted=sum(1 for ds in drifts.values() if any(ds)),
         new=sum(1 for i, ds in drifts.items() if any(d is None for d in ds) and not errored[i]),
     )
@@ -63,6 +66,21 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
                       for k in range(1, n + 1)},
         "flaky": sorted(r.id for r in results if 0 < (r.passes or 0) < (r.n or 1)),
     })
+
+
+def total_cost(units: Sequence[TrialResult | FixtureResult]) -> float | None:
+    """The USD of those of `units` with a known cost; None when none has one."""
+    costs = [u.cost for u in units if u.cost is not None]
+    return round(sum(costs), 6) if costs else None
+
+
+def cost_by_role(units: Sequence[TrialResult | FixtureResult]) -> dict[str, float] | None:
+    """Each role's USD summed over `units`; None when none has a cost."""
+    roles: dict[str, float] = {}
+    for unit in units:
+        for role, usd in (unit.cost_by_role or {}).items():
+            roles[role] = round(roles.get(role, 0.0) + usd, 6)
+    return roles or None
 
 
 def _units(result: FixtureResult) -> list[TrialResult | FixtureResult]:
@@ -90,10 +108,11 @@ def combine_trials(results: Sequence[FixtureResult]) -> list[FixtureResult]:
     for runs in by_id.values():
         runs = sorted(runs, key=lambda r: r.trial)
         trials = [TrialResult(trial=r.trial, status=r.status, passed=r.passed, accuracy=r.accuracy, calls=r.calls,
-                              redundant=r.redundant, errors=r.errors, tokens=r.tokens, error=r.error, drift=r.drift,
+                              redundant=r.redundant, errors=r.errors, tokens=r.tokens, cost=r.cost,
+                              cost_by_role=r.cost_by_role, error=r.error, drift=r.drift,
                               drift_info=r.drift_info, request_drift=r.request_drift, judge=r.judge) for r in runs]
         combined.append(runs[0].model_copy(update={
-            "trials": trials, "passes": sum(t.passed for t in trials), "n": len(trials),
+            "trials": trials, "cost": total_cost(trials), "cost_by_role": cost_by_role(trials), "passes": sum(t.passed for t in trials), "n": len(trials),
             "seconds": sum(r.seconds for r in runs),
         }))
     return combined

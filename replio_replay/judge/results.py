@@ -36,6 +36,8 @@ class _Model(BaseModel):
 #: A fraction (accuracy, a pass rate), and a count that cannot be negative.
 _Fraction = Annotated[float, Field(ge=0, le=1)]
 _Count = Annotated[int, Field(ge=0)]
+#: USD (see `replio_replay.prices`); absent from the JSON when no price is known, never a made-up 0.
+_Usd = Annotated[float, Field(ge=0)]
 
 
 class TraceCall(_Model):
@@ -70,6 +72,9 @@ class FixtureResult(_Model):
     redundant: _Count = 0
     errors: _Count = 0
     tokens: _Count = 0
+    cost: _Usd | None = Field(None, description="USD its tokens cost (all trials), when a price is known.")
+    cost_by_role: dict[str, _Usd] | None = Field(
+        None, description="`cost` by who spent it: agent (the model under test), user (a simulated user), judge.")
     status: Status = Status.OK
     error: str | None = None
     reasons: list[str] = Field(default_factory=list, description="Why the verifier failed.")
@@ -117,6 +122,11 @@ class FixtureResult(_Model):
             return []
         return self.judge if isinstance(self.judge, list) else [self.judge]
 
+    @property
+    def verdict(self) -> str:
+        """`pass` or `FAIL`; with repeated trials, the trials that passed of those run (`2/3`)."""
+        return f"{self.passes}/{self.n}" if self.trials else "pass" if self.passed else "FAIL"
+
     def shown(self, name: str) -> str:
         """The name a person reads for tool `name`: its title, when it has one."""
         return (self.titles or {}).get(name, name)
@@ -160,6 +170,8 @@ class TrialResult(_Model):
     redundant: _Count = 0
     errors: _Count = 0
     tokens: _Count = 0
+    cost: _Usd | None = None
+    cost_by_role: dict[str, _Usd] | None = None
     error: str | None = None
     drift: list[dict[str, Any]] | None = None
     drift_info: list[dict[str, Any]] | None = None
@@ -177,6 +189,8 @@ class Summary(_Model):
     redundant: _Count = 0
     errors: _Count = 0
     tokens: _Count = 0
+    cost: _Usd | None = Field(None, description="USD of every fixture with a known price (see `cost`).")
+    cost_by_role: dict[str, _Usd] | None = None
     drifted: _Count = 0
     new: _Count = 0
     trials: int | None = Field(None, ge=1, description="Trials per fixture, when more than one.")
@@ -211,17 +225,17 @@ class RunResult(_Model):
         data = self.model_dump(mode="json", by_alias=True)
         for fx in data["fixtures"]:
             for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "conversation",
-                        "tokens_by_role", "judge"):
+                        "tokens_by_role", "judge", "cost", "cost_by_role"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
             for verdict in fx["judge"] if isinstance(fx.get("judge"), list) else [fx.get("judge") or {}]:
                 if verdict.get("raw", ...) is None:
                     verdict.pop("raw")
             for trial in fx.get("trials", ()):
-                for key in ("drift_info", "judge"):
+                for key in ("drift_info", "judge", "cost", "cost_by_role"):
                     if trial.get(key) is None:
                         trial.pop(key)
-        for key in ("trials", "pass_hat_k", "pass_at_k", "flaky"):
+        for key in ("trials", "pass_hat_k", "pass_at_k", "flaky", "cost", "cost_by_role"):
             if data["summary"].get(key) is None:
                 data["summary"].pop(key, None)
         return data

@@ -3,7 +3,7 @@
 The CLI's `run`, `diff` and `status`, and the pytest plugin, describe what they were given as
 `Flags` (None: not given) and get the same `Settings` back: where cassettes and goldens live,
 the record mode, how many fixtures run at once, the limits, the tool sets to run, whether the
-bundled catalog is in.
+bundled catalog is in, the baseline a run is compared with.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..errors import UsageError
 from ..recording.modes import RecordMode, default_mode, parse_mode
 from ..tools.toolset import DEFAULT_TOOLSET
 
-__all__ = ["Flags", "Settings", "default_jobs", "not_a_project", "resolve_settings"]
+__all__ = ["Flags", "Settings", "baseline_file", "default_jobs", "not_a_project", "resolve_settings"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class Flags:
     tools: Sequence[str] = ()
     trials: int | None = None
     no_bundled: bool = False
+    baseline: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Settings:
     tools: tuple[str, ...]
     trials: int = 1
     bundled: bool = True  # the bundled catalog's fixtures are in the catalog
+    baseline: Path | None = None  # the saved result runs are compared with (`judge.baseline`)
 
     @property
     def max_turns(self) -> int:
@@ -84,7 +86,15 @@ def resolve_settings(
         tools=tuple(flags.tools) or (DEFAULT_TOOLSET,),
         trials=flags.trials or config.trials,
         bundled=config.bundled and not flags.no_bundled,
+        baseline=baseline_file(project, flags.baseline, config),
     )
+
+
+def baseline_file(project: Path, flag: Path | None, config: ProjectConfig) -> Path | None:
+    """The baseline to compare with: the flag's, else the config's `baseline` (relative to the project)."""
+    if flag is not None:
+        return flag
+    return None if config.baseline is None else project / config.baseline
 
 
 def not_a_project(project: Path, flag: str) -> UsageError:

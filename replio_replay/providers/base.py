@@ -56,11 +56,13 @@ class Message:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts as the provider reported them; any may be missing."""
+    """Token counts as the provider reported them; any may be missing. `cached` is the part of
+    `prompt` the provider served from its prompt cache (priced apart: `replio_replay.prices`)."""
 
     prompt: int | None = None
     completion: int | None = None
     total: int | None = None
+    cached: int | None = None
 
     @property
     def tokens(self) -> int:

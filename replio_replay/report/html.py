@@ -8,19 +8,31 @@ script (named by its hash) run, so even text that slipped past escaping could no
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Union
 
 import jinja2
 from markupsafe import Markup
 
+from ..judge.baseline import Comparison
 from ..judge.results import FixtureResult, RunResult, TrialResult
 from ..recording.modes import RecordMode, record_flags
-from .text import compared, describe_change, drift_text, fmt_ratio, request_drift_text, units, whose
+from .text import (
+    compared,
+    describe_change,
+    drift_text,
+    fmt_metric,
+    fmt_ratio,
+    fmt_usd,
+    request_drift_text,
+    units,
+    whose,
+)
 
 __all__ = ["GROUPS", "Report", "build_report", "render_html"]
 
@@ -101,6 +113,7 @@ class Row:
     cells: list[list[Cell]]
     task: str | None
     sides: list[Side]
+    regressed: bool = False  # passed in a run's baseline, fails now: shown first
 
     @property
     def drifted(self) -> bool:
@@ -141,6 +154,18 @@ class Panel:
 
 
 @dataclass(frozen=True)
+class BaselineView:
+    """One run against its baseline: each metric with its delta, and the fixtures that regressed."""
+
+    label: str
+    origin: str
+    against: str  # the baseline run's label
+    metrics: list[tuple[str, str, str, str]]  # name, baseline, now, delta
+    regressed: list[tuple[str, str, str]]  # fixture id, verdict there, verdict now
+    fixed: list[str]
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything the template shows, computed up front."""
 
@@ -152,6 +177,7 @@ class Report:
     rows: list[Row]
     problems: list[tuple[str, str]]
     counts: dict[str, int]
+    baselines: list[BaselineView] = field(default_factory=list)
 
     @property
     def trials(self) -> bool:
@@ -160,28 +186,31 @@ class Report:
 
 
 def render_html(runs: Sequence[RunResult], *, problems: Sequence[tuple[str, str]] = (),
-                origins: Sequence[str] = ()) -> str:
+                origins: Sequence[str] = (), comparisons: Sequence[Comparison | None] | None = None) -> str:
     """The report of `runs` as one HTML document; `origins` names where each run came from (a
-    file), shown only to tell apart runs of the same provider, model and tool set."""
+    file), shown only to tell apart runs of the same provider, model and tool set; `comparisons`
+    (per run, None where it has no baseline) add the baseline section and mark regressed fixtures."""
     env = _environment()
     # The report's own script: trusted package data, inserted as it is and allowed by its hash.
     script = env.loader.get_source(env, "report.js")[0] if env.loader else ""
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     return env.get_template("report.html.j2").render(
-        report=build_report(runs, problems=problems, origins=origins),
+        report=build_report(runs, problems=problems, origins=origins, comparisons=comparisons or ()),
         script=Markup(script), script_hash=f"sha256-{digest}",
     )
 
 
 def build_report(runs: Sequence[RunResult], *, problems: Sequence[tuple[str, str]] = (),
-                 origins: Sequence[str] = ()) -> Report:
+                 origins: Sequence[str] = (), comparisons: Sequence[Comparison | None] = ()) -> Report:
     """The view model of the report (pure)."""
     columns = [Column(label, run, run.summary.trials or max((f.n or 1 for f in run.fixtures), default=1))
                for label, run in zip(_labels(runs, origins), runs)]
     by_id = [{f.id: f for f in run.fixtures} for run in runs]
     rows = [_row(fid, columns, [results.get(fid) for results in by_id])
             for fid in dict.fromkeys(f.id for run in runs for f in run.fixtures)]
-    rows.sort(key=lambda r: GROUPS.index(r.group))
+    regressed = {c.id for cmp in comparisons if cmp for c in cmp.regressed}
+    rows = [dataclasses.replace(r, regressed=r.id in regressed) for r in rows]
+    rows.sort(key=lambda r: (not r.regressed, GROUPS.index(r.group)))
     series = [(label, _PALETTE[i % len(_PALETTE)]) for i, (label, _) in enumerate(_points(columns))]
     # fixtures, in any run: the summary's rows of the same names count them per run
     counts = {flag: sum(getattr(r, flag) for r in rows)
@@ -190,7 +219,22 @@ def build_report(runs: Sequence[RunResult], *, problems: Sequence[tuple[str, str
         title="replio report: " + " vs ".join(c.label for c in columns), columns=columns,
         summary=_summary(columns), series=series, panels=_panels(columns, series), rows=rows,
         problems=list(problems), counts={"fixtures": len(rows), **counts},
+        baselines=[_baseline(c, cmp) for c, cmp in zip(columns, comparisons) if cmp is not None],
     )
+
+
+def _baseline(column: Column, comparison: Comparison) -> BaselineView:
+    metrics = []
+    for name, (before, now) in comparison.metrics(column.run.summary).items():
+        delta = "" if before is None or now is None else _signed(name, now - before)
+        metrics.append((name, fmt_metric(name, before), fmt_metric(name, now), delta))
+    return BaselineView(column.label, comparison.origin, comparison.baseline.key.label, metrics,
+                        [(c.id, c.before, c.now) for c in comparison.regressed], [c.id for c in comparison.fixed])
+
+
+def _signed(name: str, delta: float) -> str:
+    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
+    return sign + fmt_metric(name, abs(delta)).lstrip("$")
 
 
 def _labels(runs: Sequence[RunResult], origins: Sequence[str]) -> list[str]:
@@ -291,6 +335,8 @@ def _summary(columns: Sequence[Column]) -> list[tuple[str, list[str]]]:
         ("redundant", [str(s.redundant) for s in summaries]),
         ("errors", [str(s.errors) for s in summaries]),
         ("tokens", [str(s.tokens) for s in summaries]),
+        *([("cost (USD)", [fmt_usd(s.cost) for s in summaries])] if any(s.cost is not None for s in summaries)
+          else []),
         ("golden drift", [str(s.drifted) for s in summaries]),
         ("request drift", [str(sum(map(_request_drift, c.run.fixtures))) for c in columns]),
         ("no golden yet", [str(s.new) for s in summaries]),
@@ -353,6 +399,8 @@ def _compact(value: float) -> str:
 
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.PackageLoader("replio_replay.report", "templates"),
-                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                              lstrip_blocks=True)
+    env = jinja2.Environment(loader=jinja2.PackageLoader("replio_replay.report", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                             lstrip_blocks=True)
+    env.globals["fmt_usd"] = fmt_usd
+    return env

@@ -14,11 +14,12 @@ _PROPERTIES = ("status", "pass", "accuracy", "calls", "redundant", "errors", "to
 
 
 def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: Collection[str] = (),
-              problems: Sequence[tuple[str, str]] = ()) -> str:
+              problems: Sequence[tuple[str, str]] = (), gates: Sequence[str] = ()) -> str:
     """The runs as a JUnit XML document (testsuites > testsuite per run > testcase per fixture).
 
     Fixture files that could not be loaded are error testcases of a `replio.problems` suite, so
-    a broken fixture can never leave CI's report silently.
+    a broken fixture can never leave CI's report silently; each score gate that failed (its line,
+    `gates`) is a failing testcase of a `replio.gates` suite, for the same reason.
     """
     root = ET.Element("testsuites", name="replio")
     totals = {"tests": 0, "failures": 0, "errors": 0}
@@ -43,6 +44,10 @@ def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: 
                 value = data[key]
                 text = "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
                 ET.SubElement(props, "property", name=key, value=text)
+            if result.cost is not None:  # only where a price is known: never a made-up 0
+                ET.SubElement(props, "property", name="cost", value=str(result.cost))
+                for role, usd in (result.cost_by_role or {}).items():
+                    ET.SubElement(props, "property", name=f"cost.{role}", value=str(usd))
             ET.SubElement(props, "property", name="names", value=" > ".join(map(result.shown, result.names)))
             for i, v in enumerate(result.verdicts, 1):  # the judge's verdict and reason, passed or not
                 name = "judge" if len(result.verdicts) == 1 else f"judge[{i}]"
@@ -60,6 +65,14 @@ def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: 
             suite.set(key, str(value))
             totals[key] += value
         suite.set("skipped", "0")
+    if gates:
+        suite = ET.SubElement(root, "testsuite", name="replio.gates", tests=str(len(gates)),
+                              failures=str(len(gates)), errors="0", skipped="0")
+        for line in gates:
+            case = ET.SubElement(suite, "testcase", name=line, classname="replio.gates", time="0.000")
+            ET.SubElement(case, "failure", message=line).text = line
+        totals["tests"] += len(gates)
+        totals["failures"] += len(gates)
     for key, value in totals.items():
         root.set(key, str(value))
     ET.indent(root)

@@ -13,15 +13,24 @@ from .table import plain_lines, render_table, table_width
 
 if TYPE_CHECKING:
     from ..golden.review import Approval
+    from ..judge.baseline import Comparison
     from ..judge.results import FixtureResult, RunResult, Summary, TrialResult
     from .inventory import Inventory
 
-__all__ = ["compared", "describe_change", "drift_text", "fmt_ratio", "request_drift_text", "skipped_line", "units",
-           "whose", "write_fixture_list", "write_problems", "write_run"]
+__all__ = ["baseline_line", "compared", "describe_change", "drift_text", "fmt_metric", "fmt_ratio", "fmt_usd",
+           "request_drift_text", "skipped_line", "units", "whose", "write_fixture_list", "write_problems", "write_run"]
 
 
 def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def fmt_usd(value: float | None) -> str:
+    """USD with at least two decimals and up to six (a cheap fixture costs fractions of a cent)."""
+    if value is None:
+        return "-"
+    text = f"{value:.6f}".rstrip("0")
+    return f"${text}" if len(text.partition(".")[2]) >= 2 else f"${value:.2f}"
 
 
 def write_fixture_list(fixtures: Sequence[dict[str, Any]], out: TextIO, *, rich: bool) -> None:
@@ -46,13 +55,6 @@ def skipped_line(problems: Sequence[tuple[str, str]]) -> str:
     if not files:
         return ""
     return f"skipped {len(files)} (see stderr for why): {', '.join(files)}"
-
-
-def _pass(r: FixtureResult) -> str:
-    """`pass` or `FAIL`; with repeated trials, the trials that passed of those run (`2/3`)."""
-    if r.trials:
-        return f"{r.passes}/{r.n}"
-    return "pass" if r.passed else "FAIL"
 
 
 def units(r: FixtureResult) -> list[TrialResult | FixtureResult]:
@@ -95,7 +97,8 @@ def request_drift_text(drifts: Sequence[list[dict[str, object]] | None]) -> str:
 
 
 def _numbers(r: FixtureResult) -> tuple[str, str, str, str, str, str]:
-    """status, accuracy, calls, redundant, errors, tokens: over every trial when there are several."""
+    """status, accuracy, calls, redundant, errors, tokens: over every trial when there are several
+    (the cost, when known, is `fmt_usd(r.cost)`: already over every trial)."""
     each = units(r)
     statuses = "/".join(dict.fromkeys(u.status.value for u in each))
     accuracies = [u.accuracy for u in each if u.accuracy is not None]
@@ -110,32 +113,78 @@ RUN_COLUMNS = [
     ("drift", "right"), ("req drift", "right"), ("names", "left"),
 ]
 #: The headers of a narrow table (one that would not fit the width otherwise), and their key.
-NARROW_HEADERS = {"accuracy": "acc", "redundant": "red", "errors": "err", "req drift": "req"}
+NARROW_HEADERS = {"accuracy": "acc", "redundant": "red", "errors": "err", "req drift": "req", "baseline": "was"}
 NARROW_KEY = "key: acc accuracy, red redundant, err errors, req request drift"
+NARROW_BASELINE_KEY = ", was the verdict in the baseline"
 
 
-def write_run(run: RunResult, out: TextIO, *, rich: bool, width: int | None = None) -> None:
+def write_run(run: RunResult, out: TextIO, *, rich: bool, width: int | None = None,
+              comparison: Comparison | None = None) -> None:
     """The run's table, summary and findings. When the table is wider than `width`, the names
-    move under their row, wrapped whole, and long headers shorten: ids and statuses are never cut."""
+    move under their row, wrapped whole, and long headers shorten: ids and statuses are never cut.
+    With a `comparison`, a column gives each fixture's verdict in the baseline, the fixtures that
+    passed there and fail now come first (marked `!`), and a line under the summary gives the deltas."""
+    priced = run.summary.cost is not None
+    columns = _run_columns(priced, comparison is not None)
+    regressed = {c.id for c in comparison.regressed} if comparison else set()
     rows = []
-    for r in run.fixtures:
+    for r in sorted(run.fixtures, key=lambda r: r.id not in regressed):
         status, accuracy, calls, redundant, errors, tokens = _numbers(r)
-        rows.append((r.id, status, _pass(r), accuracy, calls, redundant, errors, tokens, drift_cell(r),
+        was = [comparison.verdicts.get(r.id, "new")] if comparison else []
+        rows.append((f"! {r.id}" if r.id in regressed else r.id, status, r.verdict, *was, accuracy, calls, redundant,
+                     errors, tokens, *([fmt_usd(r.cost)] if priced else []), drift_cell(r),
                      request_drift_cell(r), " > ".join(map(r.shown, r.names)) or "-"))
-    chrome = 3 * len(RUN_COLUMNS) + 1 if rich else 0  # a rich table's borders and padding
-    if width is not None and table_width(RUN_COLUMNS, rows) + chrome > width:
-        _write_narrow(run.key.label, rows, out, width)
+    chrome = 3 * len(columns) + 1 if rich else 0  # a rich table's borders and padding
+    if width is not None and table_width(columns, rows) + chrome > width:
+        _write_narrow(run.key.label, columns, rows, out, width)
     else:
-        render_table(run.key.label, RUN_COLUMNS, rows, out, rich=rich)
+        render_table(run.key.label, columns, rows, out, rich=rich)
     summary = summary_line(run.summary)
     out.write((textwrap.fill(summary, width, break_long_words=False) if width else summary) + "\n")
     if run.summary.trials:
         out.write(trials_line(run.summary) + "\n")
+    if comparison is not None:
+        line = baseline_line(comparison, run.summary)
+        out.write((textwrap.fill(line, width, break_long_words=False) if width else line) + "\n")
     write_findings(run, out, rich=rich)
 
 
-def _write_narrow(title: str, rows: Sequence[Sequence[str]], out: TextIO, width: int) -> None:
-    columns = [(NARROW_HEADERS.get(h, h), align) for h, align in RUN_COLUMNS[:-1]]
+def baseline_line(comparison: Comparison, now: Summary) -> str:
+    """Each metric against the baseline's, and how many fixtures passed there and fail now."""
+    deltas = "  ".join(f"{name} {fmt_metric(name, before)} -> {fmt_metric(name, after)}"
+                       for name, (before, after) in comparison.metrics(now).items())
+    said = f"baseline {comparison.origin} ({comparison.baseline.key.label}): {deltas}"
+    regressed = [c.id for c in comparison.regressed]
+    if regressed:
+        said += f"; {plural(len(regressed), 'fixture')} passed there and fail now (marked !): {', '.join(regressed)}"
+    if comparison.fixed:
+        said += f"; fixed since: {', '.join(c.id for c in comparison.fixed)}"
+    return said
+
+
+def fmt_metric(name: str, value: float | None) -> str:
+    """A summary metric as the reports write it: USD, a count, or a fraction."""
+    if name == "cost":
+        return fmt_usd(value)
+    if name in ("errors", "tokens"):
+        return "-" if value is None else f"{value:.0f}"
+    return fmt_ratio(value)
+
+
+def _run_columns(priced: bool, baseline: bool) -> list[tuple[str, str]]:
+    """`RUN_COLUMNS`, with the verdict in the baseline after this run's, and a cost column after
+    the tokens when the run's price is known."""
+    columns = list(RUN_COLUMNS)
+    if priced:
+        columns.insert(columns.index(("tokens", "right")) + 1, ("cost", "right"))
+    if baseline:
+        columns.insert(columns.index(("pass", "left")) + 1, ("baseline", "left"))
+    return columns
+
+
+def _write_narrow(title: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[str]], out: TextIO,
+                  width: int) -> None:
+    columns = [(NARROW_HEADERS.get(h, h), align) for h, align in columns[:-1]]
     lines = plain_lines(title, columns, [row[:-1] for row in rows], gap=" ")
     out.write("".join(line + "\n" for line in lines[:3]))
     for line, row in zip(lines[3:], rows):
@@ -143,7 +192,7 @@ def _write_narrow(title: str, rows: Sequence[Sequence[str]], out: TextIO, width:
         if row[-1] != "-":
             out.write(textwrap.fill(row[-1], width, initial_indent="    ", subsequent_indent="    ",
                                     break_long_words=False, break_on_hyphens=False) + "\n")
-    out.write(NARROW_KEY + "\n")
+    out.write(NARROW_KEY + (NARROW_BASELINE_KEY if ("was", "left") in columns else "") + "\n")
 
 
 def write_findings(run: RunResult, out: TextIO, *, rich: bool) -> None:
@@ -173,7 +222,8 @@ def summary_line(s: Summary) -> str:
     return (
         f"{plural(s.fixtures, 'fixture')}  accuracy {fmt_ratio(s.accuracy)}  pass rate {fmt_ratio(s.pass_rate)}  "
         f"calls {s.calls}  redundant {s.redundant}  errors {s.errors}  tokens {s.tokens}  "
-        f"drifted {s.drifted}  new {s.new}"
+        + (f"cost {fmt_usd(s.cost)}  " if s.cost is not None else "")
+        + f"drifted {s.drifted}  new {s.new}"
     )
 
 
@@ -270,8 +320,11 @@ def write_approvals(approvals: Sequence[Approval], out: TextIO) -> None:
         out.write(f"goldens approved for {label}: {shown}\n")
 
 
-def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None:
-    """One column group per provider, then the fixtures whose verdicts differ, first."""
+def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool,
+                  comparisons: Sequence[Comparison | None] = ()) -> None:
+    """One column group per provider, then the fixtures: those that passed in a run's baseline
+    and fail now first (marked `!`), then those whose verdicts differ (`*`), then the rest; under
+    the tables, each run's line against its baseline."""
     columns = [("metric", "left"), *((r.key.label, "right") for r in runs)]
     metrics = [
         ("accuracy", lambda s: fmt_ratio(s.accuracy)),
@@ -281,6 +334,8 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
         ("errors", lambda s: str(s.errors)),
         ("tokens", lambda s: str(s.tokens)),
     ]
+    if any(r.summary.cost is not None for r in runs):
+        metrics.append(("cost", lambda s: fmt_usd(s.cost)))
     rows = [(label, *(fn(r.summary) for r in runs)) for label, fn in metrics]
     most = max((r.summary.trials or 1 for r in runs), default=1)
     for k in range(1, most + 1) if most > 1 else ():
@@ -288,8 +343,9 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
     render_table("summary", columns, rows, out, rich=rich)
     by_id = [{f.id: f for f in r.fixtures} for r in runs]
     ids = [f.id for f in runs[0].fixtures] if runs else []
-    differ = [i for i in ids if len({(_pass(m[i]) if i in m else None) for m in by_id}) > 1]
-    same = [i for i in ids if i not in differ]
+    regressed = list(dict.fromkeys(c.id for cmp in comparisons if cmp for c in cmp.regressed))
+    differ = [i for i in ids if len({(m[i].verdict if i in m else None) for m in by_id}) > 1 and i not in regressed]
+    same = [i for i in ids if i not in differ and i not in regressed]
 
     def cell(m: dict[str, FixtureResult], i: str) -> str:
         r = m.get(i)
@@ -298,13 +354,19 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool) -> None
         status, accuracy, calls, *_ = _numbers(r)
         drift = drift_cell(r)
         golden = " no golden" if drift == "new" else "" if drift in ("-", "") else f" drift {drift}"
-        return f"{_pass(r)} {status} {accuracy} {calls}c{golden}"
+        return f"{r.verdict} {status} {accuracy} {calls}c{golden}"
 
     fx_columns = [("fixture", "left"), *((r.key.label, "left") for r in runs)]
-    fx_rows = [(("* " if i in differ else "  ") + i, *(cell(m, i) for m in by_id)) for i in differ + same]
+    marks = {**dict.fromkeys(differ, "* "), **dict.fromkeys(regressed, "! ")}
+    fx_rows = [(marks.get(i, "  ") + i, *(cell(m, i) for m in by_id)) for i in regressed + differ + same]
     out.write("\n")
-    render_table("fixtures (* verdicts differ)", fx_columns, fx_rows, out, rich=rich)
+    title = "fixtures (! passed in the baseline, fail now; * verdicts differ)" if regressed \
+        else "fixtures (* verdicts differ)"
+    render_table(title, fx_columns, fx_rows, out, rich=rich)
     out.write(COMPARE_LEGEND + "\n")
+    for run, comparison in zip(runs, comparisons):
+        if comparison is not None:
+            out.write(f"{run.key.label}: {baseline_line(comparison, run.summary)}\n")
     for run in runs:
         if has_findings(run):
             out.write(f"\n{run.key.label}\n")

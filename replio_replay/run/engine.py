@@ -86,9 +86,12 @@ class Transcript:
     reference_state: dict[str, Any] | str | None = None
     #: Each user turn the model answered (or was cut short in), in order.
     turn_ends: list[TurnEnd] = field(default_factory=list)
-    #: Role (`agent`, a simulated `user`, the `judge`) -> its {prompt, completion} tokens; `tokens` is
-    #: the agent's total as its provider reports it.
+    #: Role (`agent`, a simulated `user`, the `judge`) -> its {prompt, completion} tokens (and
+    #: `cached`, of the prompt, when a provider reported any); `tokens` is the agent's total as its
+    #: provider reports it. What the cost is computed from (`replio_replay.prices`).
     tokens_by_role: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Role -> the provider (name, model) that spoke as it, besides the agent: what prices the role.
+    spoken_by: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: The LLM judge's verdicts, one per rubric item (None: not judged).
     judged: list[JudgeVerdict] | None = None
 
@@ -97,6 +100,8 @@ class Transcript:
         kept = self.tokens_by_role.setdefault(role, {"prompt": 0, "completion": 0})
         kept["prompt"] += usage.prompt or 0
         kept["completion"] += usage.completion or 0
+        if usage.cached:
+            kept["cached"] = kept.get("cached", 0) + usage.cached
 
 
 def scripted(messages: Sequence[str]) -> NextUser:

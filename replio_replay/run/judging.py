@@ -36,6 +36,7 @@ def ask_judge(case: Case, transcript: Transcript, agent: Provider, session: Fixt
     try:
         provider = chosen_provider(case, field, spec.provider or configured, providers, agent)
         send = role_sender(case, JUDGE, provider, session, redactor)
+        transcript.spoken_by[JUDGE] = (provider.settings.name, provider.model)
         verdicts = []
         for item in spec.items:
             response = send(judge_request(item, said, trace, transcript.answer, spec.budget))

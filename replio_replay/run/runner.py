@@ -23,9 +23,11 @@ from .._runtime.redact import NO_SECRETS, Redactor, shown_url
 from .._runtime.workers import Workers
 from ..errors import ReplioError, ToolSetError
 from ..fixtures.cases import Case
+from ..fixtures.layout import RunKey
 from ..judge.metrics import summarize
 from ..judge.results import FixtureResult, RunResult, Status
 from ..plan.offer import name_problems
+from ..prices import Prices, price_for
 from ..providers.base import Exchange, Provider, Usage
 from ..recording.base import SessionFactory, live_session
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
@@ -35,6 +37,7 @@ from ..tools.resolve import with_mcp_tools
 from ..tools.sandbox import Sandbox
 from ..tools.toolbox import Toolbox
 from ..tools.toolset import ToolSet
+from .budget import Budget
 from .engine import Limits, Transcript, run_loop
 from .judging import ask_judge
 from .scoring import cancelled_result, judge_transcript
@@ -74,6 +77,8 @@ class RunOptions:
     #: Simulated users' and judges' providers by their spec, or why one could not be made.
     role_providers: Mapping[str, Provider | str] = field(default_factory=dict)
     judge: str | None = None  # the config's judge provider spec: judges naming none use it
+    prices: Prices = field(default_factory=dict)  # `PROVIDER:MODEL` -> price: a fixture's `cost`
+    budget: Budget | None = None  # --max-cost: live fixtures stop starting once it is spent
 
     def observed(self, observer: Observer | None, label: str) -> RunOptions:
         """These options, reporting each fixture's start and end to `observer` as the run `label`."""
@@ -128,6 +133,8 @@ def run_fixture(
                     transcript = run_loop(user, generate, toolbox, limits=limits, cancel=cancel)
                     if isinstance(user, Simulator):
                         transcript.count("user", Usage(**user.tokens))
+                        if user.provider is not None:
+                            transcript.spoken_by["user"] = (user.provider.settings.name, user.provider.model)
                 finally:
                     toolbox.close()
             finally:
@@ -145,7 +152,10 @@ def run_fixture(
             session.finish(transcript.status)
         except ReplioError as exc:
             transcript.status, transcript.error = Status.ERROR, str(exc)
-        result = judge_transcript(fixture, transcript, session.extras, options.redactor)
+        spoken_by = {"agent": (provider.settings.name, provider.model), **transcript.spoken_by}
+        prices = {role: price for role, (name, model) in spoken_by.items()
+                  if (price := price_for(name, model, case.toolset.prices, options.prices)) is not None}
+        result = judge_transcript(fixture, transcript, session.extras, options.redactor, prices)
     except ReplioError as exc:
         result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=str(exc)), redactor=options.redactor)
     except Exception as exc:  # a harness bug ends this fixture, never the suite
@@ -221,6 +231,8 @@ def run_suite(
     for i in range(len(cases)):
         todo.put(i)
     removals = Removals()  # worktrees are removed behind the run, not between its fixtures
+    label = RunKey(provider.settings.name, provider.model, toolset.name).label
+    budget = options.budget
 
     def work() -> None:
         while not cancel.is_set():
@@ -228,9 +240,16 @@ def run_suite(
                 i = todo.get_nowait()
             except queue.Empty:
                 return
+            case = cases[i]
+            if budget is not None and budget.stops(label, case.id, case.trial):
+                done.put((i, cancelled_result(case.fixture, case.trial, budget.reason())))
+                continue
             if options.on_start is not None:
-                options.on_start(cases[i])
-            done.put((i, run_fixture(cases[i], provider, options, cancel, remove=removals)))
+                options.on_start(case)
+            result = run_fixture(case, provider, options, cancel, remove=removals)
+            if budget is not None:
+                budget.charge(label, case.id, case.trial, result.cost)
+            done.put((i, result))
 
     workers = Workers([("replio-worker", work)] * max(1, min(options.jobs, len(cases))))
 

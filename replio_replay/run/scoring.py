@@ -16,6 +16,7 @@ from ..judge.metrics import accuracy, redundant
 from ..judge.results import FixtureResult, JudgeVerdict, Status, TraceCall
 from ..judge.turns import turn_reasons
 from ..judge.verifier import Evidence, verify
+from ..prices import Price, cost
 from ..providers.base import Message
 from .engine import Transcript
 
@@ -28,9 +29,10 @@ RESULT_CAP = 4000
 
 
 def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] | None = None,
-                     redactor: Redactor = NO_SECRETS) -> FixtureResult:
-    """A transcript judged: trace, metrics and the verifier's verdict; what is cut for the trace and
-    the reasons is cut by `redactor`."""
+                     redactor: Redactor = NO_SECRETS, prices: Mapping[str, Price] | None = None) -> FixtureResult:
+    """A transcript judged: trace, metrics, the verifier's verdict, and its cost at `prices` (role ->
+    the price of the model that spoke as it; see `_costs`); what is cut for the trace and the
+    reasons is cut by `redactor`."""
     more = "\n[... cut: {left} more characters not shown]"
     trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=redactor.cut(r.result, RESULT_CAP, more))
              for r in t.records]
@@ -46,6 +48,9 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     if t.status in _UNFINISHED:
         passed, reasons = False, [f"the run ended in {t.status.value}"]
     extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
+    by_role = _costs(t, prices or {})
+    if by_role:
+        extra = {"cost": round(sum(by_role.values()), 6), "cost_by_role": by_role, **extra}
     return FixtureResult(
         id=fixture.id,
         task=fixture.task,
@@ -97,9 +102,24 @@ def conversation_json(messages: Sequence[Message], redactor: Redactor = NO_SECRE
     return out
 
 
-def cancelled_result(fixture: Fixture, trial: int = 1) -> FixtureResult:
-    """The result of a fixture (trial) the run never started, or abandoned, because it was interrupted."""
+def _costs(t: Transcript, prices: Mapping[str, Price]) -> dict[str, float]:
+    """USD per role that spoke, at its model's price; a role with no price is left out (so `cost`
+    is what the priced roles spent), and so is one whose provider gave only a total token count:
+    no cost rather than a made-up one."""
+    out = {}
+    for role, used in t.tokens_by_role.items():
+        price = prices.get(role)
+        if price is None or not (used["prompt"] or used["completion"] or (role == "agent" and not t.tokens)):
+            continue
+        out[role] = cost(price, used["prompt"], used["completion"], used.get("cached", 0))
+    if "agent" in prices and "agent" not in t.tokens_by_role and not t.tokens:  # no turn was answered
+        out = {"agent": 0.0, **out}
+    return out
+
+
+def cancelled_result(fixture: Fixture, trial: int = 1, why: str = "the run was interrupted") -> FixtureResult:
+    """The result of a fixture (trial) the run never started, or abandoned, because of `why`."""
     return FixtureResult(
-        id=fixture.id, task=fixture.task, status=Status.CANCELLED, error="not run: the run was interrupted",
+        id=fixture.id, task=fixture.task, status=Status.CANCELLED, error=f"not run: {why}",
         reasons=["the run ended in cancelled"], accuracy=None if fixture.expected is None else 0.0, trial=trial,
     )

@@ -61,8 +61,10 @@ def before_stop(text: str, markers: Sequence[str]) -> tuple[str, bool]:
 class Simulator:
     """A simulated user as the engine's `NextUser`; `tokens` are its prompt and completion tokens."""
 
-    def __init__(self, spec: SimulatedUser, task: str | None, generate: Callable[[ChatRequest], ChatResponse]):
+    def __init__(self, spec: SimulatedUser, task: str | None, generate: Callable[[ChatRequest], ChatResponse],
+                 provider: Provider | None = None):
         self.spec = spec
+        self.provider = provider  # who plays the user (None in tests that script it): what prices it
         self.task = task
         self.generate = generate
         self.said = 0
@@ -97,4 +99,4 @@ def speaker(case: Case, provider: Provider, session: FixtureSession, users: Mapp
         turns = [t.user for t in fixture.scripted_turns]
         return turns[0] if len(turns) == 1 and fixture.turns is None else scripted(turns)
     chosen = chosen_provider(case, "user.provider", fixture.user.provider, users, provider)
-    return Simulator(fixture.user, fixture.task, role_sender(case, USER, chosen, session, redactor))
+    return Simulator(fixture.user, fixture.task, role_sender(case, USER, chosen, session, redactor), chosen)

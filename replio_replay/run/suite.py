@@ -32,19 +32,24 @@ from ..fixtures.plugins import BUILTIN_CATALOG, choose_plugins, plugin_manager
 from ..fixtures.sources import LOCAL
 from ..golden.review import Approval, approve, attach_drift
 from ..golden.store import GoldenStore
+from ..judge.baseline import Checked
 from ..judge.metrics import combine_trials, summarize
 from ..judge.results import RunResult
 from ..plan import lastfailed
 from ..plan.offer import name_problems, offered_to
 from ..plan.settings import Flags, Settings, resolve_settings
-from ..providers.base import Provider
+from ..prices import Price, cost, price_for, price_table
+from ..providers.base import ChatRequest, Provider
+from ..providers.http import HTTPProvider
 from ..providers.registry import create_provider
 from ..recording.modes import RecordMode
 from ..recording.staleness import case_mode
+from ..recording.usage import recorded_usage
 from ..report.gate import Verdict, failure_line, judge
 from ..tools.mcp.config import HttpServer, secret_names
 from ..tools.sources import load_toolsets
 from ..tools.toolset import ToolSet
+from .budget import Budget, estimate
 from .engine import Limits
 from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite
 from .scoring import cancelled_result
@@ -82,6 +87,8 @@ class RunRequest:
     fallback_mode: RecordMode | None = None
     mcp_live: bool = False  # a replay starts every MCP server and compares it with its recording
     rejudge: bool = False  # only the judges are sent (and recorded again); the recorded runs replay
+    baseline: Path | None = None  # the saved result to compare with (else the config's)
+    max_cost: float | None = None  # USD a live run may spend (`budget`)
 
     def flags(self) -> Flags:
         if self.rejudge and (self.record_mode or self.no_cassettes):
@@ -92,7 +99,7 @@ class RunRequest:
         record_mode = RecordMode.NEW_EPISODES.value if self.rejudge else self.record_mode
         return Flags(record_mode=record_mode, no_cassettes=self.no_cassettes, cassettes=self.cassettes,
                      golden=self.golden, jobs=self.jobs, tools=tuple(self.tools), trials=self.trials,
-                     no_bundled=self.no_bundled)
+                     no_bundled=self.no_bundled, baseline=self.baseline)
 
 
 @dataclass
@@ -140,7 +147,55 @@ class Plan:
 
     def live_cases(self) -> list[Case]:
         """The cases this run sends to a provider (none in a replay, nor where a cassette will answer)."""
-        return [c for r in self.runs if r.provider.speaks_http for c in r.cases if self._live(r, c)]
+        return [c for r, c in self._live_pairs()]
+
+    def _live_pairs(self) -> list[tuple[PlannedRun, Case]]:
+        return [(r, c) for r in self.runs if r.provider.speaks_http for c in r.cases if self._live(r, c)]
+
+    @functools.cached_property
+    def prices(self) -> dict[str, Price]:
+        """The price table: the dated defaults, then the config's `prices` (a tool set's files' own come first)."""
+        return price_table(self.settings.config.prices)
+
+    def price(self, run: PlannedRun) -> Price | None:
+        """The price of `run`'s model: its tool set's, else the table's."""
+        return price_for(run.provider.settings.name, run.provider.model, run.toolset.prices, self.prices)
+
+    def budget(self) -> Budget | None:
+        """What `--max-cost` allows the live cases to spend (None: no limit)."""
+        if self.request.max_cost is None:
+            return None
+        return Budget(self.request.max_cost, {(r.key.label, c.id, c.trial) for r, c in self._live_pairs()})
+
+    def check_cost(self) -> str | None:
+        """With `--max-cost`, the note giving the live cases' estimated cost; UsageError when it is more
+        than allowed, or when a model sent fixtures has no price to count its spending by."""
+        limit = self.request.max_cost
+        pairs = self._live_pairs()
+        if limit is None or not pairs:
+            return None
+        unpriced = sorted({r.key.label for r, _ in pairs if self.price(r) is None})
+        if unpriced:
+            raise UsageError(f"--max-cost {limit:.2f}: no price known for {', '.join(unpriced)}, so what it spends "
+                             f"cannot be counted; add one under \"prices\" in .replio/config.json, e.g. "
+                             f'"prices": {{"{unpriced[0]}": {{"input": 0.15, "output": 0.6}}}} (USD per million tokens)')
+        guess = estimate([self._recorded_cost(r, c) for r, c in pairs])
+        if guess.usd is not None and guess.usd > limit:
+            raise UsageError(f"--max-cost {limit:.2f}: this run is estimated to cost {guess.describe()}, more than "
+                             "it allows; raise --max-cost, or record fewer fixtures at once (--fixture, --tag, "
+                             "--shard)")
+        return f"--max-cost {limit:.2f}: {guess.describe()}; no new fixture is recorded once ${limit:.2f} is spent"
+
+    def _recorded_cost(self, run: PlannedRun, case: Case) -> float | None:
+        """What `case`'s last recording cost at `run`'s price; None when it has none."""
+        price, provider = self.price(run), run.provider
+        if price is None or not isinstance(provider, HTTPProvider):
+            return None
+        usages = recorded_usage(run.key.path(self.settings.cassettes, case.stem, CASSETTE),
+                                lambda data: provider.decode(data, ChatRequest((), ())).usage)
+        if not usages:
+            return None
+        return round(sum(cost(price, u.prompt or 0, u.completion or 0, u.cached or 0) for u in usages), 6)
 
     def _live(self, run: PlannedRun, case: Case) -> bool:
         if self.settings.record_mode is None:
@@ -179,20 +234,26 @@ class Outcome:
     require_pass: frozenset[str] = frozenset()
     approvals: list[Approval] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    checked: Checked | None = None  # the runs against a baseline and score gates (`judge.baseline`)
 
     @property
     def exit_code(self) -> int:
-        """130 interrupted; 1 when a fixture could not be loaded (a problem) or any fixture's
-        verdict is not ok (see `verdict.judge`); else 0."""
+        """130 interrupted; 1 when a fixture could not be loaded (a problem), any fixture's
+        verdict is not ok (see `verdict.judge`) or a score gate failed; else 0."""
         if self.interrupted:
             return 130
-        return 1 if self.problems or not all(v.ok for _, _, v in self._verdicts()) else 0
+        gates = self.checked.failures if self.checked else []
+        return 1 if self.problems or gates or not all(v.ok for _, _, v in self._verdicts()) else 0
 
     def why(self) -> str:
         """One line saying why the exit code is 1 ('' when it is not; an interrupt says so itself)."""
         if self.interrupted:
             return ""
-        return failure_line(self._verdicts(), len(self.problems))
+        line = failure_line(self._verdicts(), len(self.problems))
+        if self.checked and self.checked.failures:
+            gates = f"{plural(len(self.checked.failures), 'score gate')} failed (named above)"
+            line = f"{line}; {gates}" if line else gates
+        return line
 
     def _verdicts(self) -> list[tuple[str, str, Verdict]]:
         return [(r.key.label, f.id, judge(f, strict=self.strict, require_pass=f.id in self.require_pass,
@@ -370,6 +431,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
         tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
         env=settings.env.values, project=settings.project.resolve(), hurry=hurry or threading.Event(),
         redactor=plan.redactor, role_providers=plan.role_providers, judge=settings.config.judge,
+        prices=plan.prices, budget=plan.budget(),
     )
     sessions = None
     if settings.record_mode is not None:
@@ -425,6 +487,8 @@ def _record_drifted(runs: list[PlannedRun], recording: RunOptions, outcome: Outc
     again = [(i, r) for i, r in again if r.cases]
     if not again:
         return []
+    if recording.budget is not None:  # recorded now: they count against --max-cost too
+        recording.budget.count_live((r.key.label, c.id, c.trial) for _, r in again for c in r.cases)
     second = Outcome()
     _run_all([r for _, r in again], recording, second, None)
     for (i, _), result in zip(again, second.runs):

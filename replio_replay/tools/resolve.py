@@ -87,7 +87,9 @@ def resolve_toolset(name: str, chain: Sequence[SetFile], sources: Iterable[Tool]
                 why = "it is disabled" if tool_name in known else no_tool(tool_name, known)
                 raise ToolSetError(f"{where}: cannot override it: {why}")
             tools[tool_name] = _overridden(tools[tool_name], override, where)
-    return ToolSet(name, tuple(tools.values()), prompt, known, mcp, tuple(pending), environments=environments)
+    prices = {key: price for link in chain for key, price in link.data.prices.items()}
+    return ToolSet(name, tuple(tools.values()), prompt, known, mcp, tuple(pending), environments=environments,
+                   prices=prices)
 
 
 def _add(tools: dict[str, Tool], tool: Tool) -> None:
@@ -162,4 +164,4 @@ def with_mcp_tools(offered: ToolSet, added: Sequence[Tool]) -> ToolSet:
             raise ToolSetError(f"tools_offered: {no_tool(missing[0], known)}")
         listed = [t for t in listed if t.name in set(offered.only)]
     return ToolSet(offered.name, tuple(listed), offered.system_prompt, frozenset(known),
-                   environments=offered.environments)
+                   environments=offered.environments, prices=offered.prices)

@@ -20,6 +20,7 @@ from .._runtime.jsonin import JsonProblem, read_json
 from .._runtime.schemaline import SchemaLine
 from .._runtime.wording import did_you_mean, validation_message
 from ..errors import ToolSetError, UsageError
+from ..prices import Price, PriceKey
 from .declared import ToolDecls
 from .environment import EnvironmentDecl
 from .mcp.config import McpServer, ServerName
@@ -52,6 +53,9 @@ class ToolSetFile(_Strict):
     mcp_servers: dict[ServerName, McpServer | None] = Field(
         default_factory=dict, description="MCP servers added to (or, null, removed from) the base's."
     )
+    prices: dict[PriceKey, Price] = Field(
+        default_factory=dict, description="`PROVIDER:MODEL` -> USD per million tokens, over the config's "
+        "(and the base file's) for runs of this set.")
 
 
 @dataclass(frozen=True)

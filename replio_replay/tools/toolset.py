@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._runtime.jsoncanon import canonical
+from ..prices import Price
 from .base import Tool
 from .mcp.config import McpServer
 
@@ -75,6 +76,8 @@ class ToolSet:
     pending: tuple[Pending, ...] = ()
     only: tuple[str, ...] | None = None
     environments: Mapping[str, Environment] = field(default_factory=dict)
+    #: `PROVIDER:MODEL` -> price, from the set's files (over the config's); no part of `digest`.
+    prices: Mapping[str, Price] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "known", frozenset(self.known) | frozenset(self.names))
@@ -137,4 +140,5 @@ class ToolSet:
             self.pending if pending is None else pending,
             self.only if only is None else only,
             self.environments if environments is None else environments,
+            self.prices,
         )

@@ -17,7 +17,14 @@ from typing import Any
 import pytest
 
 from tests.helpers import call, turn, write_json
-from tests.support.report_project import HOSTILE, TODO_LINE, drifted_report, replio
+from tests.support.report_project import (
+    HOSTILE,
+    TODO_LINE,
+    drifted_report,
+    replio,
+    run_fixtures,
+    write_report_project,
+)
 
 #: Flags for a headless Chromium that contacts nothing on its own (no updates, sync, field trials).
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -224,4 +231,26 @@ def test_a_judged_run_shows_each_verdict_and_reason_in_the_table_and_in_chromium
     assert page.locator("#fx-judged2 .reasons li").all_inner_texts() == [f"judge: no: It never read it. {HOSTILE}"]
     assert "judge's tokens 15" in page.locator("#fx-judged p.metrics").inner_text()
     assert page.evaluate("window.__pwned") is None and page.title() != "pwned"
+def test_the_baseline_section_and_the_regressed_fixture_first_in_chromium(tmp_path: Path, browser: Any) -> None:
+    project = write_report_project(tmp_path / "proj")
+    base = tmp_path / "base.json"
+    run_fixtures(project, "--output-file", base)  # steady passes, hostile fails its verifier
+    steady = project / ".replio" / "eval" / "steady.json"
+    steady.write_text(json.dumps({**json.loads(steady.read_text()), "verifier": {"answer": {"$contains": "bye"}}}))
+    report = tmp_path / "report.html"
+    run_fixtures(project, "--baseline", base, "--html", report)
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.set_default_timeout(30_000)
+    page.goto(report.resolve().as_uri())
+
+    rows = page.locator("tr[data-fixture]")
+    assert rows.nth(0).get_attribute("data-fixture") == "steady"
+    assert rows.nth(0).locator(".tag.regressed").is_visible()
+    section = page.locator("#baseline")
+    assert section.is_visible()
+    cells = section.locator("tr").filter(has_text="pass_rate").locator("td")
+    assert [cells.nth(i).inner_text() for i in range(cells.count())] == ["0.67", "0.33", "-0.33"]
+    assert not page.locator("#fx-steady").evaluate("d => d.open")
+    section.locator("a[data-open='fx-steady']").click()
+    assert page.locator("#fx-steady").evaluate("d => d.open")
     page.close()

@@ -122,6 +122,7 @@ def decode_response(
         raise shape_error(provider, f"message.content is a {exc}, not text", data) from None
     calls = function_calls(message.get("tool_calls") or [], provider=provider, data=data, turn=turn)
     usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+    details = usage["prompt_tokens_details"] if isinstance(usage.get("prompt_tokens_details"), dict) else {}
     return ChatResponse(
         text=text,
         tool_calls=calls,
@@ -129,5 +130,6 @@ def decode_response(
             prompt=as_int(usage.get("prompt_tokens")),
             completion=as_int(usage.get("completion_tokens")),
             total=as_int(usage.get("total_tokens")),
+            cached=as_int(details.get("cached_tokens")),
         ),
     )

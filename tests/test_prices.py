@@ -1,0 +1,77 @@
+"""Cost, pure: the arithmetic, the tables' precedence, and the results that carry it (or leave it out)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from replio_replay.config import load_project_config
+from replio_replay.errors import ConfigError
+from replio_replay.judge.metrics import combine_trials, summarize
+from replio_replay.judge.results import FixtureResult, RunResult
+from replio_replay.prices import DEFAULT_PRICES, PRICES_AS_OF, Price, cost, price_for, price_table
+from replio_replay.run.engine import Transcript
+from replio_replay.run.scoring import judge_transcript
+from tests.helpers import make_fixture
+
+
+def test_cost_is_tokens_times_price_per_million() -> None:
+    price = Price(input=2.5, output=10.0)
+    assert cost(price, 1_000_000, 0) == 2.5
+    assert cost(price, 1200, 300) == round((1200 * 2.5 + 300 * 10.0) / 1e6, 6) == 0.006
+    assert cost(price, 0, 0) == 0.0
+
+
+def test_cached_prompt_tokens_cost_the_cached_rate_or_else_the_input_rate() -> None:
+    assert cost(Price(input=2.0, output=8.0, cached_input=0.5), 1000, 100, cached=400) == \
+        round((600 * 2.0 + 400 * 0.5 + 100 * 8.0) / 1e6, 6)
+    assert cost(Price(input=2.0, output=8.0), 1000, 100, cached=400) == cost(Price(input=2.0, output=8.0), 1000, 100)
+    assert cost(Price(input=2.0, output=8.0, cached_input=0.0), 10, 0, cached=50) == 0.0  # never more than prompt
+
+
+def test_the_first_table_with_the_model_wins_and_the_config_overlays_the_dated_defaults() -> None:
+    mine = Price(input=1.0, output=1.0)
+    table = price_table({"openai:gpt-4o": mine})
+    assert table["openai:gpt-4o"] == mine and table["openai:gpt-4o-mini"] == DEFAULT_PRICES["openai:gpt-4o-mini"]
+    toolset = {"openai:gpt-4o": Price(input=9.0, output=9.0)}
+    assert price_for("openai", "gpt-4o", toolset, table) == toolset["openai:gpt-4o"]
+    assert price_for("ollama", "qwen2.5", toolset, table) is None  # no price: no cost, never 0
+    assert PRICES_AS_OF[:4].isdigit() and len(PRICES_AS_OF) == 10
+
+
+def test_the_config_s_prices_are_checked(tmp_path: Path) -> None:
+    config = tmp_path / ".replio" / "config.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({"prices": {"openai:gpt-4o": {"input": 1, "output": 2, "cached_input": 0.5}}}))
+    assert load_project_config(tmp_path).prices["openai:gpt-4o"] == Price(input=1, output=2, cached_input=0.5)
+    for bad in ({"gpt-4o": {"input": 1, "output": 2}}, {"openai:x": {"input": -1, "output": 2}},
+                {"openai:x": {"input": 1}}, {"openai:x": {"input": 1, "output": 2, "currency": "EUR"}}):
+        config.write_text(json.dumps({"prices": bad}))
+        with pytest.raises(ConfigError, match=r"config\.json: .*prices"):
+            load_project_config(tmp_path)
+
+
+def test_a_priced_transcript_costs_what_its_agent_spent_and_an_unpriced_one_has_no_cost() -> None:
+    fixture = make_fixture(id="a", task="t")
+    transcript = Transcript(tokens=1500, prompt_tokens=1000, completion_tokens=500)
+    priced = judge_transcript(fixture, transcript, price=Price(input=3.0, output=15.0))
+    assert priced.cost == 0.0105 and priced.cost_by_role == {"agent": 0.0105}
+    totals_only = judge_transcript(fixture, Transcript(tokens=1500), price=Price(input=3.0, output=15.0))
+    assert totals_only.cost is None and totals_only.cost_by_role is None
+    unpriced = judge_transcript(fixture, transcript)
+    assert unpriced.cost is None and "cost" not in RunResult(
+        provider="p", model="m", fixtures=[unpriced], summary=summarize([unpriced])).to_json()["fixtures"][0]
+
+
+def test_the_summary_adds_costs_per_role_over_trials_and_leaves_cost_out_when_none_is_known() -> None:
+    results = [FixtureResult(id="a", trial=k, cost=0.25, cost_by_role={"agent": 0.25}) for k in (1, 2)]
+    results.append(FixtureResult(id="b", cost=0.5, cost_by_role={"agent": 0.4, "judge": 0.1}))
+    combined = combine_trials(results)
+    assert combined[0].cost == 0.5 and [t.cost for t in combined[0].trials or []] == [0.25, 0.25]
+    summary = summarize(combined)
+    assert summary.cost == 1.0 and summary.cost_by_role == {"agent": 0.9, "judge": 0.1}
+    plain = [FixtureResult(id="a", tokens=10)]
+    data = RunResult(provider="p", model="m", fixtures=plain, summary=summarize(plain)).to_json()
+    assert "cost" not in data["summary"] and "cost_by_role" not in data["summary"]
