@@ -55,14 +55,29 @@ def test_the_config_s_prices_are_checked(tmp_path: Path) -> None:
 
 def test_a_priced_transcript_costs_what_its_agent_spent_and_an_unpriced_one_has_no_cost() -> None:
     fixture = make_fixture(id="a", task="t")
-    transcript = Transcript(tokens=1500, prompt_tokens=1000, completion_tokens=500)
-    priced = judge_transcript(fixture, transcript, price=Price(input=3.0, output=15.0))
+    price = {"agent": Price(input=3.0, output=15.0)}
+    transcript = Transcript(tokens=1500, tokens_by_role={"agent": {"prompt": 1000, "completion": 500}})
+    priced = judge_transcript(fixture, transcript, prices=price)
     assert priced.cost == 0.0105 and priced.cost_by_role == {"agent": 0.0105}
-    totals_only = judge_transcript(fixture, Transcript(tokens=1500), price=Price(input=3.0, output=15.0))
+    totals_only = judge_transcript(fixture, Transcript(tokens=1500, tokens_by_role={
+        "agent": {"prompt": 0, "completion": 0}}), prices=price)
     assert totals_only.cost is None and totals_only.cost_by_role is None
     unpriced = judge_transcript(fixture, transcript)
     assert unpriced.cost is None and "cost" not in RunResult(
         provider="p", model="m", fixtures=[unpriced], summary=summarize([unpriced])).to_json()["fixtures"][0]
+
+
+def test_each_role_is_priced_by_the_model_that_spoke_as_it_and_an_unpriced_role_is_left_out() -> None:
+    fixture = make_fixture(id="a", task="t")
+    transcript = Transcript(tokens=1500, tokens_by_role={
+        "agent": {"prompt": 1000, "completion": 500, "cached": 400},
+        "user": {"prompt": 2000, "completion": 100},
+        "judge": {"prompt": 800, "completion": 20}})
+    prices = {"agent": Price(input=3.0, output=15.0, cached_input=0.3), "user": Price(input=0.15, output=0.6)}
+    result = judge_transcript(fixture, transcript, prices=prices)
+    # agent: 600 x 3 + 400 x 0.3 + 500 x 15; user: 2000 x 0.15 + 100 x 0.6; the judge has no price
+    assert result.cost_by_role == {"agent": 0.00942, "user": 0.00036}
+    assert result.cost == 0.00978
 
 
 def test_the_summary_adds_costs_per_role_over_trials_and_leaves_cost_out_when_none_is_known() -> None:
