@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 from tests.support.markdown import Block, Mark, commands, read_page, replio_args, transcript
+from tests.support.offline import pip
 
 REPO = Path(__file__).resolve().parent.parent
 WORKFLOW = REPO / "docs" / "github-actions.yml"
@@ -383,16 +384,17 @@ def test_the_matcher_page_names_every_operator_and_type_the_code_knows() -> None
 
 
 def test_the_plugin_page_builds_installs_and_runs_as_written(tmp_path: Path) -> None:
-    """The page's package is built and installed by pip (into a folder on PYTHONPATH, not the test's
-    environment); `list` then prints what the page shows, and its Python tool answers a scripted run."""
+    """The page's package is built by the running environment's setuptools and installed by pip, offline
+    (into a folder on PYTHONPATH, not the test's environment); `list` then prints what the page shows,
+    and its Python tool answers a scripted run."""
     items = [b for b in read_page(DOCS / "how-to" / "writing-a-plugin.md") if isinstance(b, Block)]
     project, site = tmp_path / "project", tmp_path / "site"
     for block in (b for b in items if "file" in b.marks):
         (project / block.marks["file"]).parent.mkdir(parents=True, exist_ok=True)
         (project / block.marks["file"]).write_text(block.text, encoding="utf-8")
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
-                          str(project / "evals-plugin")], capture_output=True, text=True, timeout=300)
-    assert pip.returncode == 0, pip.stdout + pip.stderr
+    built = pip("install", "--quiet", "--no-deps", "--no-build-isolation", "--target", str(site),
+                str(project / "evals-plugin"), env=dict(os.environ))
+    assert built.returncode == 0, built.stdout + built.stderr
     env = {**_env(tmp_path), "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
     (shown,) = [b for b in items if "output-of" in b.marks]
     args = replio_args(shown.marks["output-of"])
