@@ -156,7 +156,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
     """The reader's shell: the test's `replio` and `python` first on PATH, no provider settings,
     no CI, no terminal width, folders of its own."""
     drop = {"CI", "COLUMNS", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-            "LLAMACPP_BASE_URL", "OLLAMA_HOST"}
+            "LLAMACPP_BASE_URL", "OLLAMA_HOST", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_BASE_URL"}
     return {**{k: v for k, v in os.environ.items() if k not in drop},
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
             "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")}
@@ -332,7 +332,7 @@ def test_the_python_api_page_documents_every_public_name() -> None:
 def _variables_read() -> set[str]:
     """Every environment variable the package reads by name: the first argument of a `.get(...)` or
     `_xdg(...)` call and the key of a subscript, written as a constant in capitals, and each
-    provider's base-URL and key variables."""
+    provider's base-URL and key variables (with the keys it falls back on)."""
     from replio_replay.providers import PROVIDERS, provider_class
 
     names: set[str] = set()
@@ -345,7 +345,7 @@ def _variables_read() -> set[str]:
                 names.add(str(node.slice.value))
     for name in PROVIDERS:
         cls = provider_class(name)
-        names |= {cls.base_url_env or "", cls.api_key_env or ""}
+        names |= {cls.base_url_env or "", cls.api_key_env or "", *cls.api_key_env_fallbacks}
     return {n for n in names if re.fullmatch(r"[A-Z][A-Z0-9_]*_?[A-Z0-9]+", n) and n.upper() == n and len(n) > 1}
 
 
