@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 from tests.support.markdown import Block, Mark, commands, read_page, replio_args, transcript
+from tests.support.offline import pip
 
 REPO = Path(__file__).resolve().parent.parent
 WORKFLOW = REPO / "docs" / "github-actions.yml"
@@ -155,7 +156,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
     """The reader's shell: the test's `replio` and `python` first on PATH, no provider settings,
     no CI, no terminal width, folders of its own."""
     drop = {"CI", "COLUMNS", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-            "LLAMACPP_BASE_URL", "OLLAMA_HOST"}
+            "LLAMACPP_BASE_URL", "OLLAMA_HOST", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_BASE_URL"}
     return {**{k: v for k, v in os.environ.items() if k not in drop},
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
             "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")}
@@ -331,7 +332,7 @@ def test_the_python_api_page_documents_every_public_name() -> None:
 def _variables_read() -> set[str]:
     """Every environment variable the package reads by name: the first argument of a `.get(...)` or
     `_xdg(...)` call and the key of a subscript, written as a constant in capitals, and each
-    provider's base-URL and key variables."""
+    provider's base-URL and key variables (with the keys it falls back on)."""
     from replio_replay.providers import PROVIDERS, provider_class
 
     names: set[str] = set()
@@ -344,7 +345,7 @@ def _variables_read() -> set[str]:
                 names.add(str(node.slice.value))
     for name in PROVIDERS:
         cls = provider_class(name)
-        names |= {cls.base_url_env or "", cls.api_key_env or ""}
+        names |= {cls.base_url_env or "", cls.api_key_env or "", *cls.api_key_env_fallbacks}
     return {n for n in names if re.fullmatch(r"[A-Z][A-Z0-9_]*_?[A-Z0-9]+", n) and n.upper() == n and len(n) > 1}
 
 
@@ -383,16 +384,17 @@ def test_the_matcher_page_names_every_operator_and_type_the_code_knows() -> None
 
 
 def test_the_plugin_page_builds_installs_and_runs_as_written(tmp_path: Path) -> None:
-    """The page's package is built and installed by pip (into a folder on PYTHONPATH, not the test's
-    environment); `list` then prints what the page shows, and its Python tool answers a scripted run."""
+    """The page's package is built by the running environment's setuptools and installed by pip, offline
+    (into a folder on PYTHONPATH, not the test's environment); `list` then prints what the page shows,
+    and its Python tool answers a scripted run."""
     items = [b for b in read_page(DOCS / "how-to" / "writing-a-plugin.md") if isinstance(b, Block)]
     project, site = tmp_path / "project", tmp_path / "site"
     for block in (b for b in items if "file" in b.marks):
         (project / block.marks["file"]).parent.mkdir(parents=True, exist_ok=True)
         (project / block.marks["file"]).write_text(block.text, encoding="utf-8")
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
-                          str(project / "evals-plugin")], capture_output=True, text=True, timeout=300)
-    assert pip.returncode == 0, pip.stdout + pip.stderr
+    built = pip("install", "--quiet", "--no-deps", "--no-build-isolation", "--target", str(site),
+                str(project / "evals-plugin"), env=dict(os.environ))
+    assert built.returncode == 0, built.stdout + built.stderr
     env = {**_env(tmp_path), "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
     (shown,) = [b for b in items if "output-of" in b.marks]
     args = replio_args(shown.marks["output-of"])

@@ -1,6 +1,8 @@
-"""The package as its users get it: the documented CI recipe builds an sdist and a wheel from a copy
-of the source, installs the wheel into a fresh virtual environment (dependencies from the package
-index, as `.ci/run` installs), and that install replays the repository's recordings."""
+"""The package as its users get it: the documented CI recipe (an sdist, a wheel built from it, the
+wheel installed into a fresh virtual environment) made offline from a copy of the source, and
+that install replays the repository's recordings. The build uses the running environment's
+setuptools and the fresh environment borrows the running one's dependencies (`tests/support/offline.py`),
+so no package index is reached."""
 
 from __future__ import annotations
 
@@ -8,13 +10,15 @@ import email.parser
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
-import venv
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
 import yaml
+
+from tests.support.offline import pip, venv_lent_our_packages
 
 REPO = Path(__file__).resolve().parent.parent
 #: What the sdist is built from: the files `pyproject.toml` packs, nothing of the working tree's.
@@ -28,7 +32,29 @@ def _step(name: str) -> str:
     return next(step["run"] for step in job["steps"] if step.get("name") == name)
 
 
+#: The workflow's install step, which this test follows without the network: `build` makes the sdist,
+#: then the wheel from the unpacked sdist, and pip installs the wheel.
+RECIPE = "pip install build && python -m build --outdir dist && pip install dist/*.whl"
+
+
+def _build_offline(project: Path, env: dict[str, str]) -> tuple[Path, Path]:
+    """The sdist and the wheel `python -m build --outdir dist` makes, by the same setuptools hooks."""
+    hook = "from setuptools import build_meta; print(build_meta.build_sdist('dist'))"
+    sdist = subprocess.run([sys.executable, "-c", hook], cwd=project, capture_output=True, text=True, env=env,
+                           timeout=120)
+    assert sdist.returncode == 0, sdist.stdout[-3000:] + sdist.stderr[-3000:]
+    archive = project / "dist" / sdist.stdout.strip().splitlines()[-1]
+    shutil.unpack_archive(archive, project / "unpacked")
+    (unpacked,) = (project / "unpacked").iterdir()
+    wheel = pip("wheel", "--quiet", "--no-deps", "--no-build-isolation", "--wheel-dir", str(project / "dist"),
+                str(unpacked), env=env)
+    assert wheel.returncode == 0, wheel.stdout[-3000:] + wheel.stderr[-3000:]
+    (built,) = (project / "dist").glob("*.whl")
+    return archive, built
+
+
 def test_the_ci_recipe_builds_an_sdist_and_a_wheel_that_install_and_replay(tmp_path: Path) -> None:
+    assert _step("Install") == RECIPE
     project = tmp_path / "clone"
     project.mkdir()
     for part in (*SOURCE, *RECORDINGS):
@@ -37,18 +63,18 @@ def test_the_ci_recipe_builds_an_sdist_and_a_wheel_that_install_and_replay(tmp_p
         else:
             shutil.copy2(REPO / part, project / part)
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True)
+    python = venv_lent_our_packages(env_dir)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env |= {"CI": "true", "VIRTUAL_ENV": str(env_dir), "PATH": f"{env_dir / 'bin'}{os.pathsep}{env['PATH']}",
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
 
     def bash(command: str, timeout: float) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["bash", "-ec", command], cwd=project, capture_output=True, text=True, env=env,
                               timeout=timeout)
 
-    install = bash(_step("Install"), 300)
+    sdist, wheel = _build_offline(project, env)
+    install = pip("--python", str(python), "install", "--quiet", "--no-index", "--no-deps", str(wheel), env=env)
     assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
-    (sdist,), (wheel,) = (project / "dist").glob("*.tar.gz"), (project / "dist").glob("*.whl")
     with zipfile.ZipFile(wheel) as whl:
         names = set(whl.namelist())
         metadata = email.parser.Parser().parsestr(

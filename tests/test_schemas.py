@@ -74,3 +74,13 @@ def test_a_schema_line_is_accepted_in_each_file_a_user_writes(tmp_path: Path) ->
     assert done.returncode == 0, done.stdout + done.stderr
     (fixture,) = json.loads(done.stdout)["fixtures"]
     assert (fixture["id"], fixture["pass"]) == ("hello", True)
+
+
+def test_a_turn_written_as_text_is_accepted_by_the_schema_as_by_replio() -> None:
+    from replio_replay.fixtures.model import load_fixture
+
+    fixture = {"task": "Which orders are pending?", "turns": ["And the shipped ones?", {"user": "Thanks."}]}
+    assert [t.user for t in load_fixture(fixture, source="f.json", default_id="f").turns or []] == [
+        "And the shipped ones?", "Thanks."]
+    assert list(_validator("fixture.schema.json").iter_errors(fixture)) == []
+    assert len(list(_validator("fixture.schema.json").iter_errors({**fixture, "turns": [""]}))) == 1
