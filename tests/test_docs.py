@@ -486,25 +486,3 @@ def test_every_relative_link_of_the_readme_leads_to_a_file() -> None:
     relative = [link for link in links if "://" not in link]
     assert relative and [link for link in relative if not (REPO / link).exists()] == []
 
-
-def test_the_judges_how_to_example_runs_as_written(tmp_path: Path) -> None:
-    """docs/how-to/judges.md's offline example: its three files, its command, the table it shows."""
-    import re
-
-    from tests.helpers import replio_command
-
-    text = (REPO / "docs" / "how-to" / "judges.md").read_text()
-    example = text[text.index("## A worked example, offline"):text.index("## A real judge")]
-    for name in (".replio/config.json", "script.json", ".replio/eval/delay.json"):
-        block = re.search(rf"`{re.escape(name)}`:\n\n```json\n(.*?)```", example, re.DOTALL)
-        assert block is not None, name
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(block[1])
-    console = re.search(r"```\n\$ (replio .*?)\n(.*?)```", example, re.DOTALL)
-    assert console is not None
-    args = shlex.split(console[1])
-    done = subprocess.run([replio_command(), *args[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COLUMNS": "200"},
-                          stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == console[2]
