@@ -32,8 +32,9 @@ def _replay(tmp_path: Path) -> dict[str, Any]:
 
 def test_the_conversations_example_replays_offline_without_drift(tmp_path: Path) -> None:
     report = _replay(tmp_path)
-    tags = {p.stem: json.loads(p.read_text())["tags"] for p in (EXAMPLE / ".replio" / "eval").glob("*.json")}
-    fixtures = sorted(tags)
+    files = {p.stem: json.loads(p.read_text()) for p in (EXAMPLE / ".replio" / "eval").glob("*.json")}
+    tags = {fid: f["tags"] for fid, f in files.items()}
+    fixtures = sorted(files)
     assert len(fixtures) >= 8
     for run in report["runs"]:
         assert sorted(f["id"] for f in run["fixtures"]) == fixtures
@@ -42,11 +43,17 @@ def test_the_conversations_example_replays_offline_without_drift(tmp_path: Path)
             assert set(fixture["state"]) == {"shop"}, fixture["id"]  # every fixture judges the shop's end state
             said = fixture.get("conversation")
             if "simulated" in tags[fixture["id"]]:
-                # The simulated user spoke (its own tokens, apart from the agent's) and its words are in the conversation.
-                assert fixture["tokens_by_role"]["user"]["completion"] > 0, fixture["id"]
-                assert said and said[0]["role"] == "user", fixture["id"]
-            elif "scripted" in tags[fixture["id"]]:
-                assert [m["role"] for m in said].count("user") >= 2, fixture["id"]
+                # What the simulated user said is in the conversation, its tokens apart from the agent's.
+                task = files[fixture["id"]].get("task")
+                said_by_user = [m["content"] for m in said if m["role"] == "user"][1 if task else 0:]
+                assert said[0]["role"] == "user" and (task is None or said[0]["content"] == task), fixture["id"]
+                if said_by_user:
+                    assert fixture["tokens_by_role"]["user"]["completion"] > 0, fixture["id"]
+            elif "scripted" in tags[fixture["id"]]:  # the task opens; later turns follow as far as it got
+                assert said[0] == {"role": "user", "content": files[fixture["id"]]["task"]}, fixture["id"]
+            judged = "judge" in files[fixture["id"]]["verifier"]
+            # The recorded judge's verdict and reason are replayed, never asked again.
+            assert ("judge" in fixture) == judged and (not judged or fixture["judge"]["reason"]), fixture["id"]
     # A second replay reports the very same result.
     again = tmp_path / "again"
     again.mkdir()
