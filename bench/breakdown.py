@@ -1,0 +1,95 @@
+"""Where the bundled replay's time goes: `python bench/breakdown.py [--repeat N]`.
+
+Each step is a whole process that imports one more layer than the step before, timed in turn
+with the others in rounds (the median of each over `--repeat` rounds), so the differences say
+what each layer adds: Python's start, the yardstick's libraries, pydantic's model machinery and
+its plugin lookup (which the first model build does), vcrpy, replio's own modules, and last the
+bundled replay itself (`replio eval --path . run`, CI set). PyYAML's own load of the bundled
+cassettes (libyaml's parser, PyYAML's constructor) is timed apart, in one process, as it is part
+of the run. Figures for this machine, not tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from run import compile_package
+
+ROOT = Path(__file__).resolve().parent.parent
+REPLIO = str(Path(sys.executable).with_name("replio"))
+
+#: httpx's command-line client left out as `replio` leaves it out (see `replio_replay.cli.entry`).
+_AS_REPLIO = "import sys; sys.modules.setdefault('httpx._main', None); "
+#: The modules a bundled replay imports (a table piped to a file), beyond its libraries.
+_REPLIO_MODULES = ("replio_replay.cli, replio_replay.config, replio_replay.run.suite, replio_replay.recording.session, "
+                   "replio_replay.recording.yamlcodec, replio_replay.providers.openai, replio_replay.report.text")
+#: (what the step adds, the code its process runs): each step's code holds the one before it.
+STEPS = [
+    ("Python's start (`python -c pass`)", "pass"),
+    ("the yardstick `import click, pydantic, httpx, yaml`", "import click, pydantic, httpx, yaml"),
+    ("the same as replio imports them (httpx._main absent)", _AS_REPLIO + "import click, pydantic, httpx, yaml"),
+    ("pydantic's model machinery (BaseModel, TypeAdapter)",
+     _AS_REPLIO + "import click, pydantic, httpx, yaml; from pydantic import BaseModel, TypeAdapter"),
+    ("pydantic's plugin lookup (every installed distribution's entry points)",
+     _AS_REPLIO + "import click, pydantic, httpx, yaml; from pydantic import BaseModel, TypeAdapter; "
+     "from importlib.metadata import distributions; [d.entry_points for d in distributions()]"),
+    ("vcrpy (`import vcr`: its config, patchers and stubs)",
+     _AS_REPLIO + "import click, pydantic, httpx, yaml; from pydantic import BaseModel, TypeAdapter; "
+     "from importlib.metadata import distributions; [d.entry_points for d in distributions()]; import vcr"),
+    ("replio's own modules a replay imports",
+     _AS_REPLIO + "import click, pydantic, httpx, yaml; from pydantic import BaseModel, TypeAdapter; "
+     "from importlib.metadata import distributions; [d.entry_points for d in distributions()]; import vcr; "
+     f"import {_REPLIO_MODULES}"),
+]
+_YAML_LOAD = """
+import statistics, sys, time, yaml
+texts = [p.read_text() for p in sorted(__import__('pathlib').Path(sys.argv[1]).glob('*.yaml'))]
+rounds = []
+for _ in range(5):
+    started = time.perf_counter()
+    for text in texts:
+        yaml.load(text, Loader=getattr(yaml, 'CSafeLoader', yaml.SafeLoader))
+    rounds.append(time.perf_counter() - started)
+print(len(texts), statistics.median(rounds))
+"""
+
+
+def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, check=True, capture_output=True, cwd=ROOT, env={**os.environ, **(env or {})})
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=11, help="rounds (median)")
+    args = parser.parse_args()
+    compile_package()
+    runs: list[tuple[str, list[str], dict[str, str] | None]] = [
+        (what, [sys.executable, "-c", code], None) for what, code in STEPS]
+    runs.append(("the bundled replay (`replio eval --path . run`, CI set)", [REPLIO, "eval", "--path", ".", "run"],
+                 {"CI": "1"}))
+    times: list[list[float]] = [[] for _ in runs]
+    for _ in range(args.repeat):
+        for i, (_, argv, env) in enumerate(runs):
+            times[i].append(timed(argv, env))
+    medians = [statistics.median(t) for t in times]
+    print(f"{'step':<76} {'median':>8} {'adds':>8}")
+    for i, (what, _, _) in enumerate(runs):
+        before = medians[i - 1] if i else 0.0
+        print(f"{what:<76} {medians[i] * 1000:6.0f} ms {(medians[i] - before) * 1000:+6.0f} ms")
+    cassettes = ROOT / "cassettes" / "llamacpp" / "qwen2.5-coder-1.5b-instruct"
+    done = subprocess.run([sys.executable, "-c", _YAML_LOAD, str(cassettes)], check=True, capture_output=True,
+                          text=True)
+    count, seconds = done.stdout.split()
+    print(f"of the replay: PyYAML's own load of its {count} cassettes, in one process: {float(seconds) * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
