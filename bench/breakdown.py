@@ -19,34 +19,30 @@ import sys
 import time
 from pathlib import Path
 
-from run import compile_package
+from run import IMPORTS, compile_package
 
 ROOT = Path(__file__).resolve().parent.parent
 REPLIO = str(Path(sys.executable).with_name("replio"))
 
+#: bench/run.py's yardstick: the libraries every run needs, imported and nothing done.
+IMPORTS_CODE = IMPORTS[-1]
 #: httpx's command-line client left out as `replio` leaves it out (see `replio_replay.cli.entry`).
-_AS_REPLIO = "import sys; sys.modules.setdefault('httpx._main', None); "
-#: The modules a bundled replay imports (a table piped to a file), beyond its libraries.
-_REPLIO_MODULES = ("replio_replay.cli, replio_replay.config, replio_replay.run.suite, replio_replay.recording.session, "
-                   "replio_replay.recording.yamlcodec, replio_replay.providers.openai, replio_replay.report.text")
-#: (what the step adds, the code its process runs): each step's code holds the one before it.
-STEPS = [
-    ("Python's start (`python -c pass`)", "pass"),
-    ("the yardstick `import click, pydantic, httpx, yaml`", "import click, pydantic, httpx, yaml"),
-    ("the same as replio imports them (httpx._main absent)", _AS_REPLIO + "import click, pydantic, httpx, yaml"),
-    ("pydantic's model machinery (BaseModel, TypeAdapter)",
-     _AS_REPLIO + "import click, pydantic, httpx, yaml; from pydantic import BaseModel, TypeAdapter"),
+AS_REPLIO = "import sys; sys.modules.setdefault('httpx._main', None); "
+#: (what a layer is, the code it adds): each step's process runs its layer's code after all before it.
+LAYERS = [
+    ("the same as replio imports them (httpx._main absent)", IMPORTS_CODE),
+    ("pydantic's model machinery (BaseModel, TypeAdapter)", "from pydantic import BaseModel, TypeAdapter"),
     ("pydantic's plugin lookup (every installed distribution's entry points)",
-     _AS_REPLIO + "import click, pydantic, httpx, yaml; from pydantic import BaseModel, TypeAdapter; "
      "from importlib.metadata import distributions; [d.entry_points for d in distributions()]"),
-    ("vcrpy (`import vcr`: its config, patchers and stubs)",
-     _AS_REPLIO + "import click, pydantic, httpx, yaml; from pydantic import BaseModel, TypeAdapter; "
-     "from importlib.metadata import distributions; [d.entry_points for d in distributions()]; import vcr"),
+    ("vcrpy (`import vcr`: its config, patchers and stubs)", "import vcr"),
     ("replio's own modules a replay imports",
-     _AS_REPLIO + "import click, pydantic, httpx, yaml; from pydantic import BaseModel, TypeAdapter; "
-     "from importlib.metadata import distributions; [d.entry_points for d in distributions()]; import vcr; "
-     f"import {_REPLIO_MODULES}"),
+     "import replio_replay.cli, replio_replay.config, replio_replay.run.suite, replio_replay.recording.session, "
+     "replio_replay.recording.yamlcodec, replio_replay.providers.openai, replio_replay.report.text"),
 ]
+#: (what the step adds, the code its process runs), in order.
+STEPS = [("Python's start (`python -c pass`)", "pass"), (f"the yardstick `{IMPORTS_CODE}`", IMPORTS_CODE)] + [
+    (what, AS_REPLIO + "; ".join(code for _, code in LAYERS[:i + 1])) for i, (what, _) in enumerate(LAYERS)]
+
 _YAML_LOAD = """
 import statistics, sys, time, yaml
 texts = [p.read_text() for p in sorted(__import__('pathlib').Path(sys.argv[1]).glob('*.yaml'))]
