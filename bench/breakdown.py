@@ -1,7 +1,8 @@
 """Where the bundled replay's time goes: `python bench/breakdown.py [--repeat N]`.
 
 Each step is a whole process that imports one more layer than the step before, timed in turn
-with the others in rounds (the median of each over `--repeat` rounds), so the differences say
+with the others in rounds (the median of each over `--repeat` rounds, of its wall-clock time and
+of its CPU time, which a busy machine stretches less), so the differences say
 what each layer adds: Python's start, the yardstick's libraries, pydantic's model machinery and
 its plugin lookup (which the first model build does), vcrpy, replio's own modules, and last the
 bundled replay itself (`replio eval --path . run`, CI set). PyYAML's own load of the bundled
@@ -56,10 +57,17 @@ print(len(texts), statistics.median(rounds))
 """
 
 
-def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
+def timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall-clock and CPU (user + system, the child's own rusage) seconds of one process."""
     started = time.perf_counter()
-    subprocess.run(argv, check=True, capture_output=True, cwd=ROOT, env={**os.environ, **(env or {})})
-    return time.perf_counter() - started
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+                             env={**os.environ, **(env or {})})
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode not in (0, 1):  # 1: a fixture failed, a result
+        raise SystemExit(f"{argv[:3]} exited {child.returncode}")
+    return elapsed, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -71,15 +79,17 @@ def main() -> None:
         (what, [sys.executable, "-c", code], None) for what, code in STEPS]
     runs.append(("the bundled replay (`replio eval --path . run`, CI set)", [REPLIO, "eval", "--path", ".", "run"],
                  {"CI": "1"}))
-    times: list[list[float]] = [[] for _ in runs]
+    times: list[list[tuple[float, float]]] = [[] for _ in runs]
     for _ in range(args.repeat):
         for i, (_, argv, env) in enumerate(runs):
             times[i].append(timed(argv, env))
-    medians = [statistics.median(t) for t in times]
-    print(f"{'step':<76} {'median':>8} {'adds':>8}")
+    walls = [statistics.median(wall for wall, _ in t) for t in times]
+    cpus = [statistics.median(cpu for _, cpu in t) for t in times]
+    print(f"{'step':<76} {'wall':>8} {'adds':>8} {'cpu':>8} {'adds':>8}")
     for i, (what, _, _) in enumerate(runs):
-        before = medians[i - 1] if i else 0.0
-        print(f"{what:<76} {medians[i] * 1000:6.0f} ms {(medians[i] - before) * 1000:+6.0f} ms")
+        wall_before, cpu_before = (walls[i - 1], cpus[i - 1]) if i else (0.0, 0.0)
+        print(f"{what:<76} {walls[i] * 1000:5.0f} ms {(walls[i] - wall_before) * 1000:+5.0f} ms "
+              f"{cpus[i] * 1000:5.0f} ms {(cpus[i] - cpu_before) * 1000:+5.0f} ms")
     cassettes = ROOT / "cassettes" / "llamacpp" / "qwen2.5-coder-1.5b-instruct"
     done = subprocess.run([sys.executable, "-c", _YAML_LOAD, str(cassettes)], check=True, capture_output=True,
                           text=True)
