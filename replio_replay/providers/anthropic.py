@@ -7,6 +7,7 @@ base URL that already ends in ``/v1`` is not given a second one. The wire format
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import httpx
@@ -27,7 +28,7 @@ class AnthropicProvider(HTTPProvider):
     base_url_env = "ANTHROPIC_BASE_URL"
     api_key_env = "ANTHROPIC_API_KEY"
 
-    @property
+    @functools.cached_property
     def url(self) -> str:
         versioned = httpx.URL(self.base_url).path.rstrip("/").endswith("/v1")
         return joined(self.base_url, "/messages" if versioned else "/v1/messages")

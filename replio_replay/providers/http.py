@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import json
 import random
 import ssl
@@ -354,9 +355,9 @@ class HTTPProvider(Provider):
             raise ConfigError(f"{self.settings.name}: base URL {shown!r} names no host ({fix})")
         return url
 
-    @property
+    @functools.cached_property
     def url(self) -> str:
-        """The full URL requests are sent to."""
+        """The full URL requests are sent to, joined once: each request would parse the base URL twice."""
         return joined(self.base_url, self.path)
 
     def endpoint(self, redactor: Redactor = NO_SECRETS) -> Endpoint:
