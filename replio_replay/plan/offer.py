@@ -136,6 +136,9 @@ def name_problems(fixture: Fixture, toolset: ToolSet) -> list[str]:
             ("verifier.in_order", [e if isinstance(e, str) else e.name for e in verifier.in_order], offered, must),
         ]
     fields.append(("tools_deny", fixture.tools_deny, known, moot))
+    first = 1 if fixture.task is not None else 0  # `turns[i]` as the fixture writes it
+    fields += [(f"turns[{i - first}].offer", turn.offer, offered, "so it can never be offered")
+               for i, turn in enumerate(fixture.scripted_turns) if turn.offer]
     problems = []
     for field, names, allowed, effect in fields:
         for name in dict.fromkeys(n for n in names if n not in allowed and not (maybe_mcp and n not in known)):

@@ -9,7 +9,8 @@ model an ``Error: ...`` result, and every call is bounded by the fixture's `tool
 any tool's is. The instance is ``Class(**initial)``, built once per fixture and trial (`build`)
 and kept in the fixture's `ToolContext`, so every call of the conversation sees the earlier
 ones' changes; its state is its public attributes as JSON (`state_of`). `reference_states` plays
-a verifier's `state_from_calls` on fresh instances. Environments run in the harness process: a
+a verifier's `state_from_calls` on fresh instances (`play`: on given ones, so a conversation's
+turns can carry a reference's state from one turn to the next). Environments run in the harness process: a
 replay runs them again.
 """
 
@@ -35,7 +36,7 @@ from .permissions import Category
 from .sandbox import Sandbox
 from .schema import name_problem
 
-__all__ = ["EnvironmentDecl", "Environment", "build", "environment", "reference_states", "state_of"]
+__all__ = ["EnvironmentDecl", "Environment", "build", "environment", "play", "reference_states", "state_of"]
 
 
 class EnvironmentDecl(BaseModel):
@@ -134,26 +135,38 @@ def state_of(instance: Any) -> dict[str, Any]:
 
 
 def reference_states(environments: Mapping[str, Environment], calls: Sequence[tuple[str, dict[str, Any]]],
-                     timeout: float) -> dict[str, Any] | str:
-    """The states fresh instances reach through `calls` (tool name, arguments) in order, or why they
-    cannot (a call naming no environment's tool, one that fails or takes longer than `timeout`)."""
-    by_name = {tool.name: tool for env in environments.values() for tool in env.tools}
+                     timeout: float) -> tuple[dict[str, Any] | str, list[str] | None]:
+    """The states fresh instances reach through `calls` (tool name, arguments) in order, and the
+    calls' results; or why they cannot (see `play`) and None."""
     try:
         instances = build(environments)
     except ToolSetError as exc:
-        return str(exc)
-    ctx = ToolContext(Sandbox(Path(os.devnull)), timeout=timeout, environments=instances)
+        return str(exc), None
+    results = play(environments, instances, calls, timeout)
+    if isinstance(results, str):
+        return results, None
+    return {name: state_of(instance) for name, instance in instances.items()}, results
+
+
+def play(environments: Mapping[str, Environment], instances: Mapping[str, Any],
+         calls: Sequence[tuple[str, dict[str, Any]]], timeout: float) -> list[str] | str:
+    """Make `calls` (tool name, arguments) in order on `instances`: each call's result (as the model
+    would read it), or why they cannot be made (a call naming no environment's tool, one that
+    fails or takes longer than `timeout`)."""
+    by_name = {tool.name: tool for env in environments.values() for tool in env.tools}
+    ctx = ToolContext(Sandbox(Path(os.devnull)), timeout=timeout, environments=dict(instances))
+    results = []
     for i, (name, arguments) in enumerate(calls):
         tool = by_name.get(name)
         if tool is None:
             return (f"state_from_calls[{i}]: no environment has a tool {name!r} "
                     f"(they have: {', '.join(sorted(by_name)) or 'none'})")
         try:
-            run_until(functools.partial(tool.invoke, dict(arguments), ctx), timeout=timeout)
+            results.append(run_until(functools.partial(tool.invoke, dict(arguments), ctx), timeout=timeout))
         except TimedOut:
             return f"state_from_calls[{i}] ({name}): took longer than {timeout:g} s"
         except ToolFailure as exc:
             return f"state_from_calls[{i}] ({name}): {exc}"
         except Exception as exc:  # the user's code
             return f"state_from_calls[{i}] ({name}) raised {type(exc).__name__}: {exc}"
-    return {name: state_of(instance) for name, instance in instances.items()}
+    return results
