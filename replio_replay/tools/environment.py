@@ -4,7 +4,8 @@ Declared in a tool set or a fixture as
 ``"environments": {"shop": {"python": "envs/shop.py:Shop", "initial": {...}, "prefix": "shop_"}}``
 (the path relative to the declaring file, loaded by `pyload`). Each public method (a name not
 starting with ``_``) is offered as a tool under its name (after `prefix`), described by its
-docstring and typed by its hints (see `function.function_tool`); a method that raises gives the
+docstring and typed by its hints (see `function.function_tool`); with `methods`, only the
+methods it lists are, each with its given description and JSON Schema. A method that raises gives the
 model an ``Error: ...`` result, and every call is bounded by the fixture's `tool_timeout`, as
 any tool's is. The instance is ``Class(**initial)``, built once per fixture and trial (`build`)
 and kept in the fixture's `ToolContext`, so every call of the conversation sees the earlier
@@ -30,13 +31,24 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from pydantic_core import to_jsonable_python
 
 from .._runtime.deadline import TimedOut, run_until
+from .._runtime.wording import did_you_mean
 from ..errors import ToolSetError
 from .base import Tool, ToolContext, ToolFailure
 from .permissions import Category
 from .sandbox import Sandbox
 from .schema import name_problem
 
-__all__ = ["EnvironmentDecl", "Environment", "build", "environment", "play", "reference_states", "state_of"]
+__all__ = ["EnvironmentDecl", "Environment", "MethodDecl", "build", "environment", "play", "reference_states", "state_of"]
+
+
+class MethodDecl(BaseModel):
+    """How one method is offered, instead of by its docstring and type hints."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    description: StrictStr = Field(min_length=1, description="What the model is told the tool does.")
+    parameters: dict[str, Any] = Field(description="The JSON Schema of its arguments, which are checked against "
+                                       "it and passed to the method as they are.")
 
 
 class EnvironmentDecl(BaseModel):
@@ -50,6 +62,9 @@ class EnvironmentDecl(BaseModel):
     prefix: StrictStr = Field("", max_length=40, description="Put before each method's name to make its tool's.")
     category: Category = Field(Category.READ, description="The permission category of its tools (they change "
                                "only the instance, in memory, so `read`, allowed by default).")
+    methods: dict[StrictStr, MethodDecl] | None = Field(
+        None, description="Offer only these methods, each described as given (default: every public method, "
+        "described by its docstring and type hints).")
 
 
 @dataclass(frozen=True)
@@ -78,14 +93,25 @@ def environment(name: str, decl: EnvironmentDecl, *, base_dir: Path, where: str,
         raise ToolSetError(f"{field}: {decl.python!r} names a {type(cls).__name__}, not a class")
     tools: list[Tool] = []
     fingerprint = {"kind": "environment", "python": decl.python, "initial": decl.initial}
-    for method_name, func in _public_methods(cls).items():
+    if decl.methods is not None:
+        fingerprint["methods"] = {k: v.model_dump() for k, v in decl.methods.items()}
+    public = _public_methods(cls)
+    for method_name in decl.methods or {}:
+        if method_name not in public:
+            raise ToolSetError(f"{where}: environments.{name}.methods.{method_name}: {cls.__name__} has no public "
+                               f"method {method_name!r}; {did_you_mean(method_name, public)}name one of: {', '.join(public)}")
+    for method_name, func in public.items():
+        given = decl.methods.get(method_name) if decl.methods is not None else None
+        if decl.methods is not None and given is None:
+            continue
         tool_name = decl.prefix + method_name
         where_method = f"{field}: {cls.__name__}.{method_name}"
-        problem = name_problem(tool_name) or signature_problem(func)
+        problem = name_problem(tool_name) or (signature_problem(func) if given is None else None)
         if problem:
             raise ToolSetError(f"{where_method}: {problem}")
         try:
-            made = function_tool(func, name=tool_name, description=None, category=decl.category, source=source,
+            made = function_tool(func, name=tool_name, description=given and given.description,
+                                 parameters=given and given.parameters, category=decl.category, source=source,
                                  bind=_binder(name, method_name))
         except Exception as exc:  # no docstring, an annotation pydantic cannot describe, a hint that does not resolve
             raise ToolSetError(f"{where_method}: cannot be offered as a tool: {str(exc).splitlines()[0]}; give it "

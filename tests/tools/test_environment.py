@@ -201,3 +201,31 @@ def test_a_fixtures_environment_may_not_take_a_tool_sets_tool_name(tmp_path: Pat
                            source=str(origin), default_id="fx")
     with pytest.raises(ToolSetError, match="its tool 'get_order' has the name of one the tool set has"):
         for_fixture(base, fixture, str(origin))
+
+
+# methods described as given -----------------------------------------------------------------------
+
+CANCEL_SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string", "description": "The order."}},
+                 "required": ["order_id"]}
+
+
+def test_methods_offers_only_those_described_as_given(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    methods = {"cancel_order": {"description": "Cancel one order.", "parameters": CANCEL_SCHEMA}}
+    toolset = _toolset(write_json(project / ".replio" / "tools.json",
+                                  {"environments": {"shop": shop_decl(methods=methods)}}))
+    assert [spec for spec in toolset.specs if spec["name"] in ("get_order", "cancel_order")] == [
+        {"name": "cancel_order", "description": "Cancel one order.", "parameters": CANCEL_SCHEMA}]
+    box = _toolbox(toolset)
+    assert box.call("cancel_order", {"order_id": 1042}).startswith("Error: invalid arguments for cancel_order: ")
+    assert box.call("cancel_order", {"order_id": "A-1042"}) == "Order A-1042 cancelled."
+    assert state_of(box.ctx.environments["shop"])["orders"]["A-1042"]["status"] == "cancelled"
+
+
+def test_methods_naming_no_public_method_is_a_load_error(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    methods = {"cancel_ordr": {"description": "Cancel.", "parameters": CANCEL_SCHEMA}}
+    path = write_json(project / ".replio" / "tools.json", {"environments": {"shop": shop_decl(methods=methods)}})
+    with pytest.raises(ToolSetError, match=r"environments\.shop\.methods\.cancel_ordr: Shop has no public method "
+                       r"'cancel_ordr'; did you mean 'cancel_order'\? name one of: get_order, cancel_order"):
+        _toolset(path)
