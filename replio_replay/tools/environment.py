@@ -5,7 +5,8 @@ Declared in a tool set or a fixture as
 (the path relative to the declaring file, loaded by `pyload`). Each public method (a name not
 starting with ``_``) is offered as a tool under its name (after `prefix`), described by its
 docstring and typed by its hints (see `function.function_tool`); with `methods`, only the
-methods it lists are, each with its given description and JSON Schema. A method that raises gives the
+methods it lists are, each with its given description and JSON Schema (the model's arguments
+checked against it unless `check_arguments` is false). A method that raises gives the
 model an ``Error: ...`` result, and every call is bounded by the fixture's `tool_timeout`, as
 any tool's is. The instance is ``Class(**initial)``, built once per fixture and trial (`build`)
 and kept in the fixture's `ToolContext`, so every call of the conversation sees the earlier
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
 from pydantic_core import to_jsonable_python
 
 from .._runtime.deadline import TimedOut, run_until
@@ -65,6 +66,16 @@ class EnvironmentDecl(BaseModel):
     methods: dict[StrictStr, MethodDecl] | None = Field(
         None, description="Offer only these methods, each described as given (default: every public method, "
         "described by its docstring and type hints).")
+    check_arguments: StrictBool = Field(
+        True, description="false (with `methods`): the model's arguments go to the method unchecked, as BFCL "
+        "passes them; a call the method cannot take fails as the method does.")
+
+    @model_validator(mode="after")
+    def _unchecked_needs_methods(self) -> EnvironmentDecl:
+        if not self.check_arguments and self.methods is None:
+            raise ValueError("check_arguments: false applies to the schemas `methods` gives; a method typed by its "
+                             "hints is always checked")
+        return self
 
 
 @dataclass(frozen=True)
@@ -116,7 +127,8 @@ def environment(name: str, decl: EnvironmentDecl, *, base_dir: Path, where: str,
         except Exception as exc:  # no docstring, an annotation pydantic cannot describe, a hint that does not resolve
             raise ToolSetError(f"{where_method}: cannot be offered as a tool: {str(exc).splitlines()[0]}; give it "
                                "a docstring and JSON-able type hints, or a name starting with '_'") from None
-        tools.append(dataclasses.replace(made, fingerprint=fingerprint))
+        tools.append(dataclasses.replace(made, fingerprint=fingerprint, checks_schema=made.checks_schema and
+                                         decl.check_arguments))
     if not tools:
         raise ToolSetError(f"{field}: {cls.__name__} has no public method to offer as a tool")
     return Environment(name, cls, dict(decl.initial), tuple(tools), field)
