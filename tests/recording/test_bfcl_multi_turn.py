@@ -75,5 +75,5 @@ def test_a_replay_sends_nothing_and_gives_the_same_result(recorded: tuple[Path, 
     code, again = run(project, "--record-mode", "none", "--strict")
     assert code == 0, {k: again.get(k) for k in ("status", "error", "reasons", "request_drift", "drift")}
     assert again["request_drift"] == []
-    same = ("status", "pass", "reasons", "trace", "conversation", "state", "tokens", "turns")
+    same = ("status", "pass", "reasons", "trace", "conversation", "state", "tokens")
     assert {k: again[k] for k in same} == {k: first[k] for k in same}
