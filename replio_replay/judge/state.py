@@ -121,7 +121,7 @@ def check_results_from_calls(v: Verifier, fx: Fixture, ev: Evidence) -> list[str
     if len(ev.trace) == ev.turn_start:
         return [f"results_from_calls: the reference makes {len(v.state_from_calls)} call(s) here; the model made none"]
     left = [call.result for call in ev.trace]
-    reasons = []
+    reasons: list[str] = []
     for i, result in enumerate(ev.reference_results):
         if result in left:
             left.remove(result)

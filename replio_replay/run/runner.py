@@ -26,12 +26,12 @@ from ..fixtures.cases import Case
 from ..fixtures.layout import RunKey
 from ..judge.metrics import summarize
 from ..judge.results import FixtureResult, RunResult, Status
+from ..judge.turns import TurnReference
 from ..plan.offer import name_problems
 from ..prices import Prices, price_for
 from ..providers.base import Exchange, Provider, Usage
 from ..recording.base import SessionFactory, live_session
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
-from ..judge.turns import TurnReference
 from ..tools.environment import build, play, reference_states, state_of
 from ..tools.permissions import Category, Permissions
 from ..tools.resolve import with_mcp_tools

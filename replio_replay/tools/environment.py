@@ -121,8 +121,8 @@ def environment(name: str, decl: EnvironmentDecl, *, base_dir: Path, where: str,
         if problem:
             raise ToolSetError(f"{where_method}: {problem}")
         try:
-            made = function_tool(func, name=tool_name, description=given and given.description,
-                                 parameters=given and given.parameters, category=decl.category, source=source,
+            made = function_tool(func, name=tool_name, description=given.description if given else None,
+                                 parameters=given.parameters if given else None, category=decl.category, source=source,
                                  bind=_binder(name, method_name))
         except Exception as exc:  # no docstring, an annotation pydantic cannot describe, a hint that does not resolve
             raise ToolSetError(f"{where_method}: cannot be offered as a tool: {str(exc).splitlines()[0]}; give it "
