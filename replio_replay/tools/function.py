@@ -26,6 +26,7 @@ environment's methods are function tools too (see `environment`).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
@@ -105,7 +106,9 @@ def function_tool(
     def call(arguments: dict[str, Any], ctx: ToolContext) -> str:
         extra = {ctx_name: ctx} if ctx_name else {}
         target = func if bind is None else bind(ctx)
-        return _as_text(target(**arguments, **extra))
+        # a copy: a method may keep a list it is given and change it later (BFCL's TwitterAPI does),
+        # which must not change the call as the trace and the conversation hold it
+        return _as_text(target(**copy.deepcopy(arguments), **extra))
 
     source = source or f"python:{func.__module__}"
     if parameters is not None:
