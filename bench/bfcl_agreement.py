@@ -32,8 +32,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from replio_replay import BFCL_CATEGORIES, decode_name, open_bfcl  # noqa: E402
-from replio_replay.fixtures.bfcl import MULTI_TURN_CATEGORIES  # noqa: E402
+from replio_replay import BFCL_CATEGORIES, MULTI_TURN_CATEGORIES, decode_name, open_bfcl  # noqa: E402
 
 WORKER = Path(__file__).resolve().parent / "bfcl_worker.py"
 PREFIX = "bfcl-"
