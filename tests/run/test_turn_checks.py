@@ -5,10 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+from pydantic import ValidationError
+
 from replio_replay.fixtures.cases import Case
 from replio_replay.judge.results import FixtureResult, Status
-from replio_replay.plan.offer import for_fixture
+from replio_replay.plan.offer import for_fixture, name_problems
 from replio_replay.run.runner import RunOptions, run_fixture
+from replio_replay.tools.environment import EnvironmentDecl
 from replio_replay.tools.resolve import resolve_toolset
 from replio_replay.tools.setfile import load_chain
 from tests.helpers import call, make_fixture, mock_provider, turn, write_json
@@ -97,3 +101,22 @@ def test_a_turn_whose_reference_makes_no_call_needs_none(tmp_path: Path) -> None
     turns = [{"user": "Hello.", "verifier": {"state_from_calls": [], "results_from_calls": True}}]
     result, _ = _run(tmp_path, turns, [DONE])
     assert (result.passed, result.reasons) == (True, [])
+
+
+def test_a_turns_offer_must_name_an_offered_tool_and_shapes_the_recording(tmp_path: Path) -> None:
+    write_module(tmp_path / "envs" / "shop.py")
+    toolset = resolve_toolset("default", load_chain(write_json(tmp_path / "tools.json",
+                                                              {"environments": {"shop": shop_decl()}})), [])
+    fx = make_fixture(turns=[{"user": "Cancel it.", "offer": ["cancel_ordr"]}])
+    assert name_problems(fx, toolset) == [
+        "turns[0].offer: no tool named 'cancel_ordr' in tool set 'default', so it can never be offered; "
+        "did you mean 'cancel_order'?"]
+    plain = make_fixture(turns=["Cancel it."])
+    offered = make_fixture(turns=[{"user": "Cancel it.", "offer": ["cancel_order"]}])
+    judged = make_fixture(turns=[{"user": "Cancel it.", "verifier": {"min_calls": 1}}])
+    assert plain.inputs_hash() == judged.inputs_hash() != offered.inputs_hash()
+
+
+def test_check_arguments_false_applies_to_methods_described_as_given() -> None:
+    with pytest.raises(ValidationError, match="check_arguments: false applies to the schemas `methods` gives"):
+        EnvironmentDecl.model_validate({"python": "envs/shop.py:Shop", "check_arguments": False})
