@@ -2,13 +2,16 @@
 
 It takes the responses replio judged (a replay of the BFCL example project's cassettes, every
 provider recorded there, or saved results given with `--results`), installs `bfcl-eval` in a
-throwaway virtualenv (`--no-deps`, plus `filelock`; see `bfcl_worker.py` for the one module
-stood in for), has BFCL's own AST checker judge the same responses, and prints the agreement
-per run and category and every disagreement: the case, both verdicts and why.
+throwaway virtualenv (`--no-deps`, plus `filelock` and `mpmath`; see `bfcl_worker.py` for the
+one module stood in for), has BFCL's own checkers judge the same responses (the AST checker for
+single-turn cases; `multi_turn_checker`, unchanged, for the conversations of the multi-turn
+categories, run on BFCL's own classes), and prints the agreement per run and category and
+every disagreement: the case, both verdicts and why.
 
     python bench/bfcl_agreement.py                                  # bfcl-eval from PyPI
     python bench/bfcl_agreement.py --bfcl /tmp/bfcl/bfcl_eval-2026.3.23-py3-none-any.whl
     python bench/bfcl_agreement.py --results run.json --venv /tmp/bfcl-venv   # reuse a venv
+    python bench/bfcl_agreement.py --project examples/bfcl-multi-turn          # the multi-turn example
 
 The cases and possible answers come from the same wheel as the checker. The exit status is 1
 when some category of some run agrees on less than `--min-agreement` (default 0.99).
@@ -29,12 +32,14 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from replio_replay import BFCL_CATEGORIES, decode_name, open_bfcl  # noqa: E402
+from replio_replay import BFCL_CATEGORIES, MULTI_TURN_CATEGORIES, decode_name, open_bfcl  # noqa: E402
 
 WORKER = Path(__file__).resolve().parent / "bfcl_worker.py"
 PREFIX = "bfcl-"
-#: What the checker's import needs once `model_config` is stood in for.
-CHECKER_PACKAGES = ("filelock",)
+#: What the checkers' imports need once `model_config` is stood in for (`mpmath`: BFCL's MathAPI).
+CHECKER_PACKAGES = ("filelock", "mpmath")
+#: Every category compared, in the order reported.
+CATEGORIES = (*BFCL_CATEGORIES, *MULTI_TURN_CATEGORIES)
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,8 @@ class Case:
     category: str
     functions: list[Any]
     ground_truth: list[Any] | None
+    #: A multi-turn case's id, initial_config and involved_classes (what `multi_turn_checker` reads).
+    entry: dict[str, Any] | None = None
 
 
 @dataclass
@@ -66,6 +73,20 @@ def bfcl_output(result: Mapping[str, Any]) -> Any:
              else json.dumps(c["arguments"])} for c in trace]
 
 
+def bfcl_turns(result: Mapping[str, Any]) -> list[list[Any]]:
+    """What BFCL's OpenAI-style handler keeps of a conversation: per user turn, per model response
+    that made calls, its calls as ``{BFCL name: arguments as JSON}`` (a text answer decodes to no
+    call, which BFCL's evaluation leaves out)."""
+    turns: list[list[Any]] = []
+    for message in result.get("conversation") or []:
+        if message["role"] == "user":
+            turns.append([])
+        elif message["role"] == "assistant" and message.get("calls") and turns:
+            turns[-1].append([{decode_name(c["name"]): c["arguments"] if isinstance(c["arguments"], str)
+                               else json.dumps(c["arguments"])} for c in message["calls"]])
+    return turns
+
+
 def items(runs: Sequence[Mapping[str, Any]], cases: Mapping[str, Case]) -> tuple[list[dict[str, Any]], list[Tally]]:
     """The checker's input for every BFCL fixture of `runs` (ids made unique per run), and a tally per run
     holding what could not be compared."""
@@ -82,8 +103,9 @@ def items(runs: Sequence[Mapping[str, Any]], cases: Mapping[str, Case]) -> tuple
                 tally.skipped.append(f"{fixture_id}: the run ended in {result.get('status')}: {result.get('error')}")
                 continue
             case = cases[case_id]
+            output = bfcl_turns(result) if case.entry is not None else bfcl_output(result)
             out.append({"id": f"{index}/{case_id}", "category": case.category, "functions": case.functions,
-                        "ground_truth": case.ground_truth, "output": bfcl_output(result),
+                        "ground_truth": case.ground_truth, "output": output, "entry": case.entry,
                         "replio": bool(result.get("pass")), "reasons": result.get("reasons") or []})
         tallies.append(tally)
     return out, tallies
@@ -118,7 +140,7 @@ def report(tallies: Sequence[Tally]) -> list[str]:
     for t in tallies:
         lines.append(t.label)
         lines.append(f"  {'category':<24} {'cases':>5} {'agree':>7} {'replio pass':>11} {'BFCL pass':>9}")
-        for category in sorted(t.counts, key=list(BFCL_CATEGORIES).index):
+        for category in sorted(t.counts, key=list(CATEGORIES).index):
             n, agreed, ours, theirs = t.counts[category]
             lines.append(f"  {category:<24} {n:>5} {agreed / n:>7.1%} {ours / n:>11.1%} {theirs / n:>9.1%}")
         lines += [f"  disagrees: {d}" for d in t.disagreements]
@@ -137,17 +159,22 @@ def _label(run: Mapping[str, Any]) -> str:
 
 
 def read_cases(source: Path) -> dict[str, Case]:
-    """Every case of the categories the importer takes, by id, with its functions and possible answer."""
+    """Every case of the categories the importer takes, by id, with its functions (a multi-turn case:
+    what `multi_turn_checker` reads of it) and possible answer."""
     data = open_bfcl(source)
     cases = {}
-    for category in BFCL_CATEGORIES:
+    for category in CATEGORIES:
         if category not in data.categories:
             continue
         read = data.read(category)
         for case in read.cases:
             answer = read.answers.get(str(case["id"]))
-            cases[str(case["id"])] = Case(category, case["function"],
-                                          None if answer is None else answer["ground_truth"])
+            truth = None if answer is None else answer["ground_truth"]
+            if category in MULTI_TURN_CATEGORIES:
+                entry = {k: case[k] for k in ("id", "initial_config", "involved_classes")}
+                cases[str(case["id"])] = Case(category, [], truth, entry)
+            else:
+                cases[str(case["id"])] = Case(category, case["function"], truth)
     return cases
 
 
@@ -180,7 +207,7 @@ def checker_venv(venv: Path, wheel: Path) -> Path:
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    probe = subprocess.run([str(python), "-c", "import bfcl_eval, filelock"], capture_output=True)
+    probe = subprocess.run([str(python), "-c", "import bfcl_eval, filelock, mpmath"], capture_output=True)
     if probe.returncode != 0:
         subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel), *CHECKER_PACKAGES],
                        check=True)

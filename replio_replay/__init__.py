@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         UsageError,
     )
     from .fixtures.bfcl.convert import BFCL_CATEGORIES
+    from .fixtures.bfcl.multi_turn import MULTI_TURN_CATEGORIES
     from .fixtures.bfcl.names import decode_name
     from .fixtures.bfcl.source import open_bfcl
     from .fixtures.cases import Case
@@ -72,6 +73,7 @@ _SOURCES: dict[str, str] = {
     "GoldenError": ".errors",
     "Judge": ".fixtures.model",
     "JudgeVerdict": ".judge.results",
+    "MULTI_TURN_CATEGORIES": ".fixtures.bfcl.multi_turn",
     "McpError": ".errors",
     "Outcome": ".run.suite",
     "Plan": ".run.suite",
@@ -122,6 +124,7 @@ __all__ = [
     "GoldenError",
     "Judge",
     "JudgeVerdict",
+    "MULTI_TURN_CATEGORIES",
     "McpError",
     "Outcome",
     "Plan",

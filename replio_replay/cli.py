@@ -553,7 +553,8 @@ def import_group() -> None:
 @import_group.command("bfcl")
 @click.argument("source", type=click.Path(path_type=Path))
 @click.option("--category", "categories", multiple=True, metavar="C",
-              help="Only this category (repeatable), e.g. simple_python; default: every one the importer takes.")
+              help="Only this category (repeatable), e.g. simple_python or multi_turn_base; default: every one the "
+              "importer takes.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N cases of each category.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Where the fixture files go (default: <path>/.replio/eval/bfcl).")
@@ -569,6 +570,8 @@ def import_bfcl_cmd(project: Path, source: Path, categories: tuple[str, ...], li
         _fail(exc)
     for category, written in report.written.items():
         click.echo(f"{category}: {written} written, {report.unchanged[category]} unchanged")
+    if report.environments:
+        click.echo(f"BFCL's environment classes: {report.environments} files written (see environments/NOTICE.md)")
     for problem in report.problems:
         click.echo(f"replio: skipped BFCL {problem}", err=True)
     sys.exit(1 if report.problems else 0)

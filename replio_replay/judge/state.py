@@ -7,8 +7,11 @@ a part of digits indexes a list (``shop.cart.0.sku``); a key holding a dot write
 environment's whole state, so ``{"shop": {...}}`` asks it to equal a JSON value. Values are the
 verifier's matchers (`_runtime.matchers`). `state_from_calls` holds when the run's end state
 equals, for every environment, the one its reference calls reach on fresh instances (computed
-by the runner: this module runs no user code). Reasons name the path and both values, short and
-redacted.
+by the runner: this module runs no user code). `results_from_calls` holds when each result
+those reference calls returned is among the results of the run's calls, in any order (each
+result of the run counting once), and, when there are reference calls, the run (in a turn's
+verifier: that turn) made a call: BFCL's multi-turn response and empty-turn checks. Reasons name
+the path and both values, short and redacted.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
     from ..fixtures.model import Fixture, Verifier
     from .verifier import Evidence
 
-__all__ = ["check_state", "check_state_from_calls", "lookup", "state_path"]
+__all__ = ["check_results_from_calls", "check_state", "check_state_from_calls", "lookup", "state_path"]
 
 #: Differences `state_from_calls` names before it says how many more there are.
 _SHOWN = 3
@@ -109,6 +112,22 @@ def check_state_from_calls(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
                            f"calls leave {_value(change.old, ev.redactor)}")
     if len(found) > _SHOWN:
         reasons.append(f"state_from_calls: and {len(found) - _SHOWN} more differences")
+    return reasons
+
+
+def check_results_from_calls(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    if not v.results_from_calls or not v.state_from_calls or ev.reference_results is None:
+        return []  # no reference calls, nothing to find; a reference that could not be played is said once above
+    if len(ev.trace) == ev.turn_start:
+        return [f"results_from_calls: the reference makes {len(v.state_from_calls)} call(s) here; the model made none"]
+    left = [call.result for call in ev.trace]
+    reasons: list[str] = []
+    for i, result in enumerate(ev.reference_results):
+        if result in left:
+            left.remove(result)
+        elif len(reasons) < _SHOWN:
+            reasons.append(f"results_from_calls: {v.state_from_calls[i].name}'s result {quoted(result, redactor=ev.redactor)} "
+                           "is not among the results of the model's calls")
     return reasons
 
 

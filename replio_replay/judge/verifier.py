@@ -19,7 +19,7 @@ from .._runtime.redact import NO_SECRETS, Redactor
 from ..fixtures.model import FileCheck, Fixture, Verifier
 from ..fixtures.trajectory import in_order, mismatches, trajectory_matches
 from .results import TraceCall
-from .state import check_state, check_state_from_calls
+from .state import check_results_from_calls, check_state, check_state_from_calls
 
 __all__ = ["CHECKS", "Evidence", "broken", "verify"]
 
@@ -35,6 +35,8 @@ class Evidence:
     redactor: Redactor = NO_SECRETS
     state: Mapping[str, Any] | None = None  # environment -> end state (None: the fixture has none)
     reference_state: Mapping[str, Any] | str | None = None  # what `state_from_calls` reach, or why not
+    reference_results: Sequence[str] | None = None  # the results of the `state_from_calls` calls, cut as the trace's
+    turn_start: int = 0  # where the judged turn's calls begin in `trace` (0: the whole run is judged)
 
 
 Check = Callable[[Verifier, Fixture, Evidence], list[str]]
@@ -138,7 +140,7 @@ def _show(expectation: object) -> str:
 
 CHECKS: tuple[Check, ...] = (
     check_exact, check_must_include, check_avoid, check_call_count, check_args, check_in_order,
-    check_match_expected, check_answer, check_files, check_state, check_state_from_calls,
+    check_match_expected, check_answer, check_files, check_state, check_state_from_calls, check_results_from_calls,
 )
 
 

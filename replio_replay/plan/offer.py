@@ -41,7 +41,9 @@ def for_fixture(base: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
                                "rename the fixture's tool")
         tools.append(declared_tool(tool_name, decl, source=f"fixture {fixture.id!r} ({origin})", base_dir=base_dir))
     environments = _fixture_environments(base, fixture, origin, base_dir)
-    tools += [tool for env in environments.values() for tool in env.tools if env.name not in base.environments]
+    own = [tool for env in environments.values() for tool in env.tools if env.name not in base.environments]
+    shadowed = {tool.name for tool in own}  # only with `tools_offered` (see `_fixture_environments`)
+    tools = [t for t in tools if t.name not in shadowed] + own
     only = None
     if fixture.tools_offered is not None:
         names = {t.name for t in tools}
@@ -72,9 +74,11 @@ def _fixture_environments(base: ToolSet, fixture: Fixture, origin: str,
                                "name; rename the fixture's")
         env = environment(name, decl, base_dir=base_dir, where=origin, source=where)
         clash = next((t.name for t in env.tools if t.name in base.known), None)
-        if clash is not None:
+        # with `tools_offered`, the fixture says which tools it offers: its environment's take the name
+        if clash is not None and fixture.tools_offered is None:
             raise ToolSetError(f"{where}: environments.{name}: its tool {clash!r} has the name of one the tool set "
-                               "has; give the environment a \"prefix\"")
+                               "has; give the environment a \"prefix\", or list the tools the fixture offers in "
+                               "\"tools_offered\" (its environment's then take the name)")
         found[name] = env
     return found
 
@@ -136,6 +140,9 @@ def name_problems(fixture: Fixture, toolset: ToolSet) -> list[str]:
             ("verifier.in_order", [e if isinstance(e, str) else e.name for e in verifier.in_order], offered, must),
         ]
     fields.append(("tools_deny", fixture.tools_deny, known, moot))
+    first = 1 if fixture.task is not None else 0  # `turns[i]` as the fixture writes it
+    fields += [(f"turns[{i - first}].offer", turn.offer, offered, "so it can never be offered")
+               for i, turn in enumerate(fixture.scripted_turns) if turn.offer]
     problems = []
     for field, names, allowed, effect in fields:
         for name in dict.fromkeys(n for n in names if n not in allowed and not (maybe_mcp and n not in known)):

@@ -7,23 +7,27 @@ scripted turns, a simulated user), and it returns a `Transcript`.
 
 Each user message is one *user turn*: the model answers it, calling tools, until it answers
 without a call, or until `max_turns` model turns (then the conversation stops, `truncated`);
-`max_calls` bounds the calls of the whole conversation.
+`max_calls` bounds the calls of the whole conversation. A tool may be held back until a later
+user turn (`offered_from`: a scripted turn's `offer`): it is not offered, and not run, before it.
+With `turn_states`, each user turn's end keeps the environments' state then, for per-turn checks.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
 from .._runtime.deadline import Interrupted
 from ..errors import ReplioError
 from ..judge.results import JudgeVerdict, Status
+from ..judge.turns import TurnEvidence, TurnReference
 from ..providers.base import ChatRequest, ChatResponse, Message, ToolCall, Usage
+from ..tools.environment import state_of
 from ..tools.toolbox import Toolbox
 
-__all__ = ["NOT_RUN", "CallRecord", "Limits", "NextUser", "Transcript", "TurnEnd", "run_loop", "scripted"]
+__all__ = ["NOT_RUN", "CallRecord", "Limits", "NextUser", "Transcript", "run_loop", "scripted"]
 
 Generate = Callable[[ChatRequest], ChatResponse]
 
@@ -60,14 +64,6 @@ class CallRecord:
         return self.result.startswith("Error")
 
 
-@dataclass(frozen=True)
-class TurnEnd:
-    """Where one user turn ended: the calls made by then (the whole conversation's) and its answer."""
-
-    calls: int
-    answer: str
-
-
 @dataclass
 class Transcript:
     """What the loop produced."""
@@ -85,7 +81,11 @@ class Transcript:
     state: dict[str, Any] | None = None
     reference_state: dict[str, Any] | str | None = None
     #: Each user turn the model answered (or was cut short in), in order.
-    turn_ends: list[TurnEnd] = field(default_factory=list)
+    turn_ends: list[TurnEvidence] = field(default_factory=list)
+    #: The results of the verifier's `state_from_calls` calls (None: it has none, or they failed);
+    #: and, by turn number, what each turn's `state_from_calls` reach (see `judge.turns`).
+    reference_results: list[str] | None = None
+    turn_references: dict[int, TurnReference] = field(default_factory=dict)
     #: Role (`agent`, a simulated `user`, the `judge`) -> its {prompt, completion} tokens (and
     #: `cached`, of the prompt, when a provider reported any); `tokens` is the agent's total as its
     #: provider reports it. What the cost is computed from (`replio_replay.prices`).
@@ -117,9 +117,12 @@ def run_loop(
     *,
     limits: Limits = Limits(),
     cancel: threading.Event | None = None,
+    offered_from: Mapping[str, int] | None = None,
+    turn_states: bool = False,
 ) -> Transcript:
     """Run one fixture's conversation to its end: `user` is its one task, or says each message;
-    never raises for provider or tool failures."""
+    never raises for provider or tool failures. `offered_from` maps a tool to the user turn (from
+    1) it is first offered in; `turn_states` keeps the environments' state at each turn's end."""
     next_user = scripted([user]) if isinstance(user, str) else user
     prompt = toolbox.system_prompt  # empty: no system message at all
     out = Transcript(messages=[Message("system", prompt)] if prompt else [])
@@ -141,9 +144,12 @@ def run_loop(
             return out
         out.messages.append(Message("user", said))
         out.answer = ""  # the answer is this turn's, or none if it is cut short
+        number = len(out.turn_ends) + 1
+        toolbox.held = frozenset(name for name, first in (offered_from or {}).items() if first > number)
         ended = _answer(out, turn, generate, toolbox, limits, cancel)
         turn += ended.model_turns
-        out.turn_ends.append(TurnEnd(len(out.records), out.answer))
+        state = {name: state_of(env) for name, env in toolbox.ctx.environments.items()} if turn_states else None
+        out.turn_ends.append(TurnEvidence(len(out.records), out.answer, state))
         if ended.status is not None:
             out.status = ended.status
             return out

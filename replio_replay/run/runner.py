@@ -26,12 +26,13 @@ from ..fixtures.cases import Case
 from ..fixtures.layout import RunKey
 from ..judge.metrics import summarize
 from ..judge.results import FixtureResult, RunResult, Status
+from ..judge.turns import TurnReference
 from ..plan.offer import name_problems
 from ..prices import Prices, price_for
 from ..providers.base import Exchange, Provider, Usage
 from ..recording.base import SessionFactory, live_session
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
-from ..tools.environment import build, reference_states, state_of
+from ..tools.environment import build, play, reference_states, state_of
 from ..tools.permissions import Category, Permissions
 from ..tools.resolve import with_mcp_tools
 from ..tools.sandbox import Sandbox
@@ -130,7 +131,8 @@ def run_fixture(
                 generate = sender(case, provider, Exchange(fixture.id, session.transport, options.redactor))
                 try:
                     user = speaker(case, provider, session, options.role_providers, options.redactor)
-                    transcript = run_loop(user, generate, toolbox, limits=limits, cancel=cancel)
+                    transcript = run_loop(user, generate, toolbox, limits=limits, cancel=cancel,
+                                          offered_from=fixture.offered_from, turn_states=_turn_states(case))
                     if isinstance(user, Simulator):
                         transcript.count("user", Usage(**user.tokens))
                         if user.provider is not None:
@@ -141,7 +143,8 @@ def run_fixture(
                 if mcp is not None:  # its servers end with the fixture, whatever happened
                     mcp.close(interrupted=cancel is not None and cancel.is_set())
             if case.offered.environments:
-                transcript.state, transcript.reference_state = _states(case, ctx)
+                transcript.state, transcript.reference_state, transcript.reference_results = _states(case, ctx)
+                transcript.turn_references = _turn_references(case, ctx.timeout)
             if fixture.verifier is not None and fixture.verifier.files:  # before the worktree goes
                 transcript.files = snapshot(ctx.sandbox, fixture.verifier.files)
         if cancel is None or not cancel.is_set():
@@ -190,14 +193,47 @@ def _worktree_seen(case: Case, mcp_modes: Mapping[str, str]) -> bool:
             or bool(fixture.verifier is not None and fixture.verifier.files))
 
 
-def _states(case: Case, ctx: ToolContext) -> tuple[dict[str, Any], dict[str, Any] | str | None]:
-    """The environments' end states, and those the verifier's `state_from_calls` reach (None: it has none)."""
+def _states(case: Case, ctx: ToolContext) -> tuple[dict[str, Any], dict[str, Any] | str | None, list[str] | None]:
+    """The environments' end states, and the states and results the verifier's `state_from_calls`
+    reach (None: it has none)."""
     state = {name: state_of(instance) for name, instance in ctx.environments.items()}
     verifier = case.fixture.verifier
     if verifier is None or verifier.state_from_calls is None:
-        return state, None
+        return state, None, None
     calls = [(c.name, c.arguments) for c in verifier.state_from_calls]
-    return state, reference_states(case.offered.environments, calls, ctx.timeout)
+    return (state, *reference_states(case.offered.environments, calls, ctx.timeout))
+
+
+def _turn_states(case: Case) -> bool:
+    """Whether a turn's verifier reads the environments' state, so each turn's end keeps it."""
+    return bool(case.offered.environments) and any(
+        t.verifier is not None and (t.verifier.state or t.verifier.state_from_calls is not None)
+        for t in case.fixture.scripted_turns)
+
+
+def _turn_references(case: Case, timeout: float) -> dict[int, TurnReference]:
+    """Per turn whose verifier has `state_from_calls`: the state and results its calls reach, each
+    turn's calls made after the earlier turns' on the same fresh environments."""
+    turns = {n: t.verifier.state_from_calls for n, t in enumerate(case.fixture.scripted_turns, 1)
+             if t.verifier is not None and t.verifier.state_from_calls is not None}
+    if not turns:
+        return {}
+    try:
+        instances = build(case.offered.environments)
+    except ToolSetError as exc:
+        return {n: TurnReference(str(exc)) for n in turns}
+    out: dict[int, TurnReference] = {}
+    failed: int | None = None
+    for n, calls in turns.items():
+        if failed is not None:
+            out[n] = TurnReference(f"state_from_calls: turn {failed}'s reference calls could not be made")
+            continue
+        results = play(case.offered.environments, instances, [(c.name, c.arguments) for c in calls], timeout)
+        if isinstance(results, str):
+            out[n], failed = TurnReference(results), n
+            continue
+        out[n] = TurnReference({name: state_of(i) for name, i in instances.items()}, results)
+    return out
 
 
 def _with_mcp(case: Case, tools: list[Tool]) -> ToolSet:

@@ -6,6 +6,7 @@ reports, goldens and CI gates read.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,10 +38,13 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=redactor.cut(r.result, RESULT_CAP, more))
              for r in t.records]
     names = [c.name for c in trace]
-    evidence = Evidence(trace, t.answer, t.files, redactor, t.state, t.reference_state)
+    cut = [redactor.cut(r, RESULT_CAP, more) for r in t.reference_results] if t.reference_results is not None else None
+    evidence = Evidence(trace, t.answer, t.files, redactor, t.state, t.reference_state, cut)
     passed, reasons = verify(fixture, evidence)
     if fixture.turns is not None:
-        reasons = turn_reasons(fixture, [(end.calls, end.answer) for end in t.turn_ends], evidence) + reasons
+        references = {n: dataclasses.replace(r, results=[redactor.cut(x, RESULT_CAP, more) for x in r.results])
+                      for n, r in t.turn_references.items()}
+        reasons = turn_reasons(fixture, t.turn_ends, evidence, references) + reasons
         passed = not reasons
     if t.judged is not None:
         reasons += verdict_reasons(t.judged)

@@ -4,12 +4,15 @@ Declared in a tool set or a fixture as
 ``"environments": {"shop": {"python": "envs/shop.py:Shop", "initial": {...}, "prefix": "shop_"}}``
 (the path relative to the declaring file, loaded by `pyload`). Each public method (a name not
 starting with ``_``) is offered as a tool under its name (after `prefix`), described by its
-docstring and typed by its hints (see `function.function_tool`); a method that raises gives the
+docstring and typed by its hints (see `function.function_tool`); with `methods`, only the
+methods it lists are, each with its given description and JSON Schema (the model's arguments
+checked against it unless `check_arguments` is false). A method that raises gives the
 model an ``Error: ...`` result, and every call is bounded by the fixture's `tool_timeout`, as
 any tool's is. The instance is ``Class(**initial)``, built once per fixture and trial (`build`)
 and kept in the fixture's `ToolContext`, so every call of the conversation sees the earlier
 ones' changes; its state is its public attributes as JSON (`state_of`). `reference_states` plays
-a verifier's `state_from_calls` on fresh instances. Environments run in the harness process: a
+a verifier's `state_from_calls` on fresh instances (`play`: on given ones, so a conversation's
+turns can carry a reference's state from one turn to the next). Environments run in the harness process: a
 replay runs them again.
 """
 
@@ -25,17 +28,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
 from pydantic_core import to_jsonable_python
 
 from .._runtime.deadline import TimedOut, run_until
+from .._runtime.wording import did_you_mean
 from ..errors import ToolSetError
 from .base import Tool, ToolContext, ToolFailure
 from .permissions import Category
 from .sandbox import Sandbox
 from .schema import name_problem
 
-__all__ = ["EnvironmentDecl", "Environment", "build", "environment", "reference_states", "state_of"]
+__all__ = ["EnvironmentDecl", "Environment", "MethodDecl", "build", "environment", "play", "reference_states", "state_of"]
+
+
+class MethodDecl(BaseModel):
+    """How one method is offered, instead of by its docstring and type hints."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    description: StrictStr = Field(min_length=1, description="What the model is told the tool does.")
+    parameters: dict[str, Any] = Field(description="The JSON Schema of its arguments, which are checked against "
+                                       "it and passed to the method as they are.")
 
 
 class EnvironmentDecl(BaseModel):
@@ -49,6 +63,19 @@ class EnvironmentDecl(BaseModel):
     prefix: StrictStr = Field("", max_length=40, description="Put before each method's name to make its tool's.")
     category: Category = Field(Category.READ, description="The permission category of its tools (they change "
                                "only the instance, in memory, so `read`, allowed by default).")
+    methods: dict[StrictStr, MethodDecl] | None = Field(
+        None, description="Offer only these methods, each described as given (default: every public method, "
+        "described by its docstring and type hints).")
+    check_arguments: StrictBool = Field(
+        True, description="false (with `methods`): the model's arguments go to the method unchecked, as BFCL "
+        "passes them; a call the method cannot take fails as the method does.")
+
+    @model_validator(mode="after")
+    def _unchecked_needs_methods(self) -> EnvironmentDecl:
+        if not self.check_arguments and self.methods is None:
+            raise ValueError("check_arguments: false applies to the schemas `methods` gives; a method typed by its "
+                             "hints is always checked")
+        return self
 
 
 @dataclass(frozen=True)
@@ -77,19 +104,31 @@ def environment(name: str, decl: EnvironmentDecl, *, base_dir: Path, where: str,
         raise ToolSetError(f"{field}: {decl.python!r} names a {type(cls).__name__}, not a class")
     tools: list[Tool] = []
     fingerprint = {"kind": "environment", "python": decl.python, "initial": decl.initial}
-    for method_name, func in _public_methods(cls).items():
+    if decl.methods is not None:
+        fingerprint["methods"] = {k: v.model_dump() for k, v in decl.methods.items()}
+    public = _public_methods(cls)
+    for method_name in decl.methods or {}:
+        if method_name not in public:
+            raise ToolSetError(f"{where}: environments.{name}.methods.{method_name}: {cls.__name__} has no public "
+                               f"method {method_name!r}; {did_you_mean(method_name, public)}name one of: {', '.join(public)}")
+    for method_name, func in public.items():
+        given = decl.methods.get(method_name) if decl.methods is not None else None
+        if decl.methods is not None and given is None:
+            continue
         tool_name = decl.prefix + method_name
         where_method = f"{field}: {cls.__name__}.{method_name}"
-        problem = name_problem(tool_name) or signature_problem(func)
+        problem = name_problem(tool_name) or (signature_problem(func) if given is None else None)
         if problem:
             raise ToolSetError(f"{where_method}: {problem}")
         try:
-            made = function_tool(func, name=tool_name, description=None, category=decl.category, source=source,
+            made = function_tool(func, name=tool_name, description=given.description if given else None,
+                                 parameters=given.parameters if given else None, category=decl.category, source=source,
                                  bind=_binder(name, method_name))
         except Exception as exc:  # no docstring, an annotation pydantic cannot describe, a hint that does not resolve
             raise ToolSetError(f"{where_method}: cannot be offered as a tool: {str(exc).splitlines()[0]}; give it "
                                "a docstring and JSON-able type hints, or a name starting with '_'") from None
-        tools.append(dataclasses.replace(made, fingerprint=fingerprint))
+        tools.append(dataclasses.replace(made, fingerprint=fingerprint, checks_schema=made.checks_schema and
+                                         decl.check_arguments))
     if not tools:
         raise ToolSetError(f"{field}: {cls.__name__} has no public method to offer as a tool")
     return Environment(name, cls, dict(decl.initial), tuple(tools), field)
@@ -134,26 +173,38 @@ def state_of(instance: Any) -> dict[str, Any]:
 
 
 def reference_states(environments: Mapping[str, Environment], calls: Sequence[tuple[str, dict[str, Any]]],
-                     timeout: float) -> dict[str, Any] | str:
-    """The states fresh instances reach through `calls` (tool name, arguments) in order, or why they
-    cannot (a call naming no environment's tool, one that fails or takes longer than `timeout`)."""
-    by_name = {tool.name: tool for env in environments.values() for tool in env.tools}
+                     timeout: float) -> tuple[dict[str, Any] | str, list[str] | None]:
+    """The states fresh instances reach through `calls` (tool name, arguments) in order, and the
+    calls' results; or why they cannot (see `play`) and None."""
     try:
         instances = build(environments)
     except ToolSetError as exc:
-        return str(exc)
-    ctx = ToolContext(Sandbox(Path(os.devnull)), timeout=timeout, environments=instances)
+        return str(exc), None
+    results = play(environments, instances, calls, timeout)
+    if isinstance(results, str):
+        return results, None
+    return {name: state_of(instance) for name, instance in instances.items()}, results
+
+
+def play(environments: Mapping[str, Environment], instances: Mapping[str, Any],
+         calls: Sequence[tuple[str, dict[str, Any]]], timeout: float) -> list[str] | str:
+    """Make `calls` (tool name, arguments) in order on `instances`: each call's result (as the model
+    would read it), or why they cannot be made (a call naming no environment's tool, one that
+    fails or takes longer than `timeout`)."""
+    by_name = {tool.name: tool for env in environments.values() for tool in env.tools}
+    ctx = ToolContext(Sandbox(Path(os.devnull)), timeout=timeout, environments=dict(instances))
+    results = []
     for i, (name, arguments) in enumerate(calls):
         tool = by_name.get(name)
         if tool is None:
             return (f"state_from_calls[{i}]: no environment has a tool {name!r} "
                     f"(they have: {', '.join(sorted(by_name)) or 'none'})")
         try:
-            run_until(functools.partial(tool.invoke, dict(arguments), ctx), timeout=timeout)
+            results.append(run_until(functools.partial(tool.invoke, dict(arguments), ctx), timeout=timeout))
         except TimedOut:
             return f"state_from_calls[{i}] ({name}): took longer than {timeout:g} s"
         except ToolFailure as exc:
             return f"state_from_calls[{i}] ({name}): {exc}"
         except Exception as exc:  # the user's code
             return f"state_from_calls[{i}] ({name}) raised {type(exc).__name__}: {exc}"
-    return {name: state_of(instance) for name, instance in instances.items()}
+    return results

@@ -16,7 +16,8 @@ The name is the function's, the description its docstring, the parameters its ty
 `parameters` gives a JSON Schema (then the function takes the arguments as keywords and
 they are checked against the schema). A parameter annotated `ToolContext` (or named ``ctx``)
 receives the fixture's context: sandboxed paths and an HTTP client that is recorded. The
-function returns text (other values are written as canonical JSON) or raises `ToolFailure`.
+function returns text (other values are written as canonical JSON, a value inside them that JSON
+has not as its repr) or raises `ToolFailure`.
 
 A project may also name a function by path in a tool set or fixture (`python_tool`:
 ``"tools": {"slugify": {"python": "tools/slug.py:slugify"}}``), loaded by `pyload`; and an
@@ -25,6 +26,7 @@ environment's methods are function tools too (see `environment`).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
@@ -104,7 +106,9 @@ def function_tool(
     def call(arguments: dict[str, Any], ctx: ToolContext) -> str:
         extra = {ctx_name: ctx} if ctx_name else {}
         target = func if bind is None else bind(ctx)
-        return _as_text(target(**arguments, **extra))
+        # a copy: a method may keep a list it is given and change it later (BFCL's TwitterAPI does),
+        # which must not change the call as the trace and the conversation hold it
+        return _as_text(target(**copy.deepcopy(arguments), **extra))
 
     source = source or f"python:{func.__module__}"
     if parameters is not None:
@@ -131,7 +135,7 @@ def function_tool(
 def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    try:
-        return canonical(value)
-    except (TypeError, ValueError):
-        raise ToolFailure(f"the tool returned a {type(value).__name__}, not text or JSON") from None
+    if value is not None and not isinstance(value, (dict, list, tuple, int, float)):
+        raise ToolFailure(f"the tool returned a {type(value).__name__}, not text or JSON")
+    # a value inside that JSON has not is written as its repr (BFCL's long-context data holds `...`)
+    return canonical(value, default=repr)

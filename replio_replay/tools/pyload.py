@@ -46,9 +46,13 @@ def load_object(ref: str, base_dir: Path, where: str) -> Any:
         raise ToolSetError(f"{where}: no Python file at {path} (from {relative!r}, relative to {base_dir}); "
                            "the path is relative to the file that declares it")
     module = _load_module(path, where)
-    if not hasattr(module, name):
-        raise ToolSetError(f"{where}: {path.name} has no {name!r}; define it there or fix the name after ':'")
-    return getattr(module, name)
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        raise ToolSetError(f"{where}: {path.name} has no {name!r}; define it there or fix the name after ':'") from None
+    except Exception as exc:  # a module `__getattr__` that imports more (BFCL's classes): the user's code
+        raise ToolSetError(f"{where}: getting {name!r} from {path} failed: {type(exc).__name__}: {exc}; fix the "
+                           "module or install what it imports") from None
 
 
 def _load_module(path: Path, where: str) -> Any:

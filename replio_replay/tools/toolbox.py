@@ -32,11 +32,16 @@ class Toolbox:
         self.ctx = ctx
         self.permissions = permissions
         self.toolset = toolset
+        #: Tools of the set not offered yet (a scripted turn offers them later): not in `specs`, and
+        #: a call of one is answered as a call of an unknown tool.
+        self.held: frozenset[str] = frozenset()
 
     @property
     def specs(self) -> tuple[dict[str, Any], ...]:
         """What the model is offered."""
-        return self.toolset.specs
+        if not self.held:
+            return self.toolset.specs
+        return tuple(spec for spec in self.toolset.specs if spec["name"] not in self.held)
 
     @property
     def system_prompt(self) -> str:
@@ -44,9 +49,10 @@ class Toolbox:
 
     def call(self, name: str, arguments: Any) -> str:
         """Execute one call; failures come back as a result starting with ``Error:``."""
-        tool = self.toolset.get(name)
+        tool = self.toolset.get(name) if name not in self.held else None
         if tool is None:
-            return f"Error: unknown tool {name!r}; available tools: {', '.join(self.toolset.names)}"
+            offered = [n for n in self.toolset.names if n not in self.held]
+            return f"Error: unknown tool {name!r}; available tools: {', '.join(offered)}"
         if not self.permissions.allows(name, tool.category):
             return f"Error: permission denied: {name} ({tool.category.value}) is not allowed in this run"
         if isinstance(arguments, str):

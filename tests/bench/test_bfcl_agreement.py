@@ -88,3 +88,53 @@ def test_the_worker_decodes_judges_and_stands_in_for_model_config(tmp_path: Path
     verdicts = json.loads(done.stdout)
     assert {k: v["valid"] for k, v in verdicts.items()} == {"a": True, "b": False, "c": True, "d": False}
     assert "Failed to decode AST" in verdicts["b"]["error"][0]
+
+
+def test_a_conversation_is_handed_over_per_turn_and_response() -> None:
+    conversation = [
+        {"role": "user", "content": "Delete Drafts."},
+        {"role": "assistant", "content": "", "calls": [{"name": "cd", "arguments": {"folder": "Drafts"}},
+                                                       {"name": "rm", "arguments": "{cut"}]},
+        {"role": "tool", "name": "cd", "content": "{}"},
+        {"role": "assistant", "content": "Done."},
+        {"role": "user", "content": "I have updated some more functions you can choose from. What about now?"},
+        {"role": "assistant", "content": "Nothing to do."},
+    ]
+    assert agreement.bfcl_turns(result("x", True, [], conversation=conversation)) == [
+        [[{"cd": '{"folder": "Drafts"}'}, {"rm": "{cut"}]], []]
+
+
+FAKE_MULTI_TURN = '''
+def multi_turn_checker(decoded, truth, entry, category, model):
+    assert set(entry) == {"id", "initial_config", "involved_classes"} and model.startswith("replio_")
+    return {"valid": [[c for step in turn for c in step] for turn in decoded] == truth, "error_message": "differs"}
+'''
+
+
+def test_the_worker_judges_a_conversation_with_bfcls_multi_turn_checker(tmp_path: Path) -> None:
+    package = tmp_path / "bfcl_eval"
+    for folder in ("", "constants", "eval_checker", "eval_checker/ast_eval", "eval_checker/multi_turn_eval"):
+        (package / folder).mkdir(parents=True, exist_ok=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "constants" / "enums.py").write_text("class Language:\n    PYTHON = 'python'\n")
+    (package / "eval_checker" / "ast_eval" / "ast_checker.py").write_text("def ast_checker(*a):\n    pass\n")
+    (package / "eval_checker" / "multi_turn_eval" / "multi_turn_checker.py").write_text(FAKE_MULTI_TURN)
+    (package / "utils.py").write_text("def is_function_calling_format_output(d):\n    pass\n"
+                                      "def is_empty_output(d):\n    pass\n")
+    entry = {"id": "multi_turn_base_1", "initial_config": {}, "involved_classes": ["GorillaFileSystem"]}
+    truth = [["cd(folder='Drafts')", "rm(file_name='a.txt')"], []]
+    base = {"category": "multi_turn_base", "functions": [], "ground_truth": truth, "entry": entry}
+    items = [
+        {"id": "a", **base, "output": [[[{"cd": '{"folder": "Drafts"}'}], [{"rm": '{"file_name": "a.txt"}'}]], []]},
+        {"id": "b", **base, "output": [[[{"cd": '{"folder": "Drafts"}'}, {"rm": "{cut"}],
+                                        [{"rm": '{"file_name": "a.txt"}'}]], []]},
+        {"id": "c", **base, "output": [[[{"cd": '{"folder": "Drafts"}'}]]]},
+    ]
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "bfcl_worker.py")], input=json.dumps(items),
+                          capture_output=True, text=True, env={"PYTHONPATH": str(tmp_path)}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    verdicts = json.loads(done.stdout)
+    # a: the two responses decode to BFCL's calls; b: a response that does not decode is left out, the
+    # rest differs; c: one turn of two, cut short
+    assert {k: v["valid"] for k, v in verdicts.items()} == {"a": True, "b": False, "c": False}
+    assert verdicts["c"]["error"] == ["force-terminated: 1 turns, the answer has 2"]

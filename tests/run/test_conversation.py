@@ -111,8 +111,8 @@ def test_a_single_task_result_has_no_conversation_key() -> None:
     ({"turns": ["a"], "user": {"instructions": "x"}}, "`turns` or a simulated `user`, not both"),
     ({"turns": ["a"], "single_response": True}, "single_response judges the first response only"),
     ({"turns": [{"user": "a", "verifier": {"files": {"a": "b"}}}]}, "turns.0.verifier: a turn's verifier cannot"),
-    ({"turns": [{"user": "a", "verifier": {"state": {"shop.x": 1}}}]}, "cannot check files, state or"),
-    ({"turns": [{"user": "a", "verifier": {"state_from_calls": []}}]}, "cannot check files, state or"),
+    ({"turns": [{"user": "a", "verifier": {"results_from_calls": True}}]}, "give state_from_calls too"),
+    ({"turns": [{"user": "a", "offer": ["ls"]}]}, "turns[0].offer: the first turn is offered every tool"),
     ({"turns": [""]}, "turns.0.user"),
 ])
 def test_bad_conversations_are_named(data: dict[str, Any], says: str) -> None:

@@ -11,6 +11,7 @@ from replio_replay.errors import ToolSetError
 from replio_replay.fixtures.model import load_fixture
 from replio_replay.plan.offer import for_fixture
 from replio_replay.tools.base import ToolContext
+from replio_replay.tools.builtin import builtin_tools
 from replio_replay.tools.environment import build, state_of
 from replio_replay.tools.permissions import Category, Permissions
 from replio_replay.tools.resolve import resolve_toolset
@@ -201,3 +202,50 @@ def test_a_fixtures_environment_may_not_take_a_tool_sets_tool_name(tmp_path: Pat
                            source=str(origin), default_id="fx")
     with pytest.raises(ToolSetError, match="its tool 'get_order' has the name of one the tool set has"):
         for_fixture(base, fixture, str(origin))
+
+
+def test_with_tools_offered_a_fixtures_environment_takes_a_built_in_tools_name(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    base = resolve_toolset("default", load_chain(write_json(project / ".replio" / "tools.json", {})),
+                           builtin_tools())
+    module = project / ".replio" / "envs" / "finder.py"
+    module.write_text('class Finder:\n    def grep(self, pattern: str) -> str:\n        """Find."""\n'
+                      '        return "found " + pattern\n')
+    origin = project / ".replio" / "eval" / "fx.json"
+    decl = {"python": "../envs/finder.py:Finder"}
+    with pytest.raises(ToolSetError, match="its tool 'grep' has the name of one the tool set has"):
+        for_fixture(base, load_fixture({"task": "t", "environments": {"f": decl}}, source=str(origin),
+                                       default_id="fx"), str(origin))
+    fixture = load_fixture({"task": "t", "environments": {"f": decl}, "tools_offered": ["grep"]},
+                           source=str(origin), default_id="fx")
+    offered = for_fixture(base, fixture, str(origin))
+    assert offered.names == ("grep",) and offered.get("grep") is not None
+    assert _toolbox(offered).call("grep", {"pattern": "x"}) == "found x"
+
+
+# methods described as given -----------------------------------------------------------------------
+
+CANCEL_SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string", "description": "The order."}},
+                 "required": ["order_id"]}
+
+
+def test_methods_offers_only_those_described_as_given(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    methods = {"cancel_order": {"description": "Cancel one order.", "parameters": CANCEL_SCHEMA}}
+    toolset = _toolset(write_json(project / ".replio" / "tools.json",
+                                  {"environments": {"shop": shop_decl(methods=methods)}}))
+    assert [spec for spec in toolset.specs if spec["name"] in ("get_order", "cancel_order")] == [
+        {"name": "cancel_order", "description": "Cancel one order.", "parameters": CANCEL_SCHEMA}]
+    box = _toolbox(toolset)
+    assert box.call("cancel_order", {"order_id": 1042}).startswith("Error: invalid arguments for cancel_order: ")
+    assert box.call("cancel_order", {"order_id": "A-1042"}) == "Order A-1042 cancelled."
+    assert state_of(box.ctx.environments["shop"])["orders"]["A-1042"]["status"] == "cancelled"
+
+
+def test_methods_naming_no_public_method_is_a_load_error(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    methods = {"cancel_ordr": {"description": "Cancel.", "parameters": CANCEL_SCHEMA}}
+    path = write_json(project / ".replio" / "tools.json", {"environments": {"shop": shop_decl(methods=methods)}})
+    with pytest.raises(ToolSetError, match=r"environments\.shop\.methods\.cancel_ordr: Shop has no public method "
+                       r"'cancel_ordr'; did you mean 'cancel_order'\? name one of: get_order, cancel_order"):
+        _toolset(path)

@@ -14,7 +14,7 @@ from pydantic import Field
 from replio_replay.fixtures import hookspecs
 from replio_replay.fixtures.hookspecs import hookimpl
 from replio_replay.tools.base import Tool, ToolContext, ToolFailure
-from replio_replay.tools.function import tool
+from replio_replay.tools.function import function_tool, tool
 from replio_replay.tools.permissions import Category, Permissions
 from replio_replay.tools.sandbox import Sandbox
 from replio_replay.tools.sources import plugin_tools
@@ -473,3 +473,28 @@ def test_an_invalid_key_is_a_problem() -> None:
 
 def test_no_plugins_means_no_tools() -> None:
     assert plugin_tools(manager()) == ([], [])
+
+
+def test_a_tool_that_keeps_and_changes_its_arguments_leaves_the_call_as_it_was(tmp_path: Path) -> None:
+    kept: list[list[str]] = []
+
+    def remember(tags: list[str]) -> str:
+        """Keep the tags, then add one."""
+        kept.append(tags)
+        tags.append("#later")
+        return "ok"
+
+    made = function_tool(remember, name=None, description=None, category=Category.READ,
+                         parameters={"type": "object", "properties": {"tags": {"type": "array"}}})
+    arguments = {"tags": ["#now"]}
+    assert made.invoke(arguments, ToolContext(Sandbox(tmp_path))) == "ok"
+    assert arguments == {"tags": ["#now"]} and kept == [["#now", "#later"]]
+
+
+def test_a_value_json_has_not_inside_a_result_is_its_repr(tmp_path: Path) -> None:
+    def listing() -> list[Any]:
+        """A list holding what JSON has not (BFCL's long-context data holds `...`)."""
+        return ["a", ...]
+
+    made = function_tool(listing, name=None, description=None, category=Category.READ)
+    assert made.invoke({}, ToolContext(Sandbox(tmp_path))) == '["a","Ellipsis"]'
