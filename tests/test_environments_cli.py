@@ -99,3 +99,62 @@ def test_a_replay_reruns_the_environment_and_names_the_tool_whose_result_changed
         "old": "Order A-1042 cancelled.", "new": "Order A-1042 is cancelled.", "role": "agent"}]
     strict = _replio(shop, "run", "--record-mode", "none", "--strict", "--output", "json")
     assert strict.returncode == 1
+
+
+BLOATED = '''
+import time
+
+
+class Depot:
+    """A depot whose constructor may dawdle and whose state may swell."""
+
+    def __init__(self, wait: float = 0) -> None:
+        time.sleep(wait)
+        self.bins: list = []
+
+    def fill(self, size: int) -> str:
+        """Fill the bins with `size` characters."""
+        self.bins.append("x" * size)
+        return "filled"
+'''
+
+
+def test_a_constructor_that_never_returns_ends_its_fixture_within_the_tool_timeout(
+        shop: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = openai_agent(PLANS)
+    write_module(shop / ".replio" / "envs" / "depot.py", BLOATED)
+    write_json(shop / ".replio" / "config.json", {"provider": "openai:test-model", "bundled": False,
+                                                  "tool_timeout": 1})
+    write_json(shop / ".replio" / "eval" / "stuck.json", {
+        "task": "STUCK: wait.", "environments": {"depot": {"python": "../envs/depot.py:Depot",
+                                                           "initial": {"wait": 600}}}})
+    ran = _replio(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once", "--output", "json")
+    assert ran.returncode == 1, ran.stderr
+    results = {r["id"]: r for r in json.loads(ran.stdout)["fixtures"]}
+    assert results["cancel"]["pass"] is True  # the other fixture ran as ever
+    assert results["stuck"]["status"] == "error"
+    assert results["stuck"]["error"] == (
+        f"{shop / '.replio' / 'eval' / 'stuck.json'}: environments.depot.python: Depot(**initial) took longer than "
+        "1 s (the fixture's tool_timeout); make its constructor quick, or raise tool_timeout")
+    assert not any("STUCK" in json.dumps(seen.json()) for seen in llm_server.requests)  # nothing was asked
+
+
+def test_an_end_state_too_big_for_a_result_ends_its_fixture_in_error_and_is_never_written(
+        shop: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = openai_agent({**PLANS, "SWELL": [[("fill", {"size": 3_000_000})], "Filled."],
+                                       "SMALL": [[("fill", {"size": 10})], "Filled."]})
+    write_module(shop / ".replio" / "envs" / "depot.py", BLOATED)
+    for name in ("swell", "small"):
+        write_json(shop / ".replio" / "eval" / f"{name}.json", {
+            "task": f"{name.upper()}: fill.", "environments": {"depot": {"python": "../envs/depot.py:Depot"}}})
+    ran = _replio(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once", "--update-golden",
+                  "--output", "json")
+    assert ran.returncode == 1, ran.stderr
+    assert len(ran.stdout) < 100_000
+    results = {r["id"]: r for r in json.loads(ran.stdout)["fixtures"]}
+    assert results["swell"]["status"] == "error" and "state" not in results["swell"]
+    assert results["swell"]["error"] == (
+        "environment 'depot': its state is 3,000,013 characters as JSON, more than the 1,000,000 a result keeps; "
+        "keep bulky data in attributes whose names start with '_'")
+    assert results["small"]["state"]["depot"] == {"bins": ["x" * 10]}
+    assert not (shop / "golden" / "openai" / "test-model" / "swell.json").exists()

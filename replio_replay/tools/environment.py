@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,14 +29,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from pydantic_core import to_jsonable_python
 
-from .._runtime.deadline import TimedOut, run_until
+from .._runtime.deadline import Interrupted, TimedOut, run_until
+from .._runtime.jsoncanon import canonical
 from ..errors import ToolSetError
 from .base import Tool, ToolContext, ToolFailure
 from .permissions import Category
 from .sandbox import Sandbox
 from .schema import name_problem
 
-__all__ = ["EnvironmentDecl", "Environment", "build", "environment", "reference_states", "state_of"]
+__all__ = ["STATE_CAP", "EnvironmentDecl", "Environment", "build", "environment", "reference_states", "state_of"]
+
+#: Characters of JSON an environment's end state may take: it goes into the result and its golden.
+STATE_CAP = 1_000_000
 
 
 class EnvironmentDecl(BaseModel):
@@ -115,22 +120,38 @@ def _binder(env_name: str, method_name: str) -> Any:
     return bind
 
 
-def build(environments: Mapping[str, Environment]) -> dict[str, Any]:
-    """A fresh instance of each environment, ``Class(**initial)``; ToolSetError naming the one that fails."""
+def build(environments: Mapping[str, Environment], timeout: float,
+          cancel: threading.Event | None = None) -> dict[str, Any]:
+    """A fresh instance of each environment, ``Class(**initial)``, each within `timeout` seconds (the
+    fixture's `tool_timeout`: a constructor is the user's code, as a call is); ToolSetError naming the
+    one that fails or overruns, Interrupted once `cancel` is set."""
     instances = {}
     for name, env in environments.items():
+        make = functools.partial(env.cls, **copy.deepcopy(dict(env.initial)))  # no instance shares another's
         try:
-            instances[name] = env.cls(**copy.deepcopy(dict(env.initial)))  # no instance shares another's
+            instances[name] = run_until(make, timeout=timeout, cancel=cancel)
+        except Interrupted:
+            raise
+        except TimedOut:
+            raise ToolSetError(f"{env.where}: {env.cls.__name__}(**initial) took longer than {timeout:g} s "
+                               "(the fixture's tool_timeout); make its constructor quick, or raise tool_timeout") \
+                from None
         except Exception as exc:  # the user's code
             raise ToolSetError(f"{env.where}: {env.cls.__name__}(**initial) failed: {type(exc).__name__}: {exc}; "
                                "make `initial` match the class's parameters") from None
     return instances
 
 
-def state_of(instance: Any) -> dict[str, Any]:
-    """An instance's state: its public attributes (names not starting with ``_``) as JSON."""
+def state_of(name: str, instance: Any) -> dict[str, Any]:
+    """An instance's state: its public attributes (names not starting with ``_``) as JSON; ToolSetError
+    when that is more than `STATE_CAP` characters, which a result and its golden do not keep."""
     public = {k: v for k, v in vars(instance).items() if not k.startswith("_")}
-    return to_jsonable_python(public, fallback=repr)  # type: ignore[no-any-return]
+    state: dict[str, Any] = to_jsonable_python(public, fallback=repr)
+    size = len(canonical(state))
+    if size > STATE_CAP:
+        raise ToolSetError(f"environment {name!r}: its state is {size:,} characters as JSON, more than the "
+                           f"{STATE_CAP:,} a result keeps; keep bulky data in attributes whose names start with '_'")
+    return state
 
 
 def reference_states(environments: Mapping[str, Environment], calls: Sequence[tuple[str, dict[str, Any]]],
@@ -139,7 +160,7 @@ def reference_states(environments: Mapping[str, Environment], calls: Sequence[tu
     cannot (a call naming no environment's tool, one that fails or takes longer than `timeout`)."""
     by_name = {tool.name: tool for env in environments.values() for tool in env.tools}
     try:
-        instances = build(environments)
+        instances = build(environments, timeout)
     except ToolSetError as exc:
         return str(exc)
     ctx = ToolContext(Sandbox(Path(os.devnull)), timeout=timeout, environments=instances)
@@ -156,4 +177,7 @@ def reference_states(environments: Mapping[str, Environment], calls: Sequence[tu
             return f"state_from_calls[{i}] ({name}): {exc}"
         except Exception as exc:  # the user's code
             return f"state_from_calls[{i}] ({name}) raised {type(exc).__name__}: {exc}"
-    return {name: state_of(instance) for name, instance in instances.items()}
+    try:
+        return {name: state_of(name, instance) for name, instance in instances.items()}
+    except ToolSetError as exc:
+        return str(exc)

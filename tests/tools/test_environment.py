@@ -33,7 +33,7 @@ def _project(tmp_path: Path) -> Path:
 
 
 def _toolbox(toolset: ToolSet) -> Toolbox:
-    ctx = ToolContext(Sandbox(tmp_root()), environments=build(toolset.environments), timeout=5)
+    ctx = ToolContext(Sandbox(tmp_root()), environments=build(toolset.environments, 5), timeout=5)
     return Toolbox(ctx, Permissions.for_fixture({}, []), toolset)
 
 
@@ -119,7 +119,7 @@ def test_calls_change_the_instance_and_errors_come_back_as_results(tmp_path: Pat
     assert box.call("cancel_order", {"order_id": "A-1043", "reason": "bored"}).startswith(
         "Error: invalid arguments for cancel_order: reason: Input should be 'customer' or 'fraud'")
     assert box.call("slugify", {"text": "Hello Big World"}) == "hello-big-world"
-    state = state_of(box.ctx.environments["shop"])
+    state = state_of("shop", box.ctx.environments["shop"])
     assert state["orders"]["A-1042"]["status"] == "cancelled"
     assert state["log"] == ["cancelled A-1042 (customer)"] and "_calls" not in state
     assert ORDERS["A-1042"]["status"] == "open"  # the declaration's initial state is never changed
@@ -129,7 +129,7 @@ def test_a_method_over_the_tool_timeout_is_cut_off(tmp_path: Path) -> None:
     write_module(tmp_path / "slow.py", "import time\n\nclass Slow:\n    def wait(self, seconds: float) -> str:\n"
                  "        \"\"\"Sleep.\"\"\"\n        time.sleep(seconds)\n        return 'woke'\n")
     toolset = _toolset(write_json(tmp_path / "tools.json", {"environments": {"slow": {"python": "slow.py:Slow"}}}))
-    ctx = ToolContext(Sandbox(tmp_path), environments=build(toolset.environments), timeout=0.2)
+    ctx = ToolContext(Sandbox(tmp_path), environments=build(toolset.environments, 0.2), timeout=0.2)
     box = Toolbox(ctx, Permissions.for_fixture({}, []), toolset)
     assert box.call("wait", {"seconds": 5}) == "Error: wait took longer than 0.2 s"
 
@@ -190,7 +190,7 @@ def test_an_environment_whose_initial_state_does_not_fit_fails_when_built(tmp_pa
     path = write_json(tmp_path / "tools.json", {"environments": {"shop": {"python": "shop.py:Shop",
                                                                            "initial": {"stock": 3}}}})
     with pytest.raises(ToolSetError, match=r"environments\.shop\.python: Shop\(\*\*initial\) failed: TypeError"):
-        build(_toolset(path).environments)
+        build(_toolset(path).environments, 5)
 
 
 def test_a_fixtures_environment_may_not_take_a_tool_sets_tool_name(tmp_path: Path) -> None:
