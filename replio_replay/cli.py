@@ -33,6 +33,21 @@ __all__ = ["entry", "main"]
 OUTPUTS = click.Choice(["table", "json"])
 RUN_OUTPUTS = click.Choice(["table", "json", "junit"])
 MODES = click.Choice([m.value for m in RecordMode])
+
+
+class _Dollars(click.FloatRange):
+    """USD from 0 to 1,000,000; NaN, which every comparison lets through (so no limit at all), refused."""
+
+    def __init__(self) -> None:
+        super().__init__(min=0, max=1_000_000)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        usd = super().convert(value, param, ctx)
+        if usd != usd:
+            self.fail(f"{value} is not in the range 0<=x<=1000000.", param, ctx)
+        return usd
+
+
 INTERRUPTED = "interrupted: fixtures in flight were cancelled; the report above is partial."
 
 
@@ -350,7 +365,7 @@ def _ignore_interrupts() -> None:
 @click.option("--rejudge", is_flag=True,
               help="Ask the LLM judges again, live, over the recorded runs (replayed), and record their new "
               "answers in the cassettes; fixtures without a judge replay.")
-@click.option("--max-cost", type=click.FloatRange(min=0, max=1_000_000), metavar="USD",
+@click.option("--max-cost", type=_Dollars(), metavar="USD",
               help="Refuse to start recording when the estimate (the last recordings' tokens x price) is more; "
                    "stop starting fixtures that record once this much is spent.")
 @gate_options()

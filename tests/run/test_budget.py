@@ -128,3 +128,11 @@ def test_with_prices_every_output_carries_the_cost(project: Path, agent: LLMServ
     header = table.stdout.splitlines()[1].split()
     assert header[header.index("tokens") + 1] == "cost"
     assert f"cost ${alpha['cost']}" in table.stdout.replace("  ", " ")
+
+
+def test_max_cost_refuses_a_value_that_is_not_a_number_of_dollars(project: Path, agent: LLMServer) -> None:
+    for value in ("nan", "NaN", "-1", "inf"):
+        done = _run(_priced(project), agent, "--max-cost", value)
+        assert done.returncode == 2, (value, done.stderr)
+        assert "Invalid value for '--max-cost'" in done.stderr and "is not in the range 0<=x<=1000000" in done.stderr
+    assert not agent.requests
