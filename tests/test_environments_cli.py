@@ -158,3 +158,50 @@ def test_an_end_state_too_big_for_a_result_ends_its_fixture_in_error_and_is_neve
         "keep bulky data in attributes whose names start with '_'")
     assert results["small"]["state"]["depot"] == {"bins": ["x" * 10]}
     assert not (shop / "golden" / "openai" / "test-model" / "swell.json").exists()
+
+
+QUITTER = '''
+import sys
+
+
+class Quitter:
+    """Methods that try to end the process."""
+
+    def __init__(self, leave_at_once: bool = False) -> None:
+        if leave_at_once:
+            sys.exit(4)
+        self.calls = 0
+
+    def leave(self) -> str:
+        """Exit."""
+        self.calls += 1
+        sys.exit(3)
+
+    def interrupt(self) -> str:
+        """Raise KeyboardInterrupt."""
+        self.calls += 1
+        raise KeyboardInterrupt
+'''
+
+
+def test_user_code_that_exits_or_raises_keyboard_interrupt_fails_its_call_not_the_run(
+        shop: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = openai_agent({**PLANS, "QUIT": [[("leave", {})], [("interrupt", {})], "Stayed."]})
+    write_module(shop / ".replio" / "envs" / "quit.py", QUITTER)
+    write_json(shop / ".replio" / "eval" / "quit.json", {
+        "task": "QUIT: try.", "environments": {"q": {"python": "../envs/quit.py:Quitter"}}})
+    write_json(shop / ".replio" / "eval" / "gone.json", {
+        "task": "GONE: try.", "environments": {"q": {"python": "../envs/quit.py:Quitter",
+                                                      "initial": {"leave_at_once": True}}}})
+    ran = _replio(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once", "--output", "json")
+    assert ran.returncode == 1, ran.stderr
+    assert "Traceback" not in ran.stderr
+    results = {r["id"]: r for r in json.loads(ran.stdout)["fixtures"]}
+    assert results["cancel"]["pass"] is True
+    assert [c["result"] for c in results["quit"]["trace"]] == [
+        "Error: leave failed: SystemExit: 3", "Error: interrupt failed: KeyboardInterrupt: "]
+    assert (results["quit"]["status"], results["quit"]["answer"]) == ("ok", "Stayed.")
+    assert results["quit"]["state"]["q"] == {"calls": 2}
+    assert results["gone"]["status"] == "error"
+    assert results["gone"]["error"].endswith("environments.q.python: Quitter(**initial) failed: SystemExit: 4; "
+                                             "make `initial` match the class's parameters")

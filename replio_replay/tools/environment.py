@@ -32,7 +32,7 @@ from pydantic_core import to_jsonable_python
 from .._runtime.deadline import Interrupted, TimedOut, run_until
 from .._runtime.jsoncanon import canonical
 from ..errors import ToolSetError
-from .base import Tool, ToolContext, ToolFailure
+from .base import CODE_ERRORS, Tool, ToolContext, ToolFailure
 from .permissions import Category
 from .sandbox import Sandbox
 from .schema import name_problem
@@ -136,7 +136,7 @@ def build(environments: Mapping[str, Environment], timeout: float,
             raise ToolSetError(f"{env.where}: {env.cls.__name__}(**initial) took longer than {timeout:g} s "
                                "(the fixture's tool_timeout); make its constructor quick, or raise tool_timeout") \
                 from None
-        except Exception as exc:  # the user's code
+        except CODE_ERRORS as exc:  # the user's code
             raise ToolSetError(f"{env.where}: {env.cls.__name__}(**initial) failed: {type(exc).__name__}: {exc}; "
                                "make `initial` match the class's parameters") from None
     return instances
@@ -175,7 +175,7 @@ def reference_states(environments: Mapping[str, Environment], calls: Sequence[tu
             return f"state_from_calls[{i}] ({name}): took longer than {timeout:g} s"
         except ToolFailure as exc:
             return f"state_from_calls[{i}] ({name}): {exc}"
-        except Exception as exc:  # the user's code
+        except CODE_ERRORS as exc:  # the user's code
             return f"state_from_calls[{i}] ({name}) raised {type(exc).__name__}: {exc}"
     try:
         return {name: state_of(name, instance) for name, instance in instances.items()}

@@ -140,6 +140,7 @@ def test_a_method_over_the_tool_timeout_is_cut_off(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("source", "python", "expected"), [
     (None, "envs/nope.py:Shop", "no Python file at"),
     ("import not_a_module_anywhere\n", "envs/bad.py:Shop", "importing"),
+    ("import sys\nsys.exit(5)\n", "envs/bad.py:Shop", "failed: SystemExit: 5; fix the module"),
     ("class Other:\n    pass\n", "envs/bad.py:Shop", "bad.py has no 'Shop'"),
     ("class Shop:\n    def add(self, *items: str) -> str:\n        \"\"\"Add.\"\"\"\n        return ''\n",
      "envs/bad.py:Shop", "Shop.add: parameter *items cannot be described"),
