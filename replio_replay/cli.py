@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -155,8 +155,9 @@ def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tup
         except ConfigError:  # the listing reports the broken file among its problems
             config = ProjectConfig()
         plugins, pm = _plugins(config)
-        found = listing(project, Env.current().global_fixture_dir, pm,
-                        patterns=fixture_ids, tags=tags, no_bundled=no_bundled)
+        with _report_owns_stdout():
+            found = listing(project, Env.current().global_fixture_dir, pm,
+                            patterns=fixture_ids, tags=tags, no_bundled=no_bundled)
     except (UsageError, ConfigError) as exc:
         _fail(exc)
     if output == "json":
@@ -308,11 +309,12 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
         update_golden=update_golden,
         **flags,
     )
+    stdout = sys.stdout
     try:
-        with _interrupt_ends("while starting; nothing was run"):
+        with _interrupt_ends("while starting; nothing was run"), _report_owns_stdout():
             _, pm = _plugins(load_project_config(project))
             plan = prepare(request, pm)
-        with plan:
+        with plan, _report_owns_stdout():
             baseline = _baseline(plan.settings.baseline, gates or [])
             budget_note = plan.check_cost()
             if budget_note:
@@ -320,7 +322,7 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
             for line in announce(plan):
                 click.echo(f"replio: {line}", err=True)
             progress = choose([(r.key.label, len(r.cases)) for r in plan.runs], output=output, verbose=verbose,
-                              env=plan.settings.env.values, stdout=sys.stdout, stderr=sys.stderr)
+                              env=plan.settings.env.values, stdout=stdout, stderr=sys.stderr)
             with _interrupt_ends("while finishing the run; no golden was changed"):
                 if progress is None:
                     outcome = execute(plan, hurry=interrupts.hurry)
@@ -333,6 +335,14 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
                 return outcome
     except (UsageError, ConfigError, GoldenError) as exc:
         _fail(exc)
+
+
+@contextmanager
+def _report_owns_stdout() -> Iterator[None]:
+    """The project's Python (environments, Python and plugin tools, their modules) runs in this process:
+    what it prints goes to stderr, so stdout holds the report alone (`--output json` stays JSON)."""
+    with redirect_stdout(sys.stderr):
+        yield
 
 
 @contextmanager

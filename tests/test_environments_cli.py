@@ -205,3 +205,39 @@ def test_user_code_that_exits_or_raises_keyboard_interrupt_fails_its_call_not_th
     assert results["gone"]["status"] == "error"
     assert results["gone"]["error"].endswith("environments.q.python: Quitter(**initial) failed: SystemExit: 4; "
                                              "make `initial` match the class's parameters")
+
+
+CHATTY = '''
+print("loading the chatty module")
+
+
+class Chatty:
+    """An environment that prints as it goes."""
+
+    def __init__(self) -> None:
+        print("built")
+        self.said = 0
+
+    def say(self) -> str:
+        """Print something."""
+        print("said something")
+        self.said += 1
+        return "said"
+'''
+
+
+def test_what_the_projects_python_prints_goes_to_stderr_and_json_output_stays_json(
+        shop: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = openai_agent({**PLANS, "CHAT": [[("say", {})], "Done."]})
+    write_module(shop / ".replio" / "envs" / "chatty.py", CHATTY)
+    write_json(shop / ".replio" / "eval" / "chat.json", {
+        "task": "CHAT: say.", "environments": {"c": {"python": "../envs/chatty.py:Chatty"}}})
+    listed = _replio(shop, "list", "--output", "json")
+    assert listed.returncode == 0, listed.stderr
+    assert [f["id"] for f in json.loads(listed.stdout)["fixtures"]] == ["cancel", "chat"]
+    assert "loading the chatty module" in listed.stderr
+    ran = _replio(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once", "--output", "json")
+    assert ran.returncode == 0, ran.stderr
+    results = {r["id"]: r for r in json.loads(ran.stdout)["fixtures"]}
+    assert results["chat"]["state"]["c"] == {"said": 1}
+    assert all(line in ran.stderr for line in ("loading the chatty module", "built", "said something"))
