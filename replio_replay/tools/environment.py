@@ -144,9 +144,23 @@ def build(environments: Mapping[str, Environment], timeout: float,
 
 def state_of(name: str, instance: Any) -> dict[str, Any]:
     """An instance's state: its public attributes (names not starting with ``_``) as JSON; ToolSetError
-    when that is more than `STATE_CAP` characters, which a result and its golden do not keep."""
-    public = {k: v for k, v in vars(instance).items() if not k.startswith("_")}
-    state: dict[str, Any] = to_jsonable_python(public, fallback=repr)
+    naming the attribute that is not JSON (an object pydantic cannot describe, NaN, a cycle), or when
+    the whole is more than `STATE_CAP` characters, which a result and its golden do not keep."""
+    attributes = getattr(instance, "__dict__", None)
+    if attributes is None:
+        raise ToolSetError(f"environment {name!r}: {type(instance).__name__} keeps its attributes in __slots__, "
+                           "not a __dict__, so its state cannot be read; drop __slots__")
+    state: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if key.startswith("_"):
+            continue
+        try:
+            state[key] = to_jsonable_python(value)
+            canonical(state[key], allow_nan=False)
+        except ValueError as exc:  # pydantic's serialization error is one too
+            raise ToolSetError(f"environment {name!r}: attribute {key!r} is not JSON ({str(exc).splitlines()[0]}); "
+                               "keep it in an attribute whose name starts with '_', or make it text, a number, "
+                               "a boolean, null, a list or a mapping") from None
     size = len(canonical(state))
     if size > STATE_CAP:
         raise ToolSetError(f"environment {name!r}: its state is {size:,} characters as JSON, more than the "

@@ -202,3 +202,54 @@ def test_a_fixtures_environment_may_not_take_a_tool_sets_tool_name(tmp_path: Pat
                            source=str(origin), default_id="fx")
     with pytest.raises(ToolSetError, match="its tool 'get_order' has the name of one the tool set has"):
         for_fixture(base, fixture, str(origin))
+
+
+# end state ----------------------------------------------------------------------------------------
+
+
+class _Opaque:
+    pass
+
+
+class _Slotted:
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 1
+
+
+def _cycle() -> list[object]:
+    loop: list[object] = []
+    loop.append(loop)
+    return loop
+
+
+def _instance(**attributes: object) -> object:
+    instance = _Opaque()
+    vars(instance).update(attributes)
+    return instance
+
+
+def test_a_state_is_public_attributes_as_json_with_what_pydantic_can_describe() -> None:
+    state = state_of("shop", _instance(orders={"A": {"tags": ("x", "y")}}, total=3.5, _cache=_Opaque()))
+    assert state == {"orders": {"A": {"tags": ["x", "y"]}}, "total": 3.5}
+
+
+@pytest.mark.parametrize(("attributes", "expected"), [
+    ({"helper": _Opaque()}, "attribute 'helper' is not JSON (Unable to serialize unknown type: <class "),
+    ({"score": float("nan")}, "attribute 'score' is not JSON (Out of range float values are not JSON compliant"),
+    ({"loop": _cycle()}, "attribute 'loop' is not JSON (Circular reference"),
+])
+def test_a_state_that_is_not_json_is_refused_naming_the_attribute(attributes: dict[str, object],
+                                                                   expected: str) -> None:
+    with pytest.raises(ToolSetError) as info:
+        state_of("shop", _instance(total=1, **attributes))
+    assert str(info.value).startswith(f"environment 'shop': {expected}")
+    assert str(info.value).endswith("; keep it in an attribute whose name starts with '_', or make it text, a "
+                                    "number, a boolean, null, a list or a mapping")
+
+
+def test_an_instance_without_a_dict_has_no_state_to_read() -> None:
+    with pytest.raises(ToolSetError, match=r"environment 'shop': _Slotted keeps its attributes in __slots__, "
+                                           r"not a __dict__, so its state cannot be read; drop __slots__"):
+        state_of("shop", _Slotted())
