@@ -114,6 +114,7 @@ def test_a_single_task_result_has_no_conversation_key() -> None:
     ({"turns": [{"user": "a", "verifier": {"state": {"shop.x": 1}}}]}, "cannot check files, state or"),
     ({"turns": [{"user": "a", "verifier": {"state_from_calls": []}}]}, "cannot check files, state or"),
     ({"turns": [""]}, "turns.0.user"),
+    ({"turns": ["more"] * 1001}, "turns: List should have at most 1000 items"),
 ])
 def test_bad_conversations_are_named(data: dict[str, Any], says: str) -> None:
     with pytest.raises(FixtureError, match="conv.json") as info:
