@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -36,6 +36,21 @@ __all__ = ["entry", "main"]
 OUTPUTS = click.Choice(["table", "json"])
 RUN_OUTPUTS = click.Choice(["table", "json", "junit"])
 MODES = click.Choice([m.value for m in RecordMode])
+
+
+class _Dollars(click.FloatRange):
+    """USD from 0 to 1,000,000; NaN, which every comparison lets through (so no limit at all), refused."""
+
+    def __init__(self) -> None:
+        super().__init__(min=0, max=1_000_000)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        usd = super().convert(value, param, ctx)
+        if usd != usd:
+            self.fail(f"{value} is not in the range 0<=x<=1000000.", param, ctx)
+        return usd
+
+
 INTERRUPTED = "interrupted: fixtures in flight were cancelled; the report above is partial."
 
 
@@ -161,8 +176,9 @@ def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tup
         except ConfigError:  # the listing reports the broken file among its problems
             config = ProjectConfig()
         plugins, pm = _plugins(config)
-        found = listing(project, Env.current().global_fixture_dir, pm,
-                        patterns=fixture_ids, tags=tags, no_bundled=no_bundled)
+        with _report_owns_stdout():
+            found = listing(project, Env.current().global_fixture_dir, pm,
+                            patterns=fixture_ids, tags=tags, no_bundled=no_bundled)
     except (UsageError, ConfigError) as exc:
         _fail(exc)
     if output == "json":
@@ -314,11 +330,12 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
         update_golden=update_golden,
         **flags,
     )
+    stdout = sys.stdout
     try:
-        with _interrupt_ends("while starting; nothing was run"):
+        with _interrupt_ends("while starting; nothing was run"), _report_owns_stdout():
             _, pm = _plugins(load_project_config(project))
             plan = prepare(request, pm)
-        with plan:
+        with plan, _report_owns_stdout():
             baseline = _baseline(plan.settings.baseline, gates or [])
             budget_note = plan.check_cost()
             if budget_note:
@@ -326,7 +343,7 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
             for line in announce(plan):
                 click.echo(f"replio: {line}", err=True)
             progress = choose([(r.key.label, len(r.cases)) for r in plan.runs], output=output, verbose=verbose,
-                              env=plan.settings.env.values, stdout=sys.stdout, stderr=sys.stderr)
+                              env=plan.settings.env.values, stdout=stdout, stderr=sys.stderr)
             _out_of_the_collectors_way()
             with _interrupt_ends("while finishing the run; no golden was changed"):
                 if progress is None:
@@ -340,6 +357,14 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
                 return outcome
     except (UsageError, ConfigError, GoldenError) as exc:
         _fail(exc)
+
+
+@contextmanager
+def _report_owns_stdout() -> Iterator[None]:
+    """The project's Python (environments, Python and plugin tools, their modules) runs in this process:
+    what it prints goes to stderr, so stdout holds the report alone (`--output json` stays JSON)."""
+    with redirect_stdout(sys.stderr):
+        yield
 
 
 @contextmanager
@@ -372,7 +397,7 @@ def _ignore_interrupts() -> None:
 @click.option("--rejudge", is_flag=True,
               help="Ask the LLM judges again, live, over the recorded runs (replayed), and record their new "
               "answers in the cassettes; fixtures without a judge replay.")
-@click.option("--max-cost", type=click.FloatRange(min=0, max=1_000_000), metavar="USD",
+@click.option("--max-cost", type=_Dollars(), metavar="USD",
               help="Refuse to start recording when the estimate (the last recordings' tokens x price) is more; "
                    "stop starting fixtures that record once this much is spent.")
 @gate_options()

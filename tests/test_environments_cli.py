@@ -99,3 +99,145 @@ def test_a_replay_reruns_the_environment_and_names_the_tool_whose_result_changed
         "old": "Order A-1042 cancelled.", "new": "Order A-1042 is cancelled.", "role": "agent"}]
     strict = _replio(shop, "run", "--record-mode", "none", "--strict", "--output", "json")
     assert strict.returncode == 1
+
+
+BLOATED = '''
+import time
+
+
+class Depot:
+    """A depot whose constructor may dawdle and whose state may swell."""
+
+    def __init__(self, wait: float = 0) -> None:
+        time.sleep(wait)
+        self.bins: list = []
+
+    def fill(self, size: int) -> str:
+        """Fill the bins with `size` characters."""
+        self.bins.append("x" * size)
+        return "filled"
+'''
+
+
+def test_a_constructor_that_never_returns_ends_its_fixture_within_the_tool_timeout(
+        shop: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = openai_agent(PLANS)
+    write_module(shop / ".replio" / "envs" / "depot.py", BLOATED)
+    write_json(shop / ".replio" / "config.json", {"provider": "openai:test-model", "bundled": False,
+                                                  "tool_timeout": 1})
+    write_json(shop / ".replio" / "eval" / "stuck.json", {
+        "task": "STUCK: wait.", "environments": {"depot": {"python": "../envs/depot.py:Depot",
+                                                           "initial": {"wait": 600}}}})
+    ran = _replio(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once", "--output", "json")
+    assert ran.returncode == 1, ran.stderr
+    results = {r["id"]: r for r in json.loads(ran.stdout)["fixtures"]}
+    assert results["cancel"]["pass"] is True  # the other fixture ran as ever
+    assert results["stuck"]["status"] == "error"
+    assert results["stuck"]["error"] == (
+        f"{shop / '.replio' / 'eval' / 'stuck.json'}: environments.depot.python: Depot(**initial) took longer than "
+        "1 s (the fixture's tool_timeout); make its constructor quick, or raise tool_timeout")
+    assert not any("STUCK" in json.dumps(seen.json()) for seen in llm_server.requests)  # nothing was asked
+
+
+def test_an_end_state_too_big_for_a_result_ends_its_fixture_in_error_and_is_never_written(
+        shop: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = openai_agent({**PLANS, "SWELL": [[("fill", {"size": 3_000_000})], "Filled."],
+                                       "SMALL": [[("fill", {"size": 10})], "Filled."]})
+    write_module(shop / ".replio" / "envs" / "depot.py", BLOATED)
+    for name in ("swell", "small"):
+        write_json(shop / ".replio" / "eval" / f"{name}.json", {
+            "task": f"{name.upper()}: fill.", "environments": {"depot": {"python": "../envs/depot.py:Depot"}}})
+    ran = _replio(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once", "--update-golden",
+                  "--output", "json")
+    assert ran.returncode == 1, ran.stderr
+    assert len(ran.stdout) < 100_000
+    results = {r["id"]: r for r in json.loads(ran.stdout)["fixtures"]}
+    assert results["swell"]["status"] == "error" and "state" not in results["swell"]
+    assert results["swell"]["error"] == (
+        "environment 'depot': its state is 3,000,013 characters as JSON, more than the 1,000,000 a result keeps; "
+        "keep bulky data in attributes whose names start with '_'")
+    assert results["small"]["state"]["depot"] == {"bins": ["x" * 10]}
+    assert not (shop / "golden" / "openai" / "test-model" / "swell.json").exists()
+
+
+QUITTER = '''
+import sys
+
+
+class Quitter:
+    """Methods that try to end the process."""
+
+    def __init__(self, leave_at_once: bool = False) -> None:
+        if leave_at_once:
+            sys.exit(4)
+        self.calls = 0
+
+    def leave(self) -> str:
+        """Exit."""
+        self.calls += 1
+        sys.exit(3)
+
+    def interrupt(self) -> str:
+        """Raise KeyboardInterrupt."""
+        self.calls += 1
+        raise KeyboardInterrupt
+'''
+
+
+def test_user_code_that_exits_or_raises_keyboard_interrupt_fails_its_call_not_the_run(
+        shop: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = openai_agent({**PLANS, "QUIT": [[("leave", {})], [("interrupt", {})], "Stayed."]})
+    write_module(shop / ".replio" / "envs" / "quit.py", QUITTER)
+    write_json(shop / ".replio" / "eval" / "quit.json", {
+        "task": "QUIT: try.", "environments": {"q": {"python": "../envs/quit.py:Quitter"}}})
+    write_json(shop / ".replio" / "eval" / "gone.json", {
+        "task": "GONE: try.", "environments": {"q": {"python": "../envs/quit.py:Quitter",
+                                                      "initial": {"leave_at_once": True}}}})
+    ran = _replio(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once", "--output", "json")
+    assert ran.returncode == 1, ran.stderr
+    assert "Traceback" not in ran.stderr
+    results = {r["id"]: r for r in json.loads(ran.stdout)["fixtures"]}
+    assert results["cancel"]["pass"] is True
+    assert [c["result"] for c in results["quit"]["trace"]] == [
+        "Error: leave failed: SystemExit: 3", "Error: interrupt failed: KeyboardInterrupt: "]
+    assert (results["quit"]["status"], results["quit"]["answer"]) == ("ok", "Stayed.")
+    assert results["quit"]["state"]["q"] == {"calls": 2}
+    assert results["gone"]["status"] == "error"
+    assert results["gone"]["error"].endswith("environments.q.python: Quitter(**initial) failed: SystemExit: 4; "
+                                             "make `initial` match the class's parameters")
+
+
+CHATTY = '''
+print("loading the chatty module")
+
+
+class Chatty:
+    """An environment that prints as it goes."""
+
+    def __init__(self) -> None:
+        print("built")
+        self.said = 0
+
+    def say(self) -> str:
+        """Print something."""
+        print("said something")
+        self.said += 1
+        return "said"
+'''
+
+
+def test_what_the_projects_python_prints_goes_to_stderr_and_json_output_stays_json(
+        shop: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = openai_agent({**PLANS, "CHAT": [[("say", {})], "Done."]})
+    write_module(shop / ".replio" / "envs" / "chatty.py", CHATTY)
+    write_json(shop / ".replio" / "eval" / "chat.json", {
+        "task": "CHAT: say.", "environments": {"c": {"python": "../envs/chatty.py:Chatty"}}})
+    listed = _replio(shop, "list", "--output", "json")
+    assert listed.returncode == 0, listed.stderr
+    assert [f["id"] for f in json.loads(listed.stdout)["fixtures"]] == ["cancel", "chat"]
+    assert "loading the chatty module" in listed.stderr
+    ran = _replio(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once", "--output", "json")
+    assert ran.returncode == 0, ran.stderr
+    results = {r["id"]: r for r in json.loads(ran.stdout)["fixtures"]}
+    assert results["chat"]["state"]["c"] == {"said": 1}
+    assert all(line in ran.stderr for line in ("loading the chatty module", "built", "said something"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AGENT", "JUDGE", "ROLE_HEADER", "role_of", "same_role", "stored", "unstored"]
+__all__ = ["AGENT", "JUDGE", "ROLE_HEADER", "dict_role", "role_of", "same_role", "stored", "unstored"]
 
 #: The role of a request that names none: every cassette recorded before roles holds only these.
 AGENT = "agent"
@@ -32,12 +32,17 @@ def same_role(r1: Any, r2: Any) -> None:
         raise AssertionError(f"{r1!r} is the {role_of(r1)}'s request, the recorded one the {role_of(r2)}'s")
 
 
+def dict_role(request: dict[str, Any]) -> str:
+    """Whose request a vcrpy request dict (as a loaded cassette holds it) is: its `ROLE_HEADER`, else `agent`."""
+    roles = [v for k, v in request.get("headers", {}).items() if k.lower() == ROLE_HEADER]
+    return str(roles[0][0]) if roles and roles[0] else AGENT
+
+
 def stored(request: dict[str, Any]) -> dict[str, Any]:
     """A vcrpy request dict as a cassette writes it: the role header out of `headers`, a `role`
     key first when it is not `agent`."""
     headers = {k: v for k, v in request.get("headers", {}).items() if k.lower() != ROLE_HEADER}
-    roles = [v for k, v in request.get("headers", {}).items() if k.lower() == ROLE_HEADER]
-    role = roles[0][0] if roles and roles[0] else AGENT
+    role = dict_role(request)
     return {**({"role": role} if role != AGENT else {}), **request, "headers": headers}
 
 

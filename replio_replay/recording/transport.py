@@ -108,10 +108,14 @@ class CassetteTransport(httpx.BaseTransport):
         inner = self.inners.get(role, self.inner)
         if self.protected or inner is None or (self.live_roles is not None and role not in self.live_roles):
             whose = "" if role == AGENT else f" of the {role}"
-            why = ("the judge was added or asks more than when it was recorded. Record its requests with "
-                   f"{rejudge_flags(self.fixture_id, self.tools)}" if role == JUDGE and self.live_roles is None else
-                   "the conversation went further than when it was recorded. Re-record it with "
-                   f"{record_flags(RecordMode.ALL, self.fixture_id, self.tools)}")
+            rerecord = f"Re-record it with {record_flags(RecordMode.ALL, self.fixture_id, self.tools)}"
+            if role == JUDGE and self.live_roles is None:
+                why = ("the judge was added or asks more than when it was recorded. Record its requests with "
+                       f"{rejudge_flags(self.fixture_id, self.tools)}")
+            elif not any(role_of(kept) == role for kept, _ in self.cassette.data):
+                why = f"the cassette holds no request of the {role}: it was recorded before the fixture had one. {rerecord}"
+            else:
+                why = f"the conversation went further than when it was recorded. {rerecord}"
             raise CassetteError(
                 f"fixture {self.fixture_id!r}: request #{self.sent}{whose} ({request.method} {request.url.path}) "
                 f"has no recording in {self.cassette.path}; {why}"

@@ -148,7 +148,7 @@ def run_loop(
         toolbox.held = frozenset(name for name, first in (offered_from or {}).items() if first > number)
         ended = _answer(out, turn, generate, toolbox, limits, cancel)
         turn += ended.model_turns
-        state = {name: state_of(env) for name, env in toolbox.ctx.environments.items()} if turn_states else None
+        state = {name: state_of(name, env) for name, env in toolbox.ctx.environments.items()} if turn_states else None
         out.turn_ends.append(TurnEvidence(len(out.records), out.answer, state))
         if ended.status is not None:
             out.status = ended.status

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from .._runtime.deadline import Interrupted
 from .._runtime.env import Env
 from .._runtime.redact import NO_SECRETS, Redactor, shown_url
 from .._runtime.workers import Workers
@@ -110,8 +111,9 @@ def run_fixture(
         "tools": case.toolset.name,
         **permissions.to_json(),
     }
+    timeout = min(options.tool_timeout, fixture.tool_timeout or options.tool_timeout)
     ctx_limits = {
-        "timeout": min(options.tool_timeout, fixture.tool_timeout or options.tool_timeout),
+        "timeout": timeout,
         "cancel": cancel,
         "network": permissions.allows("web_fetch", Category.WEB),
         "web_allow": options.web_allow,
@@ -120,7 +122,7 @@ def run_fixture(
         session = options.session(case, provider, cancel)
         seen = _worktree_seen(case, session.mcp_modes(case.offered.mcp_servers))
         with worktree(fixture, settings, remove) if seen else contextlib.nullcontext(NO_WORKTREE) as root:
-            ctx = ToolContext(Sandbox(root), session.transport, environments=build(case.offered.environments),
+            ctx = ToolContext(Sandbox(root), session.transport, environments=build(case.offered.environments, timeout, cancel),
                               **ctx_limits)  # type: ignore[arg-type]
             mcp = session.mcp_tools(case.offered.mcp_servers, root=root, env=options.env,
                                     project=options.project) if case.offered.mcp_servers else None
@@ -159,6 +161,9 @@ def run_fixture(
         prices = {role: price for role, (name, model) in spoken_by.items()
                   if (price := price_for(name, model, case.toolset.prices, options.prices)) is not None}
         result = judge_transcript(fixture, transcript, session.extras, options.redactor, prices)
+    except Interrupted:  # while its environments were being built
+        result = judge_transcript(fixture, Transcript(status=Status.CANCELLED, error="the run was interrupted"),
+                                  redactor=options.redactor)
     except ReplioError as exc:
         result = judge_transcript(fixture, Transcript(status=Status.ERROR, error=str(exc)), redactor=options.redactor)
     except Exception as exc:  # a harness bug ends this fixture, never the suite
@@ -196,7 +201,7 @@ def _worktree_seen(case: Case, mcp_modes: Mapping[str, str]) -> bool:
 def _states(case: Case, ctx: ToolContext) -> tuple[dict[str, Any], dict[str, Any] | str | None, list[str] | None]:
     """The environments' end states, and the states and results the verifier's `state_from_calls`
     reach (None: it has none)."""
-    state = {name: state_of(instance) for name, instance in ctx.environments.items()}
+    state = {name: state_of(name, instance) for name, instance in ctx.environments.items()}
     verifier = case.fixture.verifier
     if verifier is None or verifier.state_from_calls is None:
         return state, None, None
@@ -219,7 +224,7 @@ def _turn_references(case: Case, timeout: float) -> dict[int, TurnReference]:
     if not turns:
         return {}
     try:
-        instances = build(case.offered.environments)
+        instances = build(case.offered.environments, timeout)
     except ToolSetError as exc:
         return {n: TurnReference(str(exc)) for n in turns}
     out: dict[int, TurnReference] = {}
@@ -232,7 +237,7 @@ def _turn_references(case: Case, timeout: float) -> dict[int, TurnReference]:
         if isinstance(results, str):
             out[n], failed = TurnReference(results), n
             continue
-        out[n] = TurnReference({name: state_of(i) for name, i in instances.items()}, results)
+        out[n] = TurnReference({name: state_of(name, i) for name, i in instances.items()}, results)
     return out
 
 

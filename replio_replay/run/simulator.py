@@ -10,7 +10,7 @@ answered it; otherwise the simulator's reply to the greeting opens the conversat
 
 A reply holding a stop marker ends the conversation: what comes before the marker, when not
 empty, is the user's last message (the agent answers it), the marker and anything after it
-are never sent. A user who has said `max_turns` messages without stopping ends the
+are never sent. A reply with no text and no marker ends the fixture in `error`. A user who has said `max_turns` messages without stopping ends the
 conversation `truncated`. Its requests go through the fixture's session as role `user`, so
 they are recorded in the fixture's cassette beside the agent's and replayed from it.
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from .._runtime.redact import Redactor
+from ..errors import ProviderResponseError
 from ..fixtures.cases import Case
 from ..fixtures.model import SimulatedUser
 from ..judge.results import Status
@@ -61,8 +62,9 @@ def before_stop(text: str, markers: Sequence[str]) -> tuple[str, bool]:
 class Simulator:
     """A simulated user as the engine's `NextUser`; `tokens` are its prompt and completion tokens."""
 
-    def __init__(self, spec: SimulatedUser, task: str | None, generate: Callable[[ChatRequest], ChatResponse],
-                 provider: Provider | None = None):
+    def __init__(self, fixture_id: str, spec: SimulatedUser, task: str | None,
+                 generate: Callable[[ChatRequest], ChatResponse], provider: Provider | None = None):
+        self.fixture_id = fixture_id
         self.spec = spec
         self.provider = provider  # who plays the user (None in tests that script it): what prices it
         self.task = task
@@ -86,6 +88,11 @@ class Simulator:
         if self.stopped and not text:
             return Status.OK
         self.said += 1
+        if not text:  # an empty user message is refused by some providers, and tells the agent nothing
+            raise ProviderResponseError(
+                f"fixture {self.fixture_id!r}: the simulated user's reply {self.said} holds no text and no stop "
+                "marker, so there is nothing to send the agent; tell it in user.instructions to end with a stop "
+                f"marker ({self.spec.stop[0]}) when it is done")
         return text
 
 
@@ -99,4 +106,4 @@ def speaker(case: Case, provider: Provider, session: FixtureSession, users: Mapp
         turns = [t.user for t in fixture.scripted_turns]
         return turns[0] if len(turns) == 1 and fixture.turns is None else scripted(turns)
     chosen = chosen_provider(case, "user.provider", fixture.user.provider, users, provider)
-    return Simulator(fixture.user, fixture.task, role_sender(case, USER, chosen, session, redactor), chosen)
+    return Simulator(fixture.id, fixture.user, fixture.task, role_sender(case, USER, chosen, session, redactor), chosen)

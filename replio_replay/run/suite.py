@@ -43,6 +43,7 @@ from ..providers.base import ChatRequest, Provider
 from ..providers.http import HTTPProvider
 from ..providers.registry import create_provider
 from ..recording.modes import RecordMode
+from ..recording.roles import AGENT, JUDGE
 from ..recording.staleness import case_mode
 from ..recording.usage import recorded_usage
 from ..report.gate import Verdict, failure_line, judge
@@ -53,6 +54,7 @@ from .budget import Budget, estimate
 from .engine import Limits
 from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite
 from .scoring import cancelled_result
+from .simulator import USER
 from .worktree import reap_stale_worktrees
 
 if TYPE_CHECKING:
@@ -187,15 +189,36 @@ class Plan:
         return f"--max-cost {limit:.2f}: {guess.describe()}; no new fixture is recorded once ${limit:.2f} is spent"
 
     def _recorded_cost(self, run: PlannedRun, case: Case) -> float | None:
-        """What `case`'s last recording cost at `run`'s price; None when it has none."""
-        price, provider = self.price(run), run.provider
-        if price is None or not isinstance(provider, HTTPProvider):
-            return None
-        usages = recorded_usage(run.key.path(self.settings.cassettes, case.stem, CASSETTE),
-                                lambda data: provider.decode(data, ChatRequest((), ())).usage)
-        if not usages:
-            return None
-        return round(sum(cost(price, u.prompt or 0, u.completion or 0, u.cached or 0) for u in usages), 6)
+        """What `case`'s last recording cost, each role's answers at the price of the model that spoke
+        as it (a role without one left out, as a result leaves it out); None when it has none."""
+        speakers = self._speakers(run, case)
+
+        def priced(role: str, data: object) -> float | None:
+            provider = speakers.get(role)
+            if not isinstance(provider, HTTPProvider):
+                return None
+            price = price_for(provider.settings.name, provider.model, run.toolset.prices, self.prices)
+            if price is None:
+                return None
+            usage = provider.decode(data, ChatRequest((), ())).usage
+            return cost(price, usage.prompt or 0, usage.completion or 0, usage.cached or 0)
+
+        costs = recorded_usage(run.key.path(self.settings.cassettes, case.stem, CASSETTE), priced)
+        return round(sum(costs), 6) if costs else None
+
+    def _speakers(self, run: PlannedRun, case: Case) -> dict[str, Provider]:
+        """Who speaks as each role of `case`: the run's provider, unless its `user.provider` or its
+        judge's (else the config's `judge`) names another that could be made."""
+        fixture, made = case.fixture, self.role_providers
+        specs = {USER: fixture.user.provider if fixture.user else None,
+                 JUDGE: (fixture.verifier.judge.provider or self.settings.config.judge)
+                 if fixture.verifier and fixture.verifier.judge else None}
+        speakers = {AGENT: run.provider}
+        for role, spec in specs.items():
+            chosen = made.get(spec, run.provider) if spec else run.provider
+            if isinstance(chosen, Provider):
+                speakers[role] = chosen
+        return speakers
 
     def _live(self, run: PlannedRun, case: Case) -> bool:
         if self.settings.record_mode is None:

@@ -25,7 +25,7 @@ from .sandbox import Sandbox
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["BUILTIN", "DEFAULT_TOOL_TIMEOUT", "InvalidArguments", "Invoke", "Params", "Tool", "ToolContext", "ToolFailure", "model_tool"]
+__all__ = ["BUILTIN", "CODE_ERRORS", "DEFAULT_TOOL_TIMEOUT", "InvalidArguments", "Invoke", "Params", "Tool", "ToolContext", "ToolFailure", "model_tool"]
 
 
 class Params(BaseModel):
@@ -40,6 +40,11 @@ class ToolFailure(Exception):
 
 #: Seconds one tool call may take unless the config (`tool_timeout`) or the fixture says less.
 DEFAULT_TOOL_TIMEOUT = 30.0
+
+#: What the user's code (an environment, a Python or plugin tool) may raise that ends its call, not the run:
+#: it runs in a worker thread, where `sys.exit()` or a `KeyboardInterrupt` is no signal to the process (a
+#: real Ctrl-C reaches the main thread, which cancels the run).
+CODE_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
 
 
 @dataclass

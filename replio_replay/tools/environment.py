@@ -23,6 +23,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,15 +32,20 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
 from pydantic_core import to_jsonable_python
 
-from .._runtime.deadline import TimedOut, run_until
+from .._runtime.deadline import Interrupted, TimedOut, run_until
+from .._runtime.jsoncanon import canonical
 from .._runtime.wording import did_you_mean
 from ..errors import ToolSetError
-from .base import Tool, ToolContext, ToolFailure
+from .base import CODE_ERRORS, Tool, ToolContext, ToolFailure
 from .permissions import Category
 from .sandbox import Sandbox
 from .schema import name_problem
 
-__all__ = ["EnvironmentDecl", "Environment", "MethodDecl", "build", "environment", "play", "reference_states", "state_of"]
+__all__ = ["STATE_CAP", "Environment", "EnvironmentDecl", "MethodDecl", "build", "environment", "play",
+           "reference_states", "state_of"]
+
+#: Characters of JSON an environment's end state may take: it goes into the result and its golden.
+STATE_CAP = 1_000_000
 
 
 class MethodDecl(BaseModel):
@@ -154,22 +160,61 @@ def _binder(env_name: str, method_name: str) -> Any:
     return bind
 
 
-def build(environments: Mapping[str, Environment]) -> dict[str, Any]:
-    """A fresh instance of each environment, ``Class(**initial)``; ToolSetError naming the one that fails."""
+def build(environments: Mapping[str, Environment], timeout: float,
+          cancel: threading.Event | None = None) -> dict[str, Any]:
+    """A fresh instance of each environment, ``Class(**initial)``, each within `timeout` seconds (the
+    fixture's `tool_timeout`: a constructor is the user's code, as a call is); ToolSetError naming the
+    one that fails or overruns, Interrupted once `cancel` is set."""
     instances = {}
     for name, env in environments.items():
+        make = functools.partial(env.cls, **copy.deepcopy(dict(env.initial)))  # no instance shares another's
         try:
-            instances[name] = env.cls(**copy.deepcopy(dict(env.initial)))  # no instance shares another's
-        except Exception as exc:  # the user's code
+            instances[name] = run_until(make, timeout=timeout, cancel=cancel)
+        except Interrupted:
+            raise
+        except TimedOut:
+            raise ToolSetError(f"{env.where}: {env.cls.__name__}(**initial) took longer than {timeout:g} s "
+                               "(the fixture's tool_timeout); make its constructor quick, or raise tool_timeout") \
+                from None
+        except CODE_ERRORS as exc:  # the user's code
             raise ToolSetError(f"{env.where}: {env.cls.__name__}(**initial) failed: {type(exc).__name__}: {exc}; "
                                "make `initial` match the class's parameters") from None
     return instances
 
 
-def state_of(instance: Any) -> dict[str, Any]:
-    """An instance's state: its public attributes (names not starting with ``_``) as JSON."""
-    public = {k: v for k, v in vars(instance).items() if not k.startswith("_")}
-    return to_jsonable_python(public, fallback=repr)  # type: ignore[no-any-return]
+def _own_repr(value: Any) -> str:
+    """An object JSON cannot hold, as its class shows it (BFCL's file-system nodes); one without a
+    `__repr__` of its own is refused: its default one holds a memory address, new on every run."""
+    if type(value).__repr__ is object.__repr__:
+        raise ValueError(f"a {type(value).__name__} has no JSON form and no repr of its own")
+    return repr(value)
+
+
+def state_of(name: str, instance: Any) -> dict[str, Any]:
+    """An instance's state: its public attributes (names not starting with ``_``) as JSON, an object
+    JSON cannot hold as its own `__repr__` shows it; ToolSetError naming the attribute that is not
+    JSON (an object without a repr of its own, NaN, a cycle), or when the whole is more than
+    `STATE_CAP` characters, which a result and its golden do not keep."""
+    attributes = getattr(instance, "__dict__", None)
+    if attributes is None:
+        raise ToolSetError(f"environment {name!r}: {type(instance).__name__} keeps its attributes in __slots__, "
+                           "not a __dict__, so its state cannot be read; drop __slots__")
+    state: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if key.startswith("_"):
+            continue
+        try:
+            state[key] = to_jsonable_python(value, fallback=_own_repr)
+            canonical(state[key], allow_nan=False)
+        except ValueError as exc:  # pydantic's serialization error is one too
+            raise ToolSetError(f"environment {name!r}: attribute {key!r} is not JSON ({str(exc).splitlines()[0]}); "
+                               "keep it in an attribute whose name starts with '_', or make it text, a number, "
+                               "a boolean, null, a list or a mapping") from None
+    size = len(canonical(state))
+    if size > STATE_CAP:
+        raise ToolSetError(f"environment {name!r}: its state is {size:,} characters as JSON, more than the "
+                           f"{STATE_CAP:,} a result keeps; keep bulky data in attributes whose names start with '_'")
+    return state
 
 
 def reference_states(environments: Mapping[str, Environment], calls: Sequence[tuple[str, dict[str, Any]]],
@@ -177,13 +222,16 @@ def reference_states(environments: Mapping[str, Environment], calls: Sequence[tu
     """The states fresh instances reach through `calls` (tool name, arguments) in order, and the
     calls' results; or why they cannot (see `play`) and None."""
     try:
-        instances = build(environments)
+        instances = build(environments, timeout)
     except ToolSetError as exc:
         return str(exc), None
     results = play(environments, instances, calls, timeout)
     if isinstance(results, str):
         return results, None
-    return {name: state_of(instance) for name, instance in instances.items()}, results
+    try:
+        return {name: state_of(name, instance) for name, instance in instances.items()}, results
+    except ToolSetError as exc:
+        return str(exc), None
 
 
 def play(environments: Mapping[str, Environment], instances: Mapping[str, Any],
@@ -205,6 +253,6 @@ def play(environments: Mapping[str, Environment], instances: Mapping[str, Any],
             return f"state_from_calls[{i}] ({name}): took longer than {timeout:g} s"
         except ToolFailure as exc:
             return f"state_from_calls[{i}] ({name}): {exc}"
-        except Exception as exc:  # the user's code
+        except CODE_ERRORS as exc:  # the user's code
             return f"state_from_calls[{i}] ({name}) raised {type(exc).__name__}: {exc}"
     return results

@@ -64,7 +64,7 @@ def _load_module(path: Path, where: str) -> Any:
     sys.modules[module_name] = module  # dataclasses and pydantic look their module up by name
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # the user's code: one line naming it, not a traceback
+    except (Exception, SystemExit) as exc:  # the user's code: one line naming it, not a traceback or an exit
         sys.modules.pop(module_name, None)
         raise ToolSetError(f"{where}: importing {path} failed: {type(exc).__name__}: {exc}; fix the module") from None
     return module

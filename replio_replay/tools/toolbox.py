@@ -13,7 +13,7 @@ from typing import Any
 
 from .._runtime.deadline import Interrupted, TimedOut, run_until
 from ..errors import ReplioError
-from .base import BUILTIN, InvalidArguments, Tool, ToolContext, ToolFailure
+from .base import BUILTIN, CODE_ERRORS, InvalidArguments, Tool, ToolContext, ToolFailure
 from .permissions import Permissions
 from .sandbox import SandboxError
 from .schema import argument_problem
@@ -78,7 +78,7 @@ class Toolbox:
             return f"Error: {name} failed: {exc.strerror or type(exc).__name__}"
         except ReplioError:
             raise  # the harness failed, not the tool: the fixture ends in `error`
-        except Exception as exc:
+        except CODE_ERRORS as exc:
             if tool.source == BUILTIN:
                 raise  # our own bug: the fixture ends in `error`, loudly
             # a plugin tool's bug: the model is told, and the run goes on

@@ -131,3 +131,23 @@ def test_a_user_provider_of_its_own_is_recorded_in_the_same_cassette(tmp_path: P
     llm_server.close()
     code, out, err = run(project, "--record-mode", "none", "--strict")
     assert code == 0, (out, err)
+
+
+def test_a_user_added_after_recording_is_named_on_replay(tmp_path: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = handle
+    project = write(tmp_path / "proj")
+    talk = project / ".replio" / "eval" / "talk.json"
+    scripted = {"files": {"notes.txt": "hello\n"}, "task": "What does notes.txt say?"}
+    talk.write_text(json.dumps(scripted))
+    code, out, err = run(project, "--base-url", f"{llm_server.url}/v1", "--record-mode", "once")
+    assert code == 0, (out, err)
+    llm_server.close()
+    talk.write_text(json.dumps({**scripted, "user": {"instructions": INSTRUCTIONS}}))
+    code, out, _ = run(project, "--record-mode", "none")
+    assert code == 1
+    fixture = json.loads(out)["fixtures"][0]
+    cassette_path = project / "cassettes" / "openai" / "test-model" / "talk.yaml"
+    assert fixture["status"] == "error" and fixture["error"] == (
+        f"fixture 'talk': request #3 of the user (POST /v1/chat/completions) has no recording in {cassette_path}; "
+        "the cassette holds no request of the user: it was recorded before the fixture had one. Re-record it "
+        "with --record-mode all --fixture talk")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from replio_replay.run.budget import Budget, estimate
 from tests.helpers import replio_command
-from tests.support.llm_server import LLMServer
+from tests.support.llm_server import LLMServer, Reply, Seen
 
 #: USD per million tokens that make each of the agent's answers (prompt 100-102, completion 10) cost about $0.11.
 PRICE = {"input": 1000.0, "output": 1000.0}
@@ -128,3 +128,43 @@ def test_with_prices_every_output_carries_the_cost(project: Path, agent: LLMServ
     header = table.stdout.splitlines()[1].split()
     assert header[header.index("tokens") + 1] == "cost"
     assert f"cost ${alpha['cost']}" in table.stdout.replace("  ", " ")
+
+
+def test_max_cost_refuses_a_value_that_is_not_a_number_of_dollars(project: Path, agent: LLMServer) -> None:
+    for value in ("nan", "NaN", "-1", "inf"):
+        done = _run(_priced(project), agent, "--max-cost", value)
+        assert done.returncode == 2, (value, done.stderr)
+        assert "Invalid value for '--max-cost'" in done.stderr and "is not in the range 0<=x<=1000000" in done.stderr
+    assert not agent.requests
+
+
+def test_the_estimate_prices_each_recorded_role_by_the_model_that_spoke_as_it(project: Path,
+                                                                              agent: LLMServer) -> None:
+    agent_reply = agent.handler
+    assert agent_reply is not None
+
+    def handle(seen: Seen) -> Reply:
+        if seen.json()["model"] != "judge-model":
+            return agent_reply(seen)
+        return Reply(json={"id": "j", "object": "chat.completion", "model": "judge-model", "choices": [{
+            "index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": '{"verdict": "yes", "reason": "It read the notes."}'}}],
+            "usage": {"prompt_tokens": 2000, "completion_tokens": 50, "total_tokens": 2050}})
+
+    agent.handler = handle
+    config = project / ".replio" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "judge": "openai:judge-model",
+                                  "providers": {"openai": {"base_url": f"{agent.url}/v1"}}}))
+    _priced(project, {"openai:test-model": PRICE, "openai:judge-model": {"input": 100.0, "output": 100.0}})
+    alpha = project / ".replio" / "eval" / "alpha.json"
+    alpha.write_text(json.dumps({**json.loads(alpha.read_text()), "verifier": {"judge": {"rubric": "It read."}}}))
+    recorded = _run(project, agent)
+    assert recorded.returncode == 0, recorded.stderr
+    data = json.loads(recorded.stdout)
+    judged = data["fixtures"][0]
+    assert set(judged["cost_by_role"]) == {"agent", "judge"} and judged["cost_by_role"]["judge"] == 0.205
+
+    refused = _run(project, agent, "--record-mode", "all", "--max-cost", "0.01")
+    assert refused.returncode == 2
+    assert f"this run is estimated to cost ${data['summary']['cost']:.2f} (2 fixtures priced by the token usage " \
+           "of their last recording)" in refused.stderr

@@ -114,6 +114,7 @@ def test_a_single_task_result_has_no_conversation_key() -> None:
     ({"turns": [{"user": "a", "verifier": {"results_from_calls": True}}]}, "give state_from_calls too"),
     ({"turns": [{"user": "a", "offer": ["ls"]}]}, "turns[0].offer: the first turn is offered every tool"),
     ({"turns": [""]}, "turns.0.user"),
+    ({"turns": ["more"] * 1001}, "turns: List should have at most 1000 items"),
 ])
 def test_bad_conversations_are_named(data: dict[str, Any], says: str) -> None:
     with pytest.raises(FixtureError, match="conv.json") as info:

@@ -101,3 +101,14 @@ def test_an_unknown_user_provider_is_that_fixtures_error() -> None:
     result = run_fixture(make_case(fx), provider, RunOptions(role_providers={"nosuch:model": "unknown provider"}))
     assert result.status is Status.ERROR
     assert result.error == "fixture 'conv': user.provider 'nosuch:model': unknown provider"
+
+
+def test_a_reply_with_no_text_ends_the_fixture_in_error_and_sends_the_agent_nothing() -> None:
+    for silent in (turn(text=""), turn(text="  \n "), turn(call("file_read", path="notes.txt"))):
+        result, provider = play(simulated(), [turn(text="Hello."), turn(text="Sure.")], [turn(text="Hi."), silent])
+        assert result.status is Status.ERROR and not result.passed
+        assert result.error == (
+            "fixture 'conv': the simulated user's reply 2 holds no text and no stop marker, so there is nothing to "
+            "send the agent; tell it in user.instructions to end with a stop marker (###STOP###) when it is done")
+        assert [m["content"] for m in result.conversation or [] if m["role"] == "user"] == ["Hi."]
+        assert len([1 for fid, _ in provider.requests if fid == "conv"]) == 1

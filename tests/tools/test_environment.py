@@ -34,7 +34,7 @@ def _project(tmp_path: Path) -> Path:
 
 
 def _toolbox(toolset: ToolSet) -> Toolbox:
-    ctx = ToolContext(Sandbox(tmp_root()), environments=build(toolset.environments), timeout=5)
+    ctx = ToolContext(Sandbox(tmp_root()), environments=build(toolset.environments, 5), timeout=5)
     return Toolbox(ctx, Permissions.for_fixture({}, []), toolset)
 
 
@@ -120,7 +120,7 @@ def test_calls_change_the_instance_and_errors_come_back_as_results(tmp_path: Pat
     assert box.call("cancel_order", {"order_id": "A-1043", "reason": "bored"}).startswith(
         "Error: invalid arguments for cancel_order: reason: Input should be 'customer' or 'fraud'")
     assert box.call("slugify", {"text": "Hello Big World"}) == "hello-big-world"
-    state = state_of(box.ctx.environments["shop"])
+    state = state_of("shop", box.ctx.environments["shop"])
     assert state["orders"]["A-1042"]["status"] == "cancelled"
     assert state["log"] == ["cancelled A-1042 (customer)"] and "_calls" not in state
     assert ORDERS["A-1042"]["status"] == "open"  # the declaration's initial state is never changed
@@ -130,7 +130,7 @@ def test_a_method_over_the_tool_timeout_is_cut_off(tmp_path: Path) -> None:
     write_module(tmp_path / "slow.py", "import time\n\nclass Slow:\n    def wait(self, seconds: float) -> str:\n"
                  "        \"\"\"Sleep.\"\"\"\n        time.sleep(seconds)\n        return 'woke'\n")
     toolset = _toolset(write_json(tmp_path / "tools.json", {"environments": {"slow": {"python": "slow.py:Slow"}}}))
-    ctx = ToolContext(Sandbox(tmp_path), environments=build(toolset.environments), timeout=0.2)
+    ctx = ToolContext(Sandbox(tmp_path), environments=build(toolset.environments, 0.2), timeout=0.2)
     box = Toolbox(ctx, Permissions.for_fixture({}, []), toolset)
     assert box.call("wait", {"seconds": 5}) == "Error: wait took longer than 0.2 s"
 
@@ -141,6 +141,7 @@ def test_a_method_over_the_tool_timeout_is_cut_off(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("source", "python", "expected"), [
     (None, "envs/nope.py:Shop", "no Python file at"),
     ("import not_a_module_anywhere\n", "envs/bad.py:Shop", "importing"),
+    ("import sys\nsys.exit(5)\n", "envs/bad.py:Shop", "failed: SystemExit: 5; fix the module"),
     ("class Other:\n    pass\n", "envs/bad.py:Shop", "bad.py has no 'Shop'"),
     ("class Shop:\n    def add(self, *items: str) -> str:\n        \"\"\"Add.\"\"\"\n        return ''\n",
      "envs/bad.py:Shop", "Shop.add: parameter *items cannot be described"),
@@ -191,7 +192,7 @@ def test_an_environment_whose_initial_state_does_not_fit_fails_when_built(tmp_pa
     path = write_json(tmp_path / "tools.json", {"environments": {"shop": {"python": "shop.py:Shop",
                                                                            "initial": {"stock": 3}}}})
     with pytest.raises(ToolSetError, match=r"environments\.shop\.python: Shop\(\*\*initial\) failed: TypeError"):
-        build(_toolset(path).environments)
+        build(_toolset(path).environments, 5)
 
 
 def test_a_fixtures_environment_may_not_take_a_tool_sets_tool_name(tmp_path: Path) -> None:
@@ -239,7 +240,7 @@ def test_methods_offers_only_those_described_as_given(tmp_path: Path) -> None:
     box = _toolbox(toolset)
     assert box.call("cancel_order", {"order_id": 1042}).startswith("Error: invalid arguments for cancel_order: ")
     assert box.call("cancel_order", {"order_id": "A-1042"}) == "Order A-1042 cancelled."
-    assert state_of(box.ctx.environments["shop"])["orders"]["A-1042"]["status"] == "cancelled"
+    assert state_of("shop", box.ctx.environments["shop"])["orders"]["A-1042"]["status"] == "cancelled"
 
 
 def test_methods_naming_no_public_method_is_a_load_error(tmp_path: Path) -> None:
@@ -249,3 +250,68 @@ def test_methods_naming_no_public_method_is_a_load_error(tmp_path: Path) -> None
     with pytest.raises(ToolSetError, match=r"environments\.shop\.methods\.cancel_ordr: Shop has no public method "
                        r"'cancel_ordr'; did you mean 'cancel_order'\? name one of: get_order, cancel_order"):
         _toolset(path)
+
+
+# end state ----------------------------------------------------------------------------------------
+
+
+class _Opaque:
+    pass
+
+
+class _Slotted:
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 1
+
+
+def _cycle() -> list[object]:
+    loop: list[object] = []
+    loop.append(loop)
+    return loop
+
+
+def _instance(**attributes: object) -> object:
+    instance = _Opaque()
+    vars(instance).update(attributes)
+    return instance
+
+
+def test_a_state_is_public_attributes_as_json_with_what_pydantic_can_describe() -> None:
+    state = state_of("shop", _instance(orders={"A": {"tags": ("x", "y")}}, total=3.5, _cache=_Opaque()))
+    assert state == {"orders": {"A": {"tags": ["x", "y"]}}, "total": 3.5}
+
+
+@pytest.mark.parametrize(("attributes", "expected"), [
+    ({"helper": _Opaque()}, "attribute 'helper' is not JSON (a _Opaque has no JSON form and no repr of its own)"),
+    ({"score": float("nan")}, "attribute 'score' is not JSON (Out of range float values are not JSON compliant"),
+    ({"loop": _cycle()}, "attribute 'loop' is not JSON (Circular reference"),
+])
+def test_a_state_that_is_not_json_is_refused_naming_the_attribute(attributes: dict[str, object],
+                                                                   expected: str) -> None:
+    with pytest.raises(ToolSetError) as info:
+        state_of("shop", _instance(total=1, **attributes))
+    assert str(info.value).startswith(f"environment 'shop': {expected}")
+    assert str(info.value).endswith("; keep it in an attribute whose name starts with '_', or make it text, a "
+                                    "number, a boolean, null, a list or a mapping")
+
+
+class _Node:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<Node {self.name}>"
+
+
+def test_an_object_json_cannot_hold_is_shown_by_its_own_repr() -> None:
+    """As BFCL's file-system nodes are: their repr is what they hold, the same on every run."""
+    assert state_of("fs", _instance(root=_Node("workspace"), nodes=[_Node("a")])) == {
+        "root": "<Node workspace>", "nodes": ["<Node a>"]}
+
+
+def test_an_instance_without_a_dict_has_no_state_to_read() -> None:
+    with pytest.raises(ToolSetError, match=r"environment 'shop': _Slotted keeps its attributes in __slots__, "
+                                           r"not a __dict__, so its state cannot be read; drop __slots__"):
+        state_of("shop", _Slotted())
