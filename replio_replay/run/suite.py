@@ -45,7 +45,6 @@ from ..providers.registry import create_provider
 from ..recording.modes import RecordMode
 from ..recording.roles import AGENT, JUDGE
 from ..recording.staleness import case_mode
-from ..recording.usage import recorded_usage
 from ..report.gate import Verdict, failure_line, judge
 from ..tools.mcp.config import HttpServer, secret_names
 from ..tools.sources import load_toolsets
@@ -202,6 +201,9 @@ class Plan:
                 return None
             usage = provider.decode(data, ChatRequest((), ())).usage
             return cost(price, usage.prompt or 0, usage.completion or 0, usage.cached or 0)
+
+        # It reads cassettes through vcrpy and PyYAML, which a live run without --max-cost never imports.
+        from ..recording.usage import recorded_usage
 
         costs = recorded_usage(run.key.path(self.settings.cassettes, case.stem, CASSETTE), priced)
         return round(sum(costs), 6) if costs else None
