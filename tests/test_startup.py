@@ -69,3 +69,22 @@ def test_a_replay_imports_only_what_it_needs(project: Path, llm_server: LLMServe
     loaded = set(json.loads(done.stderr.splitlines()[-1]))
     assert {"replio_replay.recording.transport", "vcr.cassette"} <= loaded  # it did replay, through vcrpy
     assert [m for m in NOT_IN_A_REPLAY if m in loaded or any(n.startswith(f"{m}.") for n in loaded)] == []
+
+
+def test_a_live_run_without_cassettes_imports_no_recording_library(project: Path, llm_server: LLMServer) -> None:
+    """vcrpy and PyYAML (about a third of a one-fixture live run's start-up) are for cassettes; a
+    run with --no-cassettes (and no --max-cost, whose estimate reads the last ones) loads neither."""
+    llm_server.handler = openai_agent(PLANS)
+    code = (
+        "import atexit, json, sys\n"
+        "from replio_replay.cli import entry\n"
+        "atexit.register(lambda: sys.stderr.write(json.dumps(sorted(\n"
+        "    name for name, module in sys.modules.items() if module is not None)) + '\\n'))\n"
+        f"sys.argv = ['replio', 'eval', '--path', {str(project)!r}, 'run', '--no-cassettes', '--no-bundled',\n"
+        f"            '--base-url', {llm_server.url + '/v1'!r}]\n"
+        "entry()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    loaded = set(json.loads(done.stderr.splitlines()[-1]))
+    assert "replio_replay.run.engine" in loaded and llm_server.requests  # it did run, live
+    assert [m for m in ("vcr", "yaml") if m in loaded] == []
