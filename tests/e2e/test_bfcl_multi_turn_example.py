@@ -1,0 +1,46 @@
+"""The BFCL multi-turn example (examples/bfcl-multi-turn): BFCL's cases imported as conversations
+over its own classes, the recorded ones replayed offline under --strict for each local model, twice
+the same (the classes re-run on replay, so their end states are compared too)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "bfcl-multi-turn"
+
+
+def _recorded() -> dict[str, list[str]]:
+    """Model -> the fixtures recorded for it (the example is recorded case by case)."""
+    return {d.name: sorted(p.stem for p in d.glob("*.yaml")) for d in (EXAMPLE / "cassettes" / "llamacpp").iterdir()}
+
+
+def _replay(model: str, ids: list[str], tmp_path: Path) -> dict[str, Any]:
+    env = {**os.environ, "CI": "true", "XDG_CONFIG_HOME": str(tmp_path), "TMPDIR": str(tmp_path),
+           "LLAMACPP_BASE_URL": "http://127.0.0.1:9/v1"}  # any request not answered from a cassette fails
+    args = [str(Path(sys.executable).with_name("replio")), "eval", "--path", str(EXAMPLE), "run",
+            "--provider", f"llamacpp:{model}", "--strict", "--output", "json", *[a for i in ids for a in ("--fixture", i)]]
+    done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_the_recorded_multi_turn_cases_replay_offline_without_drift(tmp_path: Path) -> None:
+    recorded = _recorded()
+    assert set(recorded) == {"qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"}
+    for model, ids in recorded.items():
+        assert ids, model
+        report = _replay(model, ids, tmp_path)
+        assert sorted(f["id"] for f in report["fixtures"]) == ids
+        for fixture in report["fixtures"]:
+            assert fixture["drift"] == [] and fixture["request_drift"] == [], (model, fixture["id"])
+            assert fixture["status"] in ("ok", "truncated"), (model, fixture["id"], fixture["error"])
+            assert fixture["state"] and fixture["conversation"][0]["role"] == "user", (model, fixture["id"])
+        again = tmp_path / model
+        again.mkdir()
+        assert _replay(model, ids, again) == report
