@@ -2,14 +2,11 @@
 
 Exit codes: 0 every fixture ran, 1 a fixture ended in `error` or drifted from its golden
 (with --strict also request drift or no golden) or a score gate failed, 2 usage or
-configuration errors, 130 interrupted. Heavy modules are imported inside the commands that need them. Run as the
-`replio` program (`entry`), a run also leaves what its start-up made out of the garbage
-collector's walks (`_out_of_the_collectors_way`).
+configuration errors, 130 interrupted. Heavy modules are imported inside the commands that need them.
 """
 
 from __future__ import annotations
 
-import gc
 import signal
 import sys
 import threading
@@ -85,27 +82,9 @@ def main() -> None:
     """Measure how well an LLM uses an agent's tools, reproducibly."""
 
 
-#: Whether this process is the `replio` program (`entry`), which may settle its own garbage
-#: collector; a caller of `main` in its own process (click's test runner) keeps its collector as it is.
-_PROGRAM = False
-
-
-def _out_of_the_collectors_way() -> None:
-    """In the `replio` program, once a run is prepared: what it has made so far (its modules,
-    classes, pydantic validators, the plan: about 50,000 objects) lives until the process ends,
-    so the cyclic garbage collector is told to leave it alone (`gc.freeze`, the standard
-    library's own) rather than walk it again in each full collection and once more at exit,
-    which took a tenth to a fifth of a bundled replay. The collector still collects all the run
-    makes; only the objects that exist now are left out."""
-    if _PROGRAM:
-        gc.freeze()
-
-
 def entry() -> NoReturn:
     """The `replio` program: `main`, after which no interrupt can change how the process exits
     (an interrupt during Python's shutdown would otherwise end it by signal, not with 130)."""
-    global _PROGRAM
-    _PROGRAM = True
     # httpx's __init__ imports its command-line client (`httpx._main`, with rich and pygments)
     # whenever click and rich are installed, as they are here: about a seventh of a replay.
     # Upstream: https://github.com/encode/httpx/discussions/3523, whose fix (import it in
@@ -344,7 +323,6 @@ def _execute(project: Path, flags: dict[str, Any], interrupts: Interrupts, *, up
                 click.echo(f"replio: {line}", err=True)
             progress = choose([(r.key.label, len(r.cases)) for r in plan.runs], output=output, verbose=verbose,
                               env=plan.settings.env.values, stdout=stdout, stderr=sys.stderr)
-            _out_of_the_collectors_way()
             with _interrupt_ends("while finishing the run; no golden was changed"):
                 if progress is None:
                     outcome = execute(plan, hurry=interrupts.hurry)

@@ -485,28 +485,3 @@ def test_every_relative_link_of_the_readme_leads_to_a_file() -> None:
     links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", (REPO / "README.md").read_text(encoding="utf-8"))
     relative = [link for link in links if "://" not in link]
     assert relative and [link for link in relative if not (REPO / link).exists()] == []
-
-
-
-def test_the_performance_how_tos_python_example_runs_as_written_and_agrees_with_the_cli(tmp_path: Path) -> None:
-    """docs/how-to/measure-performance.md's script, run in a clone of the repository with CI set, prints
-    the fixtures and exit code of `run --output json`, and its process did freeze what it made."""
-    page = (REPO / "docs" / "how-to" / "measure-performance.md").read_text(encoding="utf-8")
-    script = page.split("```python\n", 1)[1].split("```", 1)[0]
-    assert "gc.freeze()" in script
-    project = tmp_path / "clone"
-    for part in ("cassettes", "golden", ".replio"):
-        shutil.copytree(REPO / part, project / part)
-    (tmp_path / "replay.py").write_text(script + "\nimport gc, sys\nprint(gc.get_freeze_count() > 0, file=sys.stderr)\n",
-                                        encoding="utf-8")
-    env = {**os.environ, "CI": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, str(tmp_path / "replay.py")], cwd=project, capture_output=True,
-                          text=True, timeout=120, env=env)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stderr.splitlines()[-1] == "True"
-    replio = str(Path(sys.executable).with_name("replio"))
-    cli = subprocess.run([replio, "eval", "--path", ".", "run", "--output", "json"], cwd=project,
-                         capture_output=True, text=True, timeout=120, env=env)
-    data = json.loads(cli.stdout)
-    fixtures = sum(len(r["fixtures"]) for r in data.get("runs", [data]))
-    assert done.stdout.splitlines() == [f"{fixtures} fixtures, exit code {cli.returncode}"]

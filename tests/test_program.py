@@ -1,10 +1,8 @@
 """The `replio` program as a process: it keeps nothing between runs but what the user keeps,
-leaves the environment as it found it, and ends as Python ends; it alone, not a caller of `main`,
-keeps what its start-up made out of the garbage collector's walks."""
+leaves the environment as it found it, and ends as Python ends."""
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
@@ -12,9 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from replio_replay.cli import main
 from tests.helpers import replio_command
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,24 +47,3 @@ def test_the_program_ends_as_python_does_flushing_what_a_plugin_left_open(tmp_pa
     done = _entry(tmp_path, f"kept = open({str(left_open)!r}, 'w')\nkept.write('flushed at exit')", dict(os.environ))
     assert done.returncode == 0, done.stderr
     assert left_open.read_text() == "flushed at exit"
-
-
-def test_the_program_leaves_its_start_up_to_the_collector_and_reports_what_the_library_does(
-        tmp_path: Path) -> None:
-    # The bundled replay through `entry()`, which freezes what start-up made, and through `main` in
-    # this process (click's runner), which must leave this process's collector alone: one JSON.
-    env = {**os.environ, "CI": "1", "XDG_CACHE_HOME": str(tmp_path)}
-    code = ("import atexit, gc, sys\n"
-            "atexit.register(lambda: sys.stderr.write(f'frozen: {gc.get_freeze_count()}\\n'))\n"
-            "from replio_replay.cli import entry\n"
-            f"sys.argv = ['replio', 'eval', '--path', {str(REPO)!r}, 'run', '--output', 'json']\nentry()\n")
-    program = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
-    assert program.returncode == 0, program.stderr
-    assert int(program.stderr.splitlines()[-1].removeprefix("frozen: ")) > 10_000
-    frozen = gc.get_freeze_count()
-    library = CliRunner().invoke(main, ["eval", "--path", str(REPO), "run", "--output", "json"],
-                                 env={"CI": "1", "XDG_CACHE_HOME": str(tmp_path)})
-    assert library.exit_code == 0, library.output
-    assert gc.get_freeze_count() == frozen
-    assert json.loads(library.stdout)["fixtures"]
-    assert library.stdout == program.stdout
