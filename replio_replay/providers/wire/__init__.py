@@ -107,8 +107,18 @@ def clean(value: Any) -> Any:
 
 
 def unparsed_arguments(arguments: Arguments) -> str:
-    """Arguments as the JSON string an OpenAI-style API expects; a raw string goes back as-is."""
+    """Arguments as the JSON string an OpenAI-style API expects.
+
+    A raw string that is JSON (an array, a number) goes back as-is. One that is not JSON at all
+    (a call cut off by the token limit: `{"path": `) goes back as a JSON string holding the
+    model's text: servers that parse the arguments of the conversation so far (llama.cpp, vLLM)
+    refuse the whole request otherwise, and the model still sees what it wrote.
+    """
     if isinstance(arguments, str):
+        try:
+            json.loads(arguments, parse_constant=_not_json)
+        except (ValueError, RecursionError):
+            return json.dumps(arguments, ensure_ascii=False)
         return arguments
     return json.dumps(arguments, ensure_ascii=False)
 
