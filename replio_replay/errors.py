@@ -11,6 +11,7 @@
     ├── ProviderError            the provider failed for one fixture: the fixture ends in `error`
     │   ├── ProviderAuthError    401/403
     │   ├── ProviderHTTPError    an HTTP status that retries did not cure
+    │   │   └── ContextFullError the conversation no longer fits the model's context: `truncated`
     │   ├── ProviderConnectError connection refused, timeouts, dropped connections
     │   └── ProviderResponseError a body that is not JSON, or JSON of the wrong shape
     ├── McpError                 an MCP server did not start, answer in time, or stay up: the fixture errs
@@ -27,6 +28,7 @@ __all__ = [
     "BenchmarkError",
     "CassetteError",
     "ConfigError",
+    "ContextFullError",
     "FixtureError",
     "GoldenError",
     "McpError",
@@ -95,6 +97,12 @@ class ProviderAuthError(ProviderError):
 
 class ProviderHTTPError(ProviderError):
     """The provider answered with an HTTP error that retries did not cure."""
+
+
+class ContextFullError(ProviderHTTPError):
+    """The server refused the request because the conversation no longer fits the model's context
+    window. The model's own doing (it wrote or read that much), so the fixture ends `truncated`,
+    as at a turn limit, and is judged on what it did; not an `error`."""
 
 
 class ProviderConnectError(ProviderError):

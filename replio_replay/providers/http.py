@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import json
 import random
+import re
 import ssl
 import threading
 import time
@@ -29,6 +30,7 @@ from .._runtime.jsoncanon import canonical
 from .._runtime.redact import NO_SECRETS, Redactor, shown_url, without_credentials
 from ..errors import (
     ConfigError,
+    ContextFullError,
     ProviderAuthError,
     ProviderConnectError,
     ProviderHTTPError,
@@ -252,7 +254,24 @@ def _attempt(
             ),
             wait,
         )
+    if status in (400, 413, 500) and CONTEXT_FULL.search(said):
+        raise ContextFullError(
+            f"{ep.provider}: the conversation no longer fits the model's context window "
+            f"(HTTP {status} from {ep.shown}: {said})"
+        )
     raise ProviderHTTPError(f"{ep.provider}: HTTP {status} from {ep.shown}: {said}")
+
+
+#: What servers say when a request's conversation is longer than the model's context window:
+#: llama.cpp (`request (8367 tokens) exceeds the available context size (8192 tokens)`, and
+#: before that `the request exceeds the available context size`), OpenAI and vLLM (`This
+#: model's maximum context length is ...`), Anthropic (`prompt is too long`), Gemini (`The input
+#: token count (...) exceeds the maximum number of tokens allowed`).
+CONTEXT_FULL = re.compile(
+    r"exceeds the available context size|context size has been exceeded|maximum context length"
+    r"|context_length_exceeded|prompt is too long|input token count .{0,40}exceeds the maximum",
+    re.IGNORECASE,
+)
 
 
 def post_json(

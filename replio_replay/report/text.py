@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .._runtime.diffing import Change
 from .._runtime.wording import plural
+from ..judge.results import Status
 from ..recording.modes import RecordMode, record_flags
 from .table import plain_lines, render_table, table_width
 
@@ -198,9 +199,9 @@ def _write_narrow(title: str, columns: Sequence[tuple[str, str]], rows: Sequence
 def write_findings(run: RunResult, out: TextIO, *, rich: bool) -> None:
     """Why fixtures failed or errored, then their drift: the lines under a run's table."""
     for r in run.fixtures:
-        if r.error:
+        if r.error:  # why it errored, or why it stopped short (the context window was full)
             out.write(f"  {r.id}: {r.status.value}: {r.error}\n")
-        elif r.reasons:
+        if r.reasons and not (r.error and r.status in (Status.ERROR, Status.CANCELLED)):
             out.write(f"  {r.id}: {'; '.join(r.shown_reasons)}\n")
     write_drift_report(run, out, rich=rich)
 

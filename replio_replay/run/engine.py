@@ -6,7 +6,8 @@ system prompt) and the user (a task, or a `NextUser` saying each message of a co
 scripted turns, a simulated user), and it returns a `Transcript`.
 
 Each user message is one *user turn*: the model answers it, calling tools, until it answers
-without a call, or until `max_turns` model turns (then the conversation stops, `truncated`);
+without a call, or until `max_turns` model turns, or until the conversation no longer fits the
+model's context window (then the conversation stops, `truncated`; for the context, `error` says so);
 `max_calls` bounds the calls of the whole conversation. A tool may be held back until a later
 user turn (`offered_from`: a scripted turn's `offer`): it is not offered, and not run, before it.
 With `turn_states`, each user turn's end keeps the environments' state then, for per-turn checks.
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from .._runtime.deadline import Interrupted
-from ..errors import ReplioError
+from ..errors import ContextFullError, ReplioError
 from ..judge.results import JudgeVerdict, Status
 from ..judge.turns import TurnEvidence, TurnReference
 from ..providers.base import ChatRequest, ChatResponse, Message, ToolCall, Usage
@@ -181,6 +182,9 @@ def _answer(out: Transcript, first: int, generate: Generate, toolbox: Toolbox, l
             response = generate(ChatRequest(tuple(out.messages), tool_specs))
         except Interrupted:
             return _Ended(n, Status.CANCELLED)
+        except ContextFullError as exc:  # the model's doing, like a turn limit: judged as it stands
+            out.error = str(exc)
+            return _Ended(n, Status.TRUNCATED)
         except ReplioError as exc:
             _failed(out, exc, cancel)
             return _Ended(n, out.status)

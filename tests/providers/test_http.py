@@ -13,6 +13,7 @@ import pytest
 
 from replio_replay.errors import (
     ConfigError,
+    ContextFullError,
     ProviderAuthError,
     ProviderConnectError,
     ProviderHTTPError,
@@ -122,11 +123,26 @@ def test_zero_retries_means_one_attempt(llm_server):
 
 @pytest.mark.parametrize("status", [400, 408, 500, 501])
 def test_errors_a_retry_cannot_fix_are_final(llm_server, provider, status):
-    llm_server.handler = lambda seen: Reply(status, json={"error": {"message": "Context size has been exceeded"}})
-    with pytest.raises(ProviderHTTPError, match=f"HTTP {status} .*: Context size has been exceeded$"):
+    llm_server.handler = lambda seen: Reply(status, json={"error": {"message": "model 'x' not loaded"}})
+    with pytest.raises(ProviderHTTPError, match=f"HTTP {status} .*: model 'x' not loaded$") as info:
         ask(provider)
+    assert not isinstance(info.value, ContextFullError)
     assert len(llm_server.requests) == 1
     assert provider.sleeps == []
+
+
+@pytest.mark.parametrize(("status", "said"), [
+    (400, "request (8367 tokens) exceeds the available context size (8192 tokens), try increasing it"),  # llama.cpp
+    (500, "Context size has been exceeded."),  # llama.cpp before
+    (400, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens."),
+    (400, "prompt is too long: 210000 tokens > 200000 maximum"),  # Anthropic
+    (400, "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."),  # Gemini
+])
+def test_a_conversation_longer_than_the_context_window_is_told_apart(llm_server, provider, status, said):
+    llm_server.handler = lambda seen: Reply(status, json={"error": {"message": said}})
+    with pytest.raises(ContextFullError, match=f"no longer fits the model's context window \\(HTTP {status} "):
+        ask(provider)
+    assert len(llm_server.requests) == 1
 
 
 def test_a_local_server_is_not_sent_a_timed_out_request_again(llm_server):

@@ -15,6 +15,7 @@ from tests.support.llm_server import LLMServer, Reply, Seen
 from tests.support.project import run_args
 
 OVERFLOW = {"error": {"message": "request (17307 tokens) exceeds the available context size (16384 tokens)"}}
+REFUSED = {"error": {"message": "tools[0].function.parameters: unsupported schema"}}
 
 
 def _run(*args: str) -> tuple[int, Any]:
@@ -27,27 +28,33 @@ def _comparable(report: dict[str, Any]) -> list[dict[str, Any]]:
             for f in report["fixtures"]]
 
 
-def test_a_final_error_is_recorded_and_replayed_identically(project: Path, llm_server: LLMServer) -> None:
+@pytest.mark.parametrize(("body", "status", "code", "said"), [
+    (REFUSED, "error", 1, "unsupported schema"),
+    # the model's doing, as at a turn limit: judged as it stands, and saying why it stopped
+    (OVERFLOW, "truncated", 0, "no longer fits the model's context window"),
+])
+def test_a_final_error_is_recorded_and_replayed_identically(
+    project: Path, llm_server: LLMServer, body: dict[str, Any], status: str, code: int, said: str,
+) -> None:
     agent = openai_agent({"ALPHA": [[("file_read", {"path": "notes.txt"})], "done"], "BETA": ["none"]})
 
-    def overflowing(seen: Seen) -> Reply:
-        body = seen.json()
-        if any(m["role"] == "tool" for m in body["messages"]):
-            return Reply(400, json=OVERFLOW)
+    def failing(seen: Seen) -> Reply:
+        if any(m["role"] == "tool" for m in seen.json()["messages"]):
+            return Reply(400, json=body)
         return agent(seen)
 
-    llm_server.handler = overflowing
-    code, recorded = _run(*run_args(project, "--base-url", f"{llm_server.url}/v1", "--record-mode", "once"))
-    assert code == 1
+    llm_server.handler = failing
+    exit_code, recorded = _run(*run_args(project, "--base-url", f"{llm_server.url}/v1", "--record-mode", "once"))
+    assert exit_code == code
     alpha = recorded["fixtures"][0]
-    assert alpha["status"] == "error" and "exceeds the available context size" in alpha["error"]
+    assert alpha["status"] == status and said in alpha["error"] and alpha["names"] == ["file_read"]
     cassette = project / "cassettes" / "openai" / "test-model" / "alpha.yaml"
     assert cassette.is_file(), "the error response was not recorded"
     sent = len(llm_server.requests)
     llm_server.close()
 
-    code, replayed = _run(*run_args(project, "--record-mode", "none"))
-    assert code == 1
+    exit_code, replayed = _run(*run_args(project, "--record-mode", "none"))
+    assert exit_code == code
     assert _comparable(replayed) == _comparable(recorded)
     assert replayed["fixtures"][0]["request_drift"] == []
     assert len(llm_server.requests) == sent

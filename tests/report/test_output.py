@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from replio_replay.judge.results import FixtureResult, RunResult, Status, Summary
-from replio_replay.report.text import write_compare
+from replio_replay.report.text import write_compare, write_findings
 from tests.helpers import call, replio_command, turn, write_json
 
 LONG_ID = "a-rather-long-fixture-id"
@@ -113,3 +113,14 @@ def test_compare_cells_mark_drift_and_no_golden_and_leave_errors_uncompared() ->
     assert cells["fresh"] == ["pass", "ok", "-", "0c", "no", "golden"] * 2
     assert cells["failed"] == ["FAIL", "error", "-", "0c"] * 2
     assert cells["same"] == ["pass", "ok", "-", "0c"] * 2
+
+
+def test_the_findings_say_why_a_run_stopped_short_and_why_it_failed() -> None:
+    fixtures = [FixtureResult(id="full", status=Status.TRUNCATED, error="the context window is full",
+                              reasons=["answer: expected 42"]),
+                FixtureResult(id="broke", status=Status.ERROR, error="HTTP 500", reasons=["the run ended in error"])]
+    out = io.StringIO()
+    write_findings(RunResult(provider="p", model="m", fixtures=fixtures, summary=Summary()), out, rich=False)
+    assert out.getvalue().splitlines() == ["  full: truncated: the context window is full",
+                                           "  full: answer: expected 42",
+                                           "  broke: error: HTTP 500"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from replio_replay.errors import ProviderConnectError, ProviderError
+from replio_replay.errors import ContextFullError, ProviderConnectError, ProviderError
 from replio_replay.judge.results import Status
 from replio_replay.providers.base import ChatRequest, ChatResponse, Exchange, ToolCall, Usage
 from replio_replay.providers.mock import MockProvider
@@ -142,6 +142,13 @@ def test_a_provider_error_ends_in_error_keeping_what_happened(root: Path) -> Non
     assert t.error == "openai: cannot connect to http://127.0.0.1:9"
     assert names(t) == ["list_dir"]
     assert t.tokens == 5
+
+
+def test_a_full_context_window_truncates_keeping_what_happened(root: Path) -> None:
+    full = "llamacpp: the conversation no longer fits the model's context window (HTTP 400 from ...)"
+    t, provider = play(root, [turn(call("list_dir")), ContextFullError(full), turn(text="never asked")])
+    assert (t.status, t.error, names(t), t.answer) == (Status.TRUNCATED, full, ["list_dir"], "")
+    assert len(provider.requests) == 2
 
 
 def test_a_provider_error_on_the_first_turn(root: Path) -> None:
