@@ -1,6 +1,6 @@
 """Per model and BFCL category, from a `replio eval run --output json` result on stdin: the cases
-that passed (BFCL's accuracy), those cut off by BFCL's step limit, and the mean number of user
-turns passed in a row from the first.
+that passed (BFCL's accuracy), those cut off by BFCL's step limit, those that outgrew the model's
+context window, and the mean number of user turns passed in a row from the first.
 
     replio eval --path examples/bfcl-multi-turn run --compare A,B --output json | python examples/bfcl-multi-turn/by_category.py
 """
@@ -36,10 +36,11 @@ def main() -> None:
                 by_category[match.group(1)].append(fixture)
         for category, fixtures in sorted(by_category.items()):
             passed = sum(1 for f in fixtures if f["pass"])
-            cut = sum(1 for f in fixtures if f["status"] == "truncated")
+            cut = sum(1 for f in fixtures if f["status"] == "truncated" and not f["error"])
+            full = sum(1 for f in fixtures if f["status"] == "truncated" and f["error"])
             mean = sum(turns_passed(f) for f in fixtures) / len(fixtures)
             print(f"{run['model']}  {category:<22} passed {passed}/{len(fixtures)}  "
-                  f"step limit {cut:>2}  turns passed in a row {mean:.2f}")
+                  f"step limit {cut:>2}  context full {full}  turns passed in a row {mean:.2f}")
 
 
 if __name__ == "__main__":
