@@ -138,7 +138,8 @@ def test_malformed_arguments_are_traced_raw_answered_with_an_error_and_the_run_g
                             "result": 'Error: arguments for file_read are not valid JSON: {"path": "config/server.toml"'}]
     assert fx["errors"] == 1 and fx["status"] == "ok"
     sent = llm_server.requests[1].json()["messages"]
-    assert sent[-2]["tool_calls"][0]["function"]["arguments"] == '{"path": "config/server.toml"'
+    # sent back as a JSON string of the model's text, which servers parsing the history accept
+    assert json.loads(sent[-2]["tool_calls"][0]["function"]["arguments"]) == '{"path": "config/server.toml"'
     assert sent[-1]["content"].startswith("Error: arguments for file_read are not valid JSON")
 
 
