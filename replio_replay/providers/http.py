@@ -264,7 +264,7 @@ def _attempt(
 
 #: What servers say when a request's conversation is longer than the model's context window:
 #: llama.cpp (`request (8367 tokens) exceeds the available context size (8192 tokens)`, and
-#: before that `the request exceeds the available context size`), OpenAI and vLLM (`This
+#: in older builds `Context size has been exceeded`), OpenAI and vLLM (`This
 #: model's maximum context length is ...`), Anthropic (`prompt is too long`), Gemini (`The input
 #: token count (...) exceeds the maximum number of tokens allowed`).
 CONTEXT_FULL = re.compile(
