@@ -17,7 +17,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .agents.protocol import agent_messages, reply
     from .errors import (
+        AgentError,
         BenchmarkError,
         CassetteError,
         ConfigError,
@@ -63,6 +65,7 @@ if TYPE_CHECKING:
 
 #: Each public name -> the internal module that owns it.
 _SOURCES: dict[str, str] = {
+    "AgentError": ".errors",
     "BFCL_CATEGORIES": ".fixtures.bfcl.convert",
     "BenchmarkError": ".errors",
     "Case": ".fixtures.cases",
@@ -105,16 +108,19 @@ _SOURCES: dict[str, str] = {
     "UnknownProviderError": ".errors",
     "UsageError": ".errors",
     "Verifier": ".fixtures.model",
+    "agent_messages": ".agents.protocol",
     "decode_name": ".fixtures.bfcl.names",
     "execute": ".run.suite",
     "hookimpl": ".fixtures.hookspecs",
     "load_fixture": ".fixtures.model",
     "open_bfcl": ".fixtures.bfcl.source",
     "prepare": ".run.suite",
+    "reply": ".agents.protocol",
     "tool": ".tools.function",
 }
 
 __all__ = [
+    "AgentError",
     "BFCL_CATEGORIES",
     "BenchmarkError",
     "Case",
@@ -157,12 +163,14 @@ __all__ = [
     "UnknownProviderError",
     "UsageError",
     "Verifier",
+    "agent_messages",
     "decode_name",
     "execute",
     "hookimpl",
     "load_fixture",
     "open_bfcl",
     "prepare",
+    "reply",
     "tool",
 ]
 

@@ -207,6 +207,9 @@ def run_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         click.option("--model", help="The model; overrides the one in the provider spec."),
         click.option("--base-url", help="The provider's base URL; overrides environment and config."),
         click.option("--compare", metavar="P1,P2,...", help="Run once per provider spec, side by side."),
+        click.option("--agent", metavar="COMMAND",
+                     help="Run your own agent, e.g. 'python agent.py' (split as a shell would; paths relative to "
+                          "the current folder), instead of the project's agent or replio's loop."),
         click.option("--tools", "tools", metavar="NAME[,NAME...]",
                      help="Tool set(s): a name under .replio/tools/, 'default', or a file; several run side by side."),
         click.option("--jobs", type=click.IntRange(min=1), help="Fixtures run at once (default 4)."),

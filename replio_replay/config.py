@@ -16,6 +16,7 @@ from ._runtime.env import Env
 from ._runtime.jsonin import JsonProblem, read_json
 from ._runtime.schemaline import SchemaLine
 from ._runtime.wording import validation_message
+from .agents.decl import AgentDecl
 from .errors import ConfigError
 from .prices import Price, PriceKey
 from .tools.mcp.config import McpServers
@@ -85,6 +86,9 @@ class ProjectConfig(BaseModel):
     baseline: str | None = Field(
         None, min_length=1, description="A saved result (run --output-file) each run is compared with, "
         "relative to the project; --baseline wins.")
+    agent: AgentDecl | None = Field(
+        None, description="The user's own agent, run in place of replio's loop for every tool set that declares "
+        "none (paths relative to the project); --agent wins.")
     plugins: list[Annotated[str, Field(min_length=1)]] | None = Field(
         None, description="The installed plugins (entry-point names) this project uses; absent: none.")
 

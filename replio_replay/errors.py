@@ -15,6 +15,7 @@
     │   ├── ProviderConnectError connection refused, timeouts, dropped connections
     │   └── ProviderResponseError a body that is not JSON, or JSON of the wrong shape
     ├── McpError                 an MCP server did not start, answer in time, or stay up: the fixture errs
+    ├── AgentError               the user's own agent failed, timed out or never asked the model: the fixture errs
     ├── CassetteError            a cassette is missing, broken, exhausted or would leak a secret
     └── GoldenError              a golden file is broken or may not be written
 
@@ -25,6 +26,7 @@ Tool failures are *not* exceptions: a tool answers the model with a result start
 from __future__ import annotations
 
 __all__ = [
+    "AgentError",
     "BenchmarkError",
     "CassetteError",
     "ConfigError",
@@ -115,6 +117,11 @@ class ProviderResponseError(ProviderError):
 
 class McpError(ReplioError):
     """An MCP server could not be started, did not answer in time, or went away (named, with its stderr)."""
+
+
+class AgentError(ReplioError):
+    """The user's own agent could not start, exited non-zero, timed out, broke the protocol or never
+    sent the model a request; its fixture ends in ``error`` naming which."""
 
 
 class CassetteError(ReplioError):

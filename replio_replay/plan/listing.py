@@ -35,7 +35,7 @@ def _validated(project: Path, global_dir: Path | None, pm: pluggy.PluginManager)
         settings = resolve_settings(project)
         bundled = settings.bundled
         (toolset,), plugin_problems = load_toolsets(project, ["default"], settings.config.tools, pm,
-                                                       settings.config.mcp_servers)
+                                                       settings.config.mcp_servers, agent=settings.config.agent)
     except ReplioError as exc:
         catalog.problems.append(Problem("tool set", str(exc)))
     else:

@@ -122,8 +122,11 @@ def name_problems(fixture: Fixture, toolset: ToolSet) -> list[str]:
 
     Calls that are expected or required (`expected`, `verifier.exact`, `must_include`, `args`)
     must name an offered tool; `avoid` and `tools_deny` must name a tool the set knows (a
-    disabled one is fine: it is avoided by construction).
+    disabled one is fine: it is avoided by construction). A user's agent offers the tools in its
+    own code, which only its requests name: nothing can be checked before it runs.
     """
+    if toolset.agent is not None:
+        return []
     offered, known = set(toolset.names), set(toolset.known)
     maybe_mcp = bool(toolset.mcp_servers)  # names it does not know may be an MCP server's: checked once listed
     must = "so the check can never pass"

@@ -33,6 +33,9 @@ class AnthropicProvider(HTTPProvider):
         versioned = httpx.URL(self.base_url).path.rstrip("/").endswith("/v1")
         return joined(self.base_url, "/messages" if versioned else "/v1/messages")
 
+    def relay_url(self, fmt: str, model: str | None = None, *, streamed: bool = False) -> str | None:
+        return self.url if fmt == "anthropic" else None
+
     def headers(self) -> dict[str, str]:
         headers = {"anthropic-version": wire.API_VERSION}
         if self.settings.api_key:

@@ -135,6 +135,9 @@ class ProviderSettings:
     retries: int = 3
     max_response_bytes: int = 16 * 1024 * 1024
     options: dict[str, Any] = field(default_factory=dict)
+    #: Whether the model was named (in the spec, --model or the config) rather than the provider's
+    #: default: only a named model replaces the one a user's agent asks for (`providers.relay`).
+    model_named: bool = True
 
 
 class Provider(ABC):
@@ -170,6 +173,11 @@ class Provider(ABC):
     @abstractmethod
     def generate(self, request: ChatRequest, exchange: Exchange) -> ChatResponse:
         """Send one turn and return the parsed response; raise ProviderError on failure."""
+
+    def relay_url(self, fmt: str, model: str | None = None, *, streamed: bool = False) -> str | None:
+        """Where a request of wire format `fmt` that a user's agent sent goes (`providers.relay`);
+        None when this provider's server does not speak it."""
+        return None
 
     def transport(self, cancel: threading.Event | None = None) -> httpx.BaseTransport | None:
         """One fixture's transport over the run's pooled connection (None for providers without

@@ -32,6 +32,14 @@ class GeminiProvider(HTTPProvider):
         model = self.model.removeprefix("models/")  # the API's own name for a model has the prefix
         return joined(self.base_url, f"/models/{model}:generateContent")
 
+    def relay_url(self, fmt: str, model: str | None = None, *, streamed: bool = False) -> str | None:
+        if fmt != "gemini":
+            return None
+        name = (self.model if self.settings.model_named or not model else model).removeprefix("models/")
+        if streamed:
+            return joined(self.base_url, f"/models/{name}:streamGenerateContent") + "?alt=sse"
+        return joined(self.base_url, f"/models/{name}:generateContent")
+
     def headers(self) -> dict[str, str]:
         return {"x-goog-api-key": self.settings.api_key} if self.settings.api_key else {}
 

@@ -347,6 +347,9 @@ class HTTPProvider(Provider):
 
     #: The path appended to the base URL.
     path: ClassVar[str] = ""
+    #: The wire formats (`wire.relayed`) the server speaks, by the path appended to the base URL
+    #: for each: where the requests of a user's agent go.
+    relays: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, settings: ProviderSettings) -> None:
         super().__init__(settings)
@@ -378,6 +381,10 @@ class HTTPProvider(Provider):
     def url(self) -> str:
         """The full URL requests are sent to, joined once: each request would parse the base URL twice."""
         return joined(self.base_url, self.path)
+
+    def relay_url(self, fmt: str, model: str | None = None, *, streamed: bool = False) -> str | None:
+        path = self.relays.get(fmt)
+        return None if path is None else joined(self.base_url, path)
 
     def endpoint(self, redactor: Redactor = NO_SECRETS) -> Endpoint:
         """The target and what error messages name, quoting nothing of `redactor`'s secrets."""

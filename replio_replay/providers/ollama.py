@@ -46,6 +46,7 @@ class OllamaProvider(HTTPProvider):
     local = True
     api_key_env = None
     path = "/api/chat"
+    relays = {"ollama": "/api/chat", "chat": "/v1/chat/completions"}
 
     def normalize_base_url(self, url: str) -> str:
         return super().normalize_base_url(normalize_host(url))

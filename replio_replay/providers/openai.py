@@ -26,6 +26,7 @@ class OpenAIProvider(HTTPProvider):
     base_url_env = "OPENAI_BASE_URL"
     api_key_env: ClassVar[str | None] = "OPENAI_API_KEY"
     path = "/chat/completions"
+    relays = {"chat": "/chat/completions", "responses": "/responses"}
 
     def encode(self, request: ChatRequest) -> dict[str, Any]:
         return wire.encode_request(request, self.settings)
@@ -43,3 +44,5 @@ class LlamaCppProvider(OpenAIProvider):
     base_url_env = "LLAMACPP_BASE_URL"
     local = True
     api_key_env = None
+    #: llama-server speaks Anthropic's Messages and OpenAI's Responses too, under its /v1.
+    relays = {"anthropic": "/messages", "chat": "/chat/completions", "responses": "/responses"}

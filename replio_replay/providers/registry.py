@@ -88,5 +88,6 @@ def create_provider(
         api_key_env=key_env,
         **{"timeout": cls.default_timeout(), **_configured(pc)},
         options={"script": pc.script} if pc and pc.script else {},
+        model_named=bool(model or spec_model or (pc and pc.model)),
     )
     return cls(settings)

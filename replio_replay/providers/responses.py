@@ -26,6 +26,7 @@ class ResponsesProvider(HTTPProvider):
     base_url_env = "OPENAI_BASE_URL"
     api_key_env = "OPENAI_API_KEY"
     path = "/responses"
+    relays = {"chat": "/chat/completions", "responses": "/responses"}
 
     def encode(self, request: ChatRequest) -> dict[str, Any]:
         return wire.encode_request(request, self.settings)

@@ -16,7 +16,7 @@ from typing import Any
 
 from .._runtime.diffing import Change, changes
 
-__all__ = ["VOLATILE_PATHS", "keyed_tools", "request_changes"]
+__all__ = ["VOLATILE_PATHS", "keyed_tools", "request_changes", "volatile_pattern"]
 
 #: Request-body fields left out of request drift: ids the provider or the run invented.
 VOLATILE_PATHS = (r"\['(id|call_id|tool_call_id|tool_use_id|user|metadata)'\]$",)
@@ -60,11 +60,23 @@ def _flat(tools: list[Any]) -> list[Any]:
     return out
 
 
-def request_changes(recorded: Any, sent: Any) -> list[Change]:
-    """The differences from the recorded request body to the one sent now, tools named."""
+def request_changes(recorded: Any, sent: Any, volatile: re.Pattern[str] | None = None) -> list[Change]:
+    """The differences from the recorded request body to the one sent now, tools named; those whose
+    path `volatile` matches (`volatile_pattern`: fields a user's agent varies) left out."""
     found = changes(keyed_tools(recorded), keyed_tools(sent), exclude_regex_paths=VOLATILE_PATHS)
-    return [_tool_result_named(Change(_TOOL_PATH.sub(r"tools[\1]", c.path), c.kind, c.old, c.new),
-                               recorded if c.kind == "removed" else sent) for c in found]
+    named = [Change(_TOOL_PATH.sub(r"tools[\1]", c.path), c.kind, c.old, c.new) for c in found]
+    return [_tool_result_named(c, recorded if c.kind == "removed" else sent) for c in named
+            if volatile is None or not volatile.match(c.path)]
+
+
+def volatile_pattern(globs: tuple[str, ...]) -> re.Pattern[str] | None:
+    """The change paths `globs` mark volatile (an agent's `volatile`): a glob is a path as drift names
+    it, `*` standing for any characters (`messages[*].content`, `metadata`), and covers what is
+    under it (`metadata.trace_id`); None for none."""
+    if not globs:
+        return None
+    alternatives = "|".join(".*".join(re.escape(part) for part in glob.split("*")) for glob in globs)
+    return re.compile(rf"(?:{alternatives})(?:$|[.\[(])")
 
 
 _RESULT_PATH = re.compile(r"^messages\[(\d+)\](?:\.content\[(\d+)\])?")

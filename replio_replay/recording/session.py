@@ -37,6 +37,7 @@ from .base import FixtureSession
 from .cassette import BODY_MATCHER, open_cassette
 from .modes import RecordMode, record_flags
 from .persister import AtomicPersister
+from .requests import volatile_pattern
 from .roles import AGENT, JUDGE
 from .serializer import ReadableSerializer
 from .staleness import case_mode
@@ -111,7 +112,7 @@ class CassetteSession(FixtureSession):
         inner = None if self.mode is RecordMode.NONE else provider.transport(cancel)
         self.cassette_transport = CassetteTransport(
             cassette, inner, body_matcher=config.matchers[BODY_MATCHER], fixture_id=fixture.id,
-            tools=case.toolset.name,
+            tools=case.toolset.name, volatile=volatile_pattern(agent.volatile) if (agent := case.offered.agent) else None,
         )
         if self.rejudging:
             self.cassette_transport.forget(JUDGE, frozenset({JUDGE}))
@@ -165,13 +166,20 @@ class CassetteSession(FixtureSession):
             **({"judge_hash": judged} if (judged := self.case.fixture.judge_hash()) else {}),
             "tools": self.case.toolset.name,
             "toolset_hash": self.case.toolset.digest,
-            "tool_schema_hash": (self.offered or self.case.offered).schema_hash,
-            "system_prompt_hash": (self.offered or self.case.offered).prompt_hash,
+            **self._offered(),
             **({"trial": self.case.trial} if self.case.trial != 1 else {}),
             **{role: {"provider": p.settings.name, "model": p.model} for role, p in self.roles.items()},
             "replio_version": _version(),
             "recorded": datetime.date.today().isoformat(),
         }
+
+    def _offered(self) -> dict[str, str]:
+        """What the model was offered: the tools' and prompt's hashes, or the user's agent, whose own
+        code offers them (its requests hold them)."""
+        offered = self.offered or self.case.offered
+        if offered.agent is not None:
+            return {"agent": offered.agent.shown}
+        return {"tool_schema_hash": offered.schema_hash, "system_prompt_hash": offered.prompt_hash}
 
     def finish(self, status: Status) -> None:
         """Write the cassette if something new was recorded and the fixture ran to its end.

@@ -15,6 +15,7 @@ requests, so they are recorded again (`--rejudge`: the judge's) while the others
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -74,6 +75,7 @@ class CassetteTransport(httpx.BaseTransport):
         body_matcher: Callable[[Request, Request], None],
         fixture_id: str,
         tools: str = "default",
+        volatile: re.Pattern[str] | None = None,
     ) -> None:
         self.cassette = cassette
         self.inner = inner
@@ -82,6 +84,8 @@ class CassetteTransport(httpx.BaseTransport):
         self.body_matcher = body_matcher
         self.fixture_id = fixture_id
         self.tools = tools
+        #: Change paths left out of request drift (fields a user's agent varies: `requests.volatile_pattern`).
+        self.volatile = volatile
         self.loaded_count = len(cassette) if cassette.rewound else 0  # vcrpy rewinds what it loaded
         self.protected = cassette.write_protected
         self.sent = 0
@@ -153,7 +157,7 @@ class CassetteTransport(httpx.BaseTransport):
     def _compare(self, stored: Request, live: Request, role: str) -> None:
         if requests_match(live, stored, [self.body_matcher]):
             return
-        for change in request_changes(json_body(stored.body), json_body(live.body)):
+        for change in request_changes(json_body(stored.body), json_body(live.body), self.volatile):
             key = (role, change.path, change.kind, canonical(change.old), canonical(change.new))
             self.drift.setdefault(key, (role, change))
 

@@ -141,7 +141,7 @@ def _toolsets(settings: Settings, pm: pluggy.PluginManager, names: list[str]) ->
             continue
         try:
             (toolset,), _ = load_toolsets(settings.project, [name], settings.config.tools, pm,
-                                          settings.config.mcp_servers)
+                                          settings.config.mcp_servers, agent=settings.config.agent)
         except ReplioError as exc:
             out[name] = str(exc)
             continue

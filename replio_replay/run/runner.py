@@ -22,6 +22,7 @@ from .._runtime.deadline import Interrupted
 from .._runtime.env import Env
 from .._runtime.redact import NO_SECRETS, Redactor, shown_url
 from .._runtime.workers import Workers
+from ..agents.decl import AgentSpec
 from ..errors import ReplioError, ToolSetError
 from ..fixtures.cases import Case
 from ..fixtures.layout import RunKey
@@ -31,7 +32,8 @@ from ..judge.turns import TurnReference
 from ..plan.offer import name_problems
 from ..prices import Prices, price_for
 from ..providers.base import Exchange, Provider, Usage
-from ..recording.base import SessionFactory, live_session
+from ..providers.relay import Relay
+from ..recording.base import FixtureSession, SessionFactory, live_session
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
 from ..tools.environment import build, play, reference_states, state_of
 from ..tools.permissions import Category, Permissions
@@ -39,6 +41,7 @@ from ..tools.resolve import with_mcp_tools
 from ..tools.sandbox import Sandbox
 from ..tools.toolbox import Toolbox
 from ..tools.toolset import ToolSet
+from .agent import run_agent
 from .budget import Budget
 from .engine import Limits, Transcript, run_loop
 from .judging import ask_judge
@@ -122,33 +125,11 @@ def run_fixture(
         session = options.session(case, provider, cancel)
         seen = _worktree_seen(case, session.mcp_modes(case.offered.mcp_servers))
         with worktree(fixture, settings, remove) if seen else contextlib.nullcontext(NO_WORKTREE) as root:
-            ctx = ToolContext(Sandbox(root), session.transport, environments=build(case.offered.environments, timeout, cancel),
-                              **ctx_limits)  # type: ignore[arg-type]
-            mcp = session.mcp_tools(case.offered.mcp_servers, root=root, env=options.env,
-                                    project=options.project) if case.offered.mcp_servers else None
-            try:
-                offered = case.offered if mcp is None else _with_mcp(case, mcp.open())
-                session.offered = offered
-                toolbox = Toolbox(ctx, permissions, offered)
-                generate = sender(case, provider, Exchange(fixture.id, session.transport, options.redactor))
-                try:
-                    user = speaker(case, provider, session, options.role_providers, options.redactor)
-                    transcript = run_loop(user, generate, toolbox, limits=limits, cancel=cancel,
-                                          offered_from=fixture.offered_from, turn_states=_turn_states(case))
-                    if isinstance(user, Simulator):
-                        transcript.count("user", Usage(**user.tokens))
-                        if user.provider is not None:
-                            transcript.spoken_by["user"] = (user.provider.settings.name, user.provider.model)
-                finally:
-                    toolbox.close()
-            finally:
-                if mcp is not None:  # its servers end with the fixture, whatever happened
-                    mcp.close(interrupted=cancel is not None and cancel.is_set())
-            if case.offered.environments:
-                transcript.state, transcript.reference_state, transcript.reference_results = _states(case, ctx)
-                transcript.turn_references = _turn_references(case, ctx.timeout)
-            if fixture.verifier is not None and fixture.verifier.files:  # before the worktree goes
-                transcript.files = snapshot(ctx.sandbox, fixture.verifier.files)
+            if case.offered.agent is not None:
+                transcript = _agent_transcript(case, case.offered.agent, provider, session, options, root, cancel)
+            else:
+                transcript = _loop_transcript(case, provider, session, options, root, cancel, limits, permissions,
+                                              ctx_limits)
         if cancel is None or not cancel.is_set():
             ask_judge(case, transcript, provider, session, options.role_providers, options.judge, options.redactor)
         if cancel is not None and cancel.is_set():  # in flight when interrupted: nothing is written
@@ -180,8 +161,65 @@ def run_fixture(
     return result
 
 
+def _loop_transcript(case: Case, provider: Provider, session: FixtureSession, options: RunOptions, root: Path,
+                     cancel: threading.Event | None, limits: Limits, permissions: Permissions,
+                     ctx_limits: dict[str, Any]) -> Transcript:
+    """The fixture's conversation through replio's own loop, over the tools it is offered."""
+    fixture = case.fixture
+    timeout = ctx_limits["timeout"]
+    ctx = ToolContext(Sandbox(root), session.transport, environments=build(case.offered.environments, timeout, cancel),
+                      **ctx_limits)  # type: ignore[arg-type]
+    mcp = session.mcp_tools(case.offered.mcp_servers, root=root, env=options.env,
+                            project=options.project) if case.offered.mcp_servers else None
+    try:
+        offered = case.offered if mcp is None else _with_mcp(case, mcp.open())
+        session.offered = offered
+        toolbox = Toolbox(ctx, permissions, offered)
+        generate = sender(case, provider, Exchange(fixture.id, session.transport, options.redactor))
+        try:
+            user = speaker(case, provider, session, options.role_providers, options.redactor)
+            transcript = run_loop(user, generate, toolbox, limits=limits, cancel=cancel,
+                                  offered_from=fixture.offered_from, turn_states=_turn_states(case))
+            _count_user(transcript, user)
+        finally:
+            toolbox.close()
+    finally:
+        if mcp is not None:  # its servers end with the fixture, whatever happened
+            mcp.close(interrupted=cancel is not None and cancel.is_set())
+    if case.offered.environments:
+        transcript.state, transcript.reference_state, transcript.reference_results = _states(case, ctx)
+        transcript.turn_references = _turn_references(case, ctx.timeout)
+    if fixture.verifier is not None and fixture.verifier.files:  # before the worktree goes
+        transcript.files = snapshot(ctx.sandbox, fixture.verifier.files)
+    return transcript
+
+
+def _agent_transcript(case: Case, agent: AgentSpec, provider: Provider, session: FixtureSession,
+                      options: RunOptions, root: Path, cancel: threading.Event | None) -> Transcript:
+    """The fixture's conversation through the user's own agent (`run.agent`); what it wrote on
+    standard error goes into the result."""
+    fixture = case.fixture
+    relay = Relay(provider, session.transport, redactor=options.redactor)
+    user = speaker(case, provider, session, options.role_providers, options.redactor)
+    transcript, stderr = run_agent(agent, user, provider, relay, root=root, redactor=options.redactor, cancel=cancel)
+    _count_user(transcript, user)
+    session.extras["agent_stderr"] = stderr or None
+    if fixture.verifier is not None and fixture.verifier.files:
+        transcript.files = snapshot(Sandbox(root), fixture.verifier.files)
+    return transcript
+
+
+def _count_user(transcript: Transcript, user: object) -> None:
+    """A simulated user's tokens, and who spoke as it."""
+    if isinstance(user, Simulator):
+        transcript.count("user", Usage(**user.tokens))
+        if user.provider is not None:
+            transcript.spoken_by["user"] = (user.provider.settings.name, user.provider.model)
+
+
 def _worktree_seen(case: Case, mcp_modes: Mapping[str, str]) -> bool:
-    """Whether anything in the fixture can look at a worktree, so it needs one: an offered tool
+    """Whether anything in the fixture can look at a worktree, so it needs one: the user's agent
+    (it runs in it), an offered tool
     that works on files or runs a program (`Tool.touches_worktree`: a built-in, a command, a
     Python tool taking the `ToolContext`) in a fixture that runs its calls (not
     `single_response`), an MCP server started on it (live, or to compare), or a `files` check
@@ -193,7 +231,8 @@ def _worktree_seen(case: Case, mcp_modes: Mapping[str, str]) -> bool:
     and removed, which would cost a replayed fixture more than its replay, for nothing to see.
     """
     fixture = case.fixture
-    return ((not fixture.single_response and any(tool.touches_worktree for tool in case.offered.tools))
+    return (case.offered.agent is not None
+            or (not fixture.single_response and any(tool.touches_worktree for tool in case.offered.tools))
             or any(mode != "replay" for mode in mcp_modes.values())
             or bool(fixture.verifier is not None and fixture.verifier.files))
 

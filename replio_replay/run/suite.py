@@ -24,6 +24,7 @@ from .._runtime.problems import Problem
 from .._runtime.redact import MIN_SECRET, Redactor, placeholder_names
 from .._runtime.wording import did_you_mean, plural
 from .._runtime.workers import Workers
+from ..agents.decl import agent_from_flag
 from ..errors import ReplioError, ToolSetError, UnknownProviderError, UsageError
 from ..fixtures.cases import Case
 from ..fixtures.discovery import Found, choose, discover
@@ -90,6 +91,7 @@ class RunRequest:
     rejudge: bool = False  # only the judges are sent (and recorded again); the recorded runs replay
     baseline: Path | None = None  # the saved result to compare with (else the config's)
     max_cost: float | None = None  # USD a live run may spend (`budget`)
+    agent: str | None = None  # --agent: the user's agent command, split as a shell would (`agents.decl`)
 
     def flags(self) -> Flags:
         if self.rejudge and (self.record_mode or self.no_cassettes):
@@ -332,7 +334,8 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager | None = None) -> Plan
         selection.append(said)
     bundled = frozenset(f.fixture.id for f in found if f.source == BUILTIN_CATALOG and has_local)
     toolsets, problems = load_toolsets(settings.project, settings.tools, settings.config.tools, pm,
-                                       settings.config.mcp_servers)
+                                       settings.config.mcp_servers, agent=settings.config.agent,
+                                       agent_flag=agent_from_flag(request.agent) if request.agent else None)
     problems = [*catalog.problems, *problems]
     per_set = {}
     for toolset in toolsets:

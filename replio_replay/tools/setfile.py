@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 from .._runtime.jsonin import JsonProblem, read_json
 from .._runtime.schemaline import SchemaLine
 from .._runtime.wording import did_you_mean, validation_message
+from ..agents.decl import AgentDecl
 from ..errors import ToolSetError, UsageError
 from ..prices import Price, PriceKey
 from .declared import ToolDecls
@@ -27,9 +28,10 @@ from .mcp.config import McpServer, ServerName
 from .override import Override
 from .toolset import DEFAULT_TOOLSET
 
-__all__ = ["DEFAULT_FILE", "VARIANT_DIR", "SetFile", "ToolSetFile", "given_by_path", "load_chain", "locate", "variants"]
+__all__ = ["CONFIG_DIR", "DEFAULT_FILE", "VARIANT_DIR", "SetFile", "ToolSetFile", "given_by_path", "load_chain", "locate", "variants"]
 
-DEFAULT_FILE = Path(".replio") / "tools.json"
+CONFIG_DIR = Path(".replio")
+DEFAULT_FILE = CONFIG_DIR / "tools.json"
 VARIANT_DIR = Path(".replio") / "tools"
 #: The names of tool sets given by a file path (`_path_name`), refused as variant names.
 _BY_PATH = re.compile(r".*@[0-9a-f]{12}")
@@ -56,6 +58,8 @@ class ToolSetFile(_Strict):
     prices: dict[PriceKey, Price] = Field(
         default_factory=dict, description="`PROVIDER:MODEL` -> USD per million tokens, over the config's "
         "(and the base file's) for runs of this set.")
+    agent: AgentDecl | None = Field(None, description="The user's own agent, run in place of replio's loop "
+                                    "(over the config's; paths relative to this file).")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pluggy
 
 from .._runtime.problems import Problem
+from ..agents.decl import AgentDecl, AgentSpec, resolve_agent
 from ..errors import ToolSetError
 from .base import Tool
 from .builtin import builtin_tools
@@ -23,7 +24,7 @@ from .declared import command_argv
 from .mcp.config import McpServer
 from .resolve import resolve_toolset
 from .schema import name_problem
-from .setfile import SetFile, load_chain, locate
+from .setfile import CONFIG_DIR, SetFile, load_chain, locate
 from .toolset import ToolSet
 
 __all__ = ["load_toolsets", "plugin_tools"]
@@ -31,27 +32,45 @@ __all__ = ["load_toolsets", "plugin_tools"]
 
 def load_toolsets(
     project: Path, names: Sequence[str], configured: str | None, pm: pluggy.PluginManager,
-    servers: Mapping[str, McpServer] | None = None,
+    servers: Mapping[str, McpServer] | None = None, *, agent: AgentDecl | None = None,
+    agent_flag: AgentSpec | None = None,
 ) -> tuple[list[ToolSet], list[Problem]]:
     """The tool sets `names` names (`default`, a variant, a file), and the plugins that failed.
 
-    `configured` is the config's `tools` (the default set's file), `servers` its `mcp_servers`.
-    Raises ToolSetError (or UsageError for a name that is not a tool set) before anything runs.
+    `configured` is the config's `tools` (the default set's file), `servers` its `mcp_servers`,
+    `agent` its `agent` (for the sets whose files declare none); `agent_flag` (`--agent`) is every
+    set's agent. Raises ToolSetError (or UsageError for a name that is not a tool set) before
+    anything runs.
     """
     extra, problems = plugin_tools(pm)
     sources = [*builtin_tools(), *extra]
+    # The config's paths are relative to the project, as its `tools` and `baseline` are.
+    default_agent = resolve_agent(agent, project, f"{project / CONFIG_DIR / 'config.json'}: agent") \
+        if agent is not None and agent_flag is None else agent_flag
     toolsets = []
     for wanted in names:
         name, path = locate(project, wanted, configured)
         chain = load_chain(path) if path else []
         toolset = resolve_toolset(name, chain, sources, servers)
         _check_commands(chain, {t.name for t in toolset.tools})
-        toolsets.append(toolset)
+        toolsets.append(_with_agent(toolset, chain, default_agent, agent_flag is not None))
     seen = [t.name for t in toolsets]
     twice = sorted({n for n in seen if seen.count(n) > 1})
     if twice:
         raise ToolSetError(f"--tools names the tool set {twice[0]!r} twice; give each tool set once")
     return toolsets, problems
+
+
+def _with_agent(toolset: ToolSet, chain: Sequence[SetFile], default: AgentSpec | None, forced: bool) -> ToolSet:
+    """`toolset` with its agent: the last file of its chain that declares one, unless `--agent` gave
+    one for every set (`forced`), else the config's (`default`)."""
+    declared = [link for link in chain if link.data.agent is not None]
+    agent = default
+    if declared and not forced:
+        link = declared[-1]
+        assert link.data.agent is not None
+        agent = resolve_agent(link.data.agent, link.path.parent, f"{link.path}: agent")
+    return toolset if agent is None else dataclasses.replace(toolset, agent=agent)
 
 
 def _check_commands(chain: Sequence[SetFile], offered: set[str]) -> None:

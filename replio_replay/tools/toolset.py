@@ -21,6 +21,7 @@ from .base import Tool
 from .mcp.config import McpServer
 
 if TYPE_CHECKING:
+    from ..agents.decl import AgentSpec
     from .environment import Environment
     from .override import Override
 
@@ -78,6 +79,8 @@ class ToolSet:
     environments: Mapping[str, Environment] = field(default_factory=dict)
     #: `PROVIDER:MODEL` -> price, from the set's files (over the config's); no part of `digest`.
     prices: Mapping[str, Price] = field(default_factory=dict)
+    #: The user's own agent, run in place of replio's loop (None: replio's loop over `tools`).
+    agent: AgentSpec | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "known", frozenset(self.known) | frozenset(self.names))
@@ -121,6 +124,8 @@ class ToolSet:
             "tools": [{**t.spec(), "category": t.category.value, "behaviour": t.fingerprint}
                       for t in self.tools],
         }
+        if self.agent is not None:  # its tools are in its code: the code's hash stands for them
+            data["agent"] = self.agent.to_json()
         if self.mcp_servers:  # what a server's tools are is in its recordings; how it is started is here
             data["mcp_servers"] = {n: s.model_dump(mode="json") for n, s in self.mcp_servers.items()}
             data["pending"] = [p.to_json() for p in self.pending]
@@ -141,4 +146,5 @@ class ToolSet:
             self.only if only is None else only,
             self.environments if environments is None else environments,
             self.prices,
+            self.agent,
         )

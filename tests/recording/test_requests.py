@@ -60,3 +60,14 @@ def test_other_message_changes_keep_their_paths() -> None:
         body["messages"][0]["content"] = "Cancel A-2."
 
     assert _changed(OPENAI, edit) == [("messages[0].content", "changed", "Cancel A-1.", "Cancel A-2.")]
+
+
+def test_an_agents_volatile_fields_are_left_out_of_request_drift() -> None:
+    from replio_replay.recording.requests import volatile_pattern
+
+    recorded = {"messages": [{"role": "user", "content": "at 10:00"}], "metadata": {"run": 1}, "temperature": 0}
+    sent = {"messages": [{"role": "user", "content": "at 10:05"}], "metadata": {"run": 2}, "temperature": 1}
+    pattern = volatile_pattern(("messages[*].content", "metadata"))
+    assert [c.path for c in request_changes(recorded, sent, pattern)] == ["temperature"]
+    assert volatile_pattern(()) is None
+    assert not volatile_pattern(("meta",)).match("metadata")  # a glob covers what is under it, not longer names

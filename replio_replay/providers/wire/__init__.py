@@ -1,7 +1,10 @@
 """Pure wire-format converters: provider-neutral requests to JSON bodies and JSON bodies back.
 
 One module per wire format (`openai`, `responses`, `anthropic`, `gemini`, `ollama`), each with
-``encode_request(request, settings) -> dict`` and ``decode_response(data) -> ChatResponse``.
+``encode_request(request, settings) -> dict`` and ``decode_response(data) -> ChatResponse``;
+``aggregate_stream(events) -> dict`` gathers a streamed answer into the body ``decode_response``
+reads (`streams` parses the stream), and ``tool_results(body)`` reads the tool results a request
+body carries back (`ToolResult`).
 Nothing here does I/O or imports httpx: the converters are plain functions of plain data,
 so they are tested without a socket and give the same body for the same conversation.
 This module holds the helpers they share.
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from ..._runtime.redact import NO_SECRETS, Redactor
@@ -20,10 +24,14 @@ from ..base import Arguments, ChatRequest, ToolCall
 
 __all__ = [
     "PREVIEW_CHARS",
+    "ToolResult",
     "as_int",
     "clean",
     "clean_text",
     "assistant_turn",
+    "content_text",
+    "error_text",
+    "nonempty",
     "parse_arguments",
     "preview",
     "shape_error",
@@ -32,6 +40,17 @@ __all__ = [
 
 #: How much of a body an error message shows.
 PREVIEW_CHARS = 200
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One tool result a request body carries back to the model: the call it answers (None when
+    the format gives no id), the tool's name (None when the body does not tell) and the result
+    as text."""
+
+    call_id: str | None
+    name: str | None
+    content: str
 
 
 def preview(data: Any, limit: int = PREVIEW_CHARS, redactor: Redactor = NO_SECRETS) -> str:
@@ -159,3 +178,27 @@ def function_calls(raw_calls: Any, *, provider: str, data: Any, turn: int) -> tu
             arguments=parse_arguments(function.get("arguments")),
         ))
     return tuple(calls)
+
+
+def nonempty(value: Any) -> str | None:
+    """`value` if it is a non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def content_text(content: Any) -> str | None:
+    """A tool result's content as text: a string as is, a list of parts as the texts of the parts
+    that have one joined with newlines, a missing content as ""; None for anything else."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return None
+
+
+def error_text(text: str) -> str:
+    """A failed call's result in the engine's convention: starting with ``Error``."""
+    return text if text.startswith("Error") else f"Error: {text}"

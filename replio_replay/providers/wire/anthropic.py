@@ -5,6 +5,12 @@ the top-level ``system``; tools as ``{name, description, input_schema}``; an ass
 as ``tool_use`` blocks (arguments as an object); results as ``tool_result`` blocks in a user
 message, consecutive results together in ONE user message. The API has no seed. Response:
 ``content`` blocks (``text`` and ``tool_use``) and ``usage.input_tokens`` / ``output_tokens``.
+
+Streamed, the message comes as events: ``message_start`` (the message, its input tokens),
+``content_block_start`` / ``content_block_delta`` / ``content_block_stop`` per block (a call's
+input as pieces of JSON text), ``message_delta`` (stop reason, output tokens), ``message_stop``:
+`aggregate_stream` rebuilds the message. `tool_results` reads the ``tool_result`` blocks a
+request carries back.
 """
 
 from __future__ import annotations
@@ -12,15 +18,25 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
-from . import as_int, parse_arguments, shape_error
+from . import (
+    ToolResult,
+    as_int,
+    content_text,
+    error_text,
+    nonempty,
+    parse_arguments,
+    shape_error,
+)
 
 __all__ = [
     "API_VERSION",
     "PROVIDER",
+    "aggregate_stream",
     "decode_response",
     "encode_messages",
     "encode_request",
     "encode_tool",
+    "tool_results",
 ]
 
 PROVIDER = "anthropic"
@@ -137,3 +153,91 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
             prompt=as_int(usage.get("input_tokens")), completion=as_int(usage.get("output_tokens"))
         ),
     )
+
+
+#: The block field each text-like delta extends (an ``input_json_delta`` is gathered apart).
+_DELTA_FIELDS = {"text_delta": "text", "thinking_delta": "thinking", "signature_delta": "signature"}
+
+
+def _add_delta(blocks: dict[int, Any], inputs: dict[int, str], event: dict[str, Any]) -> None:
+    """A ``content_block_delta``: text appended to its block's field, JSON text to its input."""
+    index, delta = event.get("index"), event.get("delta")
+    if not isinstance(index, int) or not isinstance(blocks.get(index), dict) or not isinstance(delta, dict):
+        return
+    kind = delta.get("type")
+    if kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+        inputs[index] = inputs.get(index, "") + delta["partial_json"]
+    elif kind in _DELTA_FIELDS and isinstance(delta.get(_DELTA_FIELDS[kind]), str):
+        field = _DELTA_FIELDS[kind]
+        blocks[index][field] = str(blocks[index].get(field) or "") + delta[field]
+
+
+def _merge_delta(message: dict[str, Any], event: dict[str, Any]) -> None:
+    """A ``message_delta``: its fields (stop reason) set, its (cumulative) token counts merged."""
+    if isinstance(event.get("delta"), dict):
+        message.update(event["delta"])
+    if isinstance(event.get("usage"), dict):
+        counts = {k: v for k, v in event["usage"].items() if v is not None}
+        message["usage"] = {**(message.get("usage") or {}), **counts}
+
+
+def _error_event(event: dict[str, Any]) -> str:
+    error = event.get("error")
+    return str(error.get("message") or error) if isinstance(error, dict) else str(error)
+
+
+def aggregate_stream(events: list[Any]) -> dict[str, Any]:
+    """Streamed events as the message they stand for, for `decode_response`; a call's input is
+    its JSON text parsed (none: ``{}``). ProviderResponseError on an error event or a non-object."""
+    message: dict[str, Any] = {"type": "message", "role": "assistant", "content": [], "usage": {}}
+    blocks: dict[int, Any] = {}
+    inputs: dict[int, str] = {}
+    for event in events:
+        if not isinstance(event, dict):
+            raise shape_error(PROVIDER, "a stream event is not an object", event)
+        kind = event.get("type")
+        if kind == "error":
+            raise shape_error(PROVIDER, f"the stream reported an error: {_error_event(event)}", event)
+        if kind == "message_start" and isinstance(event.get("message"), dict):
+            message = {**event["message"], "content": []}
+        elif kind == "content_block_start" and isinstance(event.get("content_block"), dict):
+            index = event.get("index")
+            blocks[index if isinstance(index, int) else len(blocks)] = dict(event["content_block"])
+        elif kind == "content_block_delta":
+            _add_delta(blocks, inputs, event)
+        elif kind == "message_delta":
+            _merge_delta(message, event)
+    for index, text in inputs.items():
+        blocks[index]["input"] = parse_arguments(text)
+    message["content"] = [blocks[i] for i in sorted(blocks)]
+    return message
+
+
+def _result(block: dict[str, Any], names: dict[str, str]) -> ToolResult | None:
+    """A ``tool_result`` block as a result named by its call; an error's text starts ``Error``."""
+    content = content_text(block.get("content"))
+    if content is None:
+        return None
+    call_id = nonempty(block.get("tool_use_id"))
+    if block.get("is_error") is True:
+        content = error_text(content)
+    return ToolResult(call_id, names.get(call_id or ""), content)
+
+
+def tool_results(body: Any) -> list[ToolResult]:
+    """The ``tool_result`` blocks of a request body's messages, in order, each named by the earlier
+    ``tool_use`` block with its id; malformed messages and blocks are skipped."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    names: dict[str, str] = {}
+    results = []
+    for message in messages if isinstance(messages, list) else []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and nonempty(block.get("id")) and nonempty(block.get("name")):
+                names[block["id"]] = block["name"]
+            result = _result(block, names) if block.get("type") == "tool_result" else None
+            if result is not None:
+                results.append(result)
+    return results

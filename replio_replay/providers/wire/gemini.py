@@ -12,17 +12,30 @@ or ``{"error": ...}`` for a failed call); parameters in Gemini's schema subset
 A model turn's parts are sent back as received (`ChatResponse.provider_items`), so a
 ``thoughtSignature`` stays on the part it came with. Calls without an ``id`` (Gemini gives
 none before its newest models) get a stable one, ``call_{turn}_{i}``, which is never sent.
+
+Streamed (``streamGenerateContent?alt=sse``), each event is a response of its own holding the
+next parts: `aggregate_stream` joins them into one body. `tool_results` reads the
+``functionResponse`` parts a request carries back.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
-from . import as_int, parse_arguments, shape_error
+from . import ToolResult, as_int, error_text, nonempty, parse_arguments, shape_error
 from .geminischema import gemini_schema
 
-__all__ = ["PROVIDER", "decode_response", "encode_contents", "encode_request", "encode_tool"]
+__all__ = [
+    "PROVIDER",
+    "aggregate_stream",
+    "decode_response",
+    "encode_contents",
+    "encode_request",
+    "encode_tool",
+    "tool_results",
+]
 
 PROVIDER = "gemini"
 
@@ -167,3 +180,87 @@ def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
             texts.append(part["text"])
     return ChatResponse(text="".join(texts), tool_calls=tuple(calls), usage=_usage(data),
                         provider_items=tuple(parts))
+
+
+def _text_part(part: Any) -> bool:
+    """A part that is only text (a thought or not, perhaps with its signature)."""
+    return (isinstance(part, dict) and isinstance(part.get("text"), str)
+            and set(part) <= {"text", "thought", "thoughtSignature"})
+
+
+def _add_part(parts: list[Any], part: Any) -> None:
+    """The next streamed part: text joins the text part before it (of the same kind, not yet
+    closed by a signature), anything else is kept as it came."""
+    last = parts[-1] if parts else {}
+    if (_text_part(part) and _text_part(last) and "thoughtSignature" not in last
+            and bool(last.get("thought")) == bool(part.get("thought"))):
+        parts[-1] = {**last, **part, "text": last["text"] + part["text"]}
+    else:
+        parts.append(part)
+
+
+def _first_candidate(chunk: dict[str, Any]) -> dict[str, Any] | None:
+    candidates = chunk.get("candidates")
+    first = candidates[0] if isinstance(candidates, list) and candidates else None
+    return first if isinstance(first, dict) else None
+
+
+def aggregate_stream(events: list[Any]) -> dict[str, Any]:
+    """Streamed responses as the one body they stand for, for `decode_response`: the first
+    candidate's parts in order, its last finish reason, the last usage and model version.
+    ProviderResponseError on a chunk that is not an object or reports an error."""
+    body: dict[str, Any] = {}
+    candidate: dict[str, Any] | None = None
+    parts: list[Any] = []
+    for chunk in events:
+        if not isinstance(chunk, dict):
+            raise shape_error(PROVIDER, "a stream chunk is not an object", chunk)
+        if "error" in chunk and "candidates" not in chunk:
+            error = chunk["error"]
+            message = error.get("message") if isinstance(error, dict) else error
+            raise shape_error(PROVIDER, f"the stream reported an error: {message}", chunk)
+        body.update({k: chunk[k] for k in ("usageMetadata", "modelVersion", "responseId",
+                                           "promptFeedback") if k in chunk})
+        first = _first_candidate(chunk)
+        if first is None:
+            continue
+        candidate = {**(candidate or {}), **{k: v for k, v in first.items() if k != "content"}}
+        content = first.get("content")
+        new = content.get("parts") if isinstance(content, dict) else None
+        for part in new if isinstance(new, list) else []:
+            _add_part(parts, part)
+    if candidate is None:
+        return body
+    return {"candidates": [{"content": {"role": "model", "parts": parts}, **candidate}], **body}
+
+
+#: A response object of one string field that stands for that string (``error``: a failure).
+_WRAPPERS = ("result", "output", "return_value")
+
+
+def _response_text(response: Any) -> str:
+    """A function response as text: the string of a common one-field wrapper, else its JSON."""
+    if response is None:
+        return ""
+    if isinstance(response, dict) and len(response) == 1:
+        ((key, value),) = response.items()
+        if isinstance(value, str) and key in _WRAPPERS:
+            return value
+        if isinstance(value, str) and key == "error":
+            return error_text(value)
+    return json.dumps(response, ensure_ascii=False, separators=(",", ":"))
+
+
+def tool_results(body: Any) -> list[ToolResult]:
+    """The ``functionResponse`` parts of a request body's contents, in order; malformed contents
+    and parts are skipped."""
+    contents = body.get("contents") if isinstance(body, dict) else None
+    results = []
+    for content in contents if isinstance(contents, list) else []:
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            response = part.get("functionResponse") if isinstance(part, dict) else None
+            if isinstance(response, dict):
+                results.append(ToolResult(nonempty(response.get("id")), nonempty(response.get("name")),
+                                          _response_text(response.get("response"))))
+    return results

@@ -6,6 +6,10 @@ calls as ``tool_calls`` with object arguments and no ids; results as ``role: "to
 messages carrying ``tool_name``. Response: ``message`` (text and ``tool_calls``) and the
 counts ``prompt_eval_count`` / ``eval_count``. Ollama gives calls no ids, so stable ones are
 made from the assistant turn and the call's position: ``call_{turn}_{i}``.
+
+Streamed, the answer comes as one JSON object a line (NDJSON), each with the next piece of
+``message``, the last (``done: true``) with the counts: `aggregate_stream` joins them into one
+body. `tool_results` reads the ``role: "tool"`` messages a request carries back.
 """
 
 from __future__ import annotations
@@ -13,16 +17,26 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, Usage
-from . import as_int, assistant_turn, function_calls, shape_error
+from . import (
+    ToolResult,
+    as_int,
+    assistant_turn,
+    content_text,
+    function_calls,
+    nonempty,
+    shape_error,
+)
 from .openai import encode_tool  # Ollama's function tools are OpenAI's
 
 __all__ = [
     "PROVIDER",
+    "aggregate_stream",
     "assistant_turn",
     "decode_response",
     "encode_message",
     "encode_request",
     "encode_tool",
+    "tool_results",
 ]
 
 PROVIDER = "ollama"
@@ -84,3 +98,45 @@ def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
             prompt=as_int(data.get("prompt_eval_count")), completion=as_int(data.get("eval_count"))
         ),
     )
+
+
+def _add_message(message: dict[str, Any], piece: Any) -> None:
+    """One chunk's `message`: its calls kept, its text fields (content, thinking) appended."""
+    if not isinstance(piece, dict):
+        return
+    for key, value in piece.items():
+        if key == "tool_calls" and isinstance(value, list):
+            message.setdefault("tool_calls", []).extend(value)
+        elif key != "role" and isinstance(value, str):
+            message[key] = message.get(key, "") + value
+
+
+def aggregate_stream(events: list[Any]) -> dict[str, Any]:
+    """Streamed chunks as the ``/api/chat`` body they stand for, for `decode_response`: the text
+    joined, the calls of every chunk, the last chunk's counts. ProviderResponseError on a chunk
+    that is not an object or reports an error."""
+    body: dict[str, Any] = {}
+    message: dict[str, Any] = {"role": "assistant", "content": ""}
+    for chunk in events:
+        if not isinstance(chunk, dict):
+            raise shape_error(PROVIDER, "a stream chunk is not an object", chunk)
+        if chunk.get("error") is not None:
+            raise shape_error(PROVIDER, f"the stream reported an error: {chunk['error']}", chunk)
+        body.update({k: v for k, v in chunk.items() if k != "message"})
+        _add_message(message, chunk.get("message"))
+    return {**body, "message": message}
+
+
+def tool_results(body: Any) -> list[ToolResult]:
+    """The ``role: "tool"`` messages of a request body, in order, named by their ``tool_name``
+    (or ``name``); ids only where a ``tool_call_id`` is given. Malformed messages are skipped."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    results = []
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict) or message.get("role") != "tool":
+            continue
+        content = content_text(message.get("content"))
+        if content is not None:
+            name = nonempty(message.get("tool_name")) or nonempty(message.get("name"))
+            results.append(ToolResult(nonempty(message.get("tool_call_id")), name, content))
+    return results

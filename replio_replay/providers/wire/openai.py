@@ -4,6 +4,12 @@ Request: ``{model, messages, tools, temperature, seed, max_tokens, stream: false
 ``{"type": "function", "function": {name, description, parameters}}``; an assistant's calls as
 ``tool_calls`` with JSON-string arguments; results as ``role: "tool"`` messages with
 ``tool_call_id``. Response: ``choices[0].message`` (text and ``tool_calls``) and ``usage``.
+
+Streamed (``stream: true``), the answer comes as ``chat.completion.chunk`` objects whose
+``choices[0].delta`` carry pieces of the text and of each call (keyed by ``index``), with the
+usage on a last chunk of its own (``stream_options.include_usage``): `aggregate_stream` gathers
+them into the body `decode_response` reads. `tool_results` reads the ``role: "tool"`` messages
+a request carries back.
 """
 
 from __future__ import annotations
@@ -11,9 +17,25 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, Usage
-from . import as_int, function_calls, shape_error, unparsed_arguments
+from . import (
+    ToolResult,
+    as_int,
+    content_text,
+    function_calls,
+    nonempty,
+    shape_error,
+    unparsed_arguments,
+)
 
-__all__ = ["PROVIDER", "decode_response", "encode_message", "encode_request", "encode_tool"]
+__all__ = [
+    "PROVIDER",
+    "aggregate_stream",
+    "decode_response",
+    "encode_message",
+    "encode_request",
+    "encode_tool",
+    "tool_results",
+]
 
 PROVIDER = "openai"
 
@@ -133,3 +155,93 @@ def decode_response(
             cached=as_int(details.get("cached_tokens")),
         ),
     )
+
+
+def _add_call(calls: dict[Any, dict[str, Any]], raw: Any) -> None:
+    """One `delta.tool_calls` entry: id and name set once, arguments appended (keyed by `index`,
+    else by id, else the last call: a few compatible servers send no index)."""
+    if not isinstance(raw, dict):
+        return
+    key = raw.get("index")
+    if not isinstance(key, int):
+        key = nonempty(raw.get("id")) or (next(reversed(calls)) if calls else 0)
+    call = calls.setdefault(key, {"type": "function", "function": {"name": "", "arguments": ""}})
+    if "id" not in call and nonempty(raw.get("id")):
+        call["id"] = raw["id"]
+    function = raw.get("function")
+    if not isinstance(function, dict):
+        function = {}
+    if not call["function"]["name"] and nonempty(function.get("name")):
+        call["function"]["name"] = function["name"]
+    if isinstance(function.get("arguments"), str):
+        call["function"]["arguments"] += function["arguments"]
+
+
+def _add_delta(message: dict[str, Any], calls: dict[Any, dict[str, Any]], delta: Any) -> None:
+    """One chunk's `delta`: its calls, and every text field (content, refusal, reasoning) appended."""
+    if not isinstance(delta, dict):
+        return
+    for key, value in delta.items():
+        if key == "tool_calls" and isinstance(value, list):
+            for raw in value:
+                _add_call(calls, raw)
+        elif key != "role" and isinstance(value, str):
+            message[key] = (message.get(key) or "") + value
+
+
+def aggregate_stream(events: list[Any]) -> dict[str, Any]:
+    """Streamed chunks as the chat-completion body they stand for (the first choice only), for
+    `decode_response`; ProviderResponseError on a chunk that is not an object or reports an error."""
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    calls: dict[Any, dict[str, Any]] = {}
+    body: dict[str, Any] = {"object": "chat.completion"}
+    finish, usage = None, None
+    for chunk in events:
+        if not isinstance(chunk, dict):
+            raise shape_error(PROVIDER, "a stream chunk is not an object", chunk)
+        if chunk.get("error") is not None:
+            raise shape_error(
+                PROVIDER, f"the stream reported an error: {_error_message(chunk['error'])}", chunk
+            )
+        body.update({k: chunk[k] for k in ("id", "created", "model") if k in chunk and k not in body})
+        usage = chunk["usage"] if isinstance(chunk.get("usage"), dict) else usage
+        choices = chunk.get("choices")
+        for choice in choices if isinstance(choices, list) else []:
+            if isinstance(choice, dict) and choice.get("index", 0) == 0:
+                _add_delta(message, calls, choice.get("delta"))
+                finish = choice.get("finish_reason") or finish
+    if calls:
+        message["tool_calls"] = list(calls.values())
+    body["choices"] = [{"index": 0, "message": message, "finish_reason": finish}]
+    body["usage"] = usage
+    return body
+
+
+def _call_names(raw_calls: Any) -> dict[str, str]:
+    """An assistant message's `tool_calls` as {id: function name}."""
+    names = {}
+    for call in raw_calls if isinstance(raw_calls, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and nonempty(call.get("id")) and nonempty(function.get("name")):
+            names[call["id"]] = function["name"]
+    return names
+
+
+def tool_results(body: Any) -> list[ToolResult]:
+    """The ``role: "tool"`` messages of a chat request body, in order, each named by the earlier
+    assistant call it answers (else by its own ``name``); malformed messages are skipped."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    names: dict[str, str] = {}
+    results = []
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "assistant":
+            names.update(_call_names(message.get("tool_calls")))
+        content = content_text(message.get("content"))
+        if message.get("role") != "tool" or content is None:
+            continue
+        call_id = nonempty(message.get("tool_call_id"))
+        name = names.get(call_id or "") or nonempty(message.get("name"))
+        results.append(ToolResult(call_id, name, content))
+    return results

@@ -12,16 +12,38 @@ include: ["reasoning.encrypted_content"], stream: false}``; the system prompt on
 With ``store: false`` the server keeps nothing, so a turn's output items are sent back in the
 next request as received (`ChatResponse.provider_items`): each reasoning item, with its
 encrypted content, stays the same JSON object in its place before its function call.
+
+Streamed, the answer comes as typed events (``response.created``, ``response.output_item.added``,
+``response.output_text.delta``, ``response.function_call_arguments.delta``,
+``response.output_item.done``, ``response.completed`` with the whole response): `aggregate_stream`
+gives that body. `tool_results` reads the ``function_call_output`` items a request carries back.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
-from . import as_int, parse_arguments, shape_error, unparsed_arguments
+from . import (
+    ToolResult,
+    as_int,
+    content_text,
+    nonempty,
+    parse_arguments,
+    shape_error,
+    unparsed_arguments,
+)
 
-__all__ = ["PROVIDER", "decode_response", "encode_input", "encode_request", "encode_tool"]
+__all__ = [
+    "PROVIDER",
+    "aggregate_stream",
+    "decode_response",
+    "encode_input",
+    "encode_request",
+    "encode_tool",
+    "tool_results",
+]
 
 PROVIDER = "openai-responses"
 #: What a stateless request asks to get back, so reasoning can be carried across tool calls.
@@ -155,3 +177,76 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
         ),
         provider_items=tuple(output),
     )
+
+
+#: The events that end a stream, each with the whole response.
+_FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+
+
+def _add_delta(item: Any, event: dict[str, Any]) -> None:
+    """A text or arguments delta appended to the output item it belongs to."""
+    delta = event.get("delta")
+    if not isinstance(item, dict) or not isinstance(delta, str):
+        return
+    if event.get("type") == "response.function_call_arguments.delta":
+        item["arguments"] = str(item.get("arguments") or "") + delta
+        return
+    parts = item.setdefault("content", [])
+    index = event.get("content_index", 0)
+    if not isinstance(parts, list) or not isinstance(index, int) or index < 0:
+        return
+    parts.extend({"type": "output_text", "text": ""} for _ in range(len(parts), index + 1))
+    if isinstance(parts[index], dict):
+        parts[index]["text"] = str(parts[index].get("text") or "") + delta
+
+
+def _output(items: dict[int, Any], event: dict[str, Any]) -> None:
+    """An event that adds, extends or completes an output item, applied to `items` by index."""
+    kind, index = event.get("type"), event.get("output_index")
+    if not isinstance(index, int):
+        index = len(items)
+    if kind in ("response.output_item.added", "response.output_item.done"):
+        items[index] = copy.deepcopy(event.get("item"))
+    elif kind in ("response.output_text.delta", "response.function_call_arguments.delta"):
+        _add_delta(items.get(index), event)
+
+
+def aggregate_stream(events: list[Any]) -> dict[str, Any]:
+    """Streamed events as the response body they stand for, for `decode_response`: the response
+    of the completed (incomplete, failed) event, else the one created with its output rebuilt
+    from the item events. ProviderResponseError on an event that is not an object or an error."""
+    response: dict[str, Any] = {}
+    items: dict[int, Any] = {}
+    for event in events:
+        if not isinstance(event, dict):
+            raise shape_error(PROVIDER, "a stream event is not an object", event)
+        if event.get("type") == "error":
+            message = event.get("message") or event.get("error") or event.get("code")
+            raise shape_error(PROVIDER, f"the stream reported an error: {message}", event)
+        if isinstance(event.get("response"), dict):
+            response = event["response"]
+            if event.get("type") in _FINAL_EVENTS:
+                break
+        _output(items, event)
+    rebuilt = [items[i] for i in sorted(items) if isinstance(items[i], dict)]
+    if response.get("output") or not rebuilt:
+        return response
+    return {**response, "output": rebuilt}
+
+
+def tool_results(body: Any) -> list[ToolResult]:
+    """The ``function_call_output`` items of a request body's ``input``, in order, each named by
+    the earlier ``function_call`` item with its ``call_id``; malformed items are skipped."""
+    items = body.get("input") if isinstance(body, dict) else None
+    names: dict[str, str] = {}
+    results = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        kind, call_id = item.get("type"), nonempty(item.get("call_id"))
+        if kind in ("function_call", "custom_tool_call") and call_id and nonempty(item.get("name")):
+            names[call_id] = item["name"]
+        content = content_text(item.get("output"))
+        if kind in ("function_call_output", "custom_tool_call_output") and content is not None:
+            results.append(ToolResult(call_id, names.get(call_id or ""), content))
+    return results

@@ -1,0 +1,60 @@
+"""What an agent that replio runs reads and writes: the task, or each user message, and its answers.
+
+A fixture with one task gives it in ``REPLIO_TASK`` and on standard input; the agent's standard
+output is its answer. A conversation (scripted `turns`, a simulated `user`) sets
+``REPLIO_CONVERSATION=1`` and speaks one JSON line per message: replio writes ``{"user": "..."}``,
+the agent writes one ``{"answer": "..."}`` back per user message; the end of standard input ends
+the conversation. `agent_messages` and `reply` make either one loop::
+
+    from replio_replay import agent_messages, reply
+
+    for message in agent_messages():
+        reply(my_agent(message))
+
+This module imports nothing of replio's engine: an agent pays only for the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from typing import IO
+
+__all__ = ["CONVERSATION", "TASK", "agent_messages", "reply"]
+
+#: The variable holding a one-task fixture's task.
+TASK = "REPLIO_TASK"
+#: Set to ``1`` for a conversation: messages and answers go as JSON lines.
+CONVERSATION = "REPLIO_CONVERSATION"
+
+
+def _conversation() -> bool:
+    return os.environ.get(CONVERSATION) == "1"
+
+
+def agent_messages(stdin: IO[str] | None = None) -> Iterator[str]:
+    """Each user message for the agent to answer, in order: the one task, or each message of a
+    conversation until replio closes standard input."""
+    stream = stdin if stdin is not None else sys.stdin
+    if not _conversation():
+        task = os.environ.get(TASK)
+        yield task if task is not None else stream.read()
+        return
+    for line in stream:
+        if not line.strip():
+            continue
+        data = json.loads(line)
+        if not isinstance(data, dict) or not isinstance(data.get("user"), str):
+            raise ValueError(f"replio sent a line that is not {{\"user\": \"...\"}}: {line[:80]!r}")
+        yield data["user"]
+
+
+def reply(text: str, stdout: IO[str] | None = None) -> None:
+    """Answer the last user message with `text` (as a JSON line in a conversation), flushed at once."""
+    if not isinstance(text, str):
+        raise TypeError(f"reply() takes the answer as a str, not {type(text).__name__}")
+    stream = stdout if stdout is not None else sys.stdout
+    stream.write(json.dumps({"answer": text}, ensure_ascii=False) + "\n" if _conversation() else text + "\n")
+    stream.flush()

@@ -1,0 +1,46 @@
+"""The helper agents speak replio's protocol with: one task, or JSON lines in a conversation."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from replio_replay import agent_messages, reply
+
+
+def test_one_task_comes_from_the_environment_and_the_answer_is_plain_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REPLIO_CONVERSATION", raising=False)
+    monkeypatch.setenv("REPLIO_TASK", "What is 2+2?")
+    out = io.StringIO()
+    for message in agent_messages(io.StringIO("ignored")):
+        reply(f"you asked: {message}", out)
+    assert out.getvalue() == "you asked: What is 2+2?\n"
+
+
+def test_without_the_variable_the_task_is_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REPLIO_CONVERSATION", raising=False)
+    monkeypatch.delenv("REPLIO_TASK", raising=False)
+    assert list(agent_messages(io.StringIO("from stdin"))) == ["from stdin"]
+
+
+def test_a_conversation_is_json_lines_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPLIO_CONVERSATION", "1")
+    given = io.StringIO('{"user": "hello"}\n\n{"user": "ünïcode \\n two lines"}\n')
+    out = io.StringIO()
+    for message in agent_messages(given):
+        reply(message.upper(), out)
+    assert [json.loads(line) for line in out.getvalue().splitlines()] == [
+        {"answer": "HELLO"}, {"answer": "ÜNÏCODE \n TWO LINES"}]
+
+
+def test_a_line_that_is_not_a_user_message_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPLIO_CONVERSATION", "1")
+    with pytest.raises(ValueError, match="not"):
+        list(agent_messages(io.StringIO('{"bot": "x"}\n')))
+
+
+def test_reply_takes_text_only() -> None:
+    with pytest.raises(TypeError, match="str"):
+        reply(42)  # type: ignore[arg-type]

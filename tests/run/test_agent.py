@@ -1,0 +1,194 @@
+"""Fixtures run through the user's own agent, end to end through the CLI: recorded, replayed, and
+every way an agent can fail ending only its own fixture, named."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replio_replay.run.worktree import TEMP_PREFIX
+from tests.helpers import replio_command, write_json
+from tests.support.agents import openai_agent
+from tests.support.llm_server import LLMServer
+
+KEY = "sk-test-" + "5f3c9a1b7e2d4c6a" * 2
+
+#: A small agent on the standard library alone: it asks the model, runs `lookup` for each call,
+#: sends the result back, and prints the answer. `DESCRIPTION` is its tool's description.
+AGENT = '''
+import json, os, sys, urllib.request
+DESCRIPTION = "Look up a word."
+TOOLS = [{"type": "function", "function": {"name": "lookup", "description": DESCRIPTION,
+          "parameters": {"type": "object", "properties": {"word": {"type": "string"}}}}}]
+def ask(messages):
+    body = json.dumps({"model": "whatever", "messages": messages, "tools": TOOLS}).encode()
+    req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", body,
+                                 {"content-type": "application/json", "authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+    with urllib.request.urlopen(req) as r:
+        return json.load(r)["choices"][0]["message"]
+print("agent env key:", os.environ.get("OPENAI_API_KEY"), file=sys.stderr)
+messages = [{"role": "user", "content": os.environ["REPLIO_TASK"]}]
+for _ in range(5):
+    m = ask(messages)
+    messages.append(m)
+    if not m.get("tool_calls"):
+        print(m["content"])
+        break
+    for c in m["tool_calls"]:
+        word = json.loads(c["function"]["arguments"]).get("word", "")
+        messages.append({"role": "tool", "tool_call_id": c["id"], "content": "meaning of " + word})
+'''
+
+PLANS = {"ALPHA": [[("lookup", {"word": "alpha"})], "Alpha means the first."],
+         "BETA": [[("lookup", {"word": "beta"})], "Beta means the second."]}
+
+
+def agent_project(root: Path, code: str = AGENT, **config: Any) -> Path:
+    (root / "agent.py").parent.mkdir(parents=True, exist_ok=True)
+    (root / "agent.py").write_text(code)
+    write_json(root / ".replio" / "eval" / "alpha.json",
+               {"task": "ALPHA: what does alpha mean?", "expected": ["lookup"],
+                "verifier": {"args": {"lookup": {"word": "alpha"}}, "answer": {"$contains": "first"}}})
+    write_json(root / ".replio" / "eval" / "beta.json", {"task": "BETA: what does beta mean?", "expected": ["lookup"]})
+    write_json(root / ".replio" / "config.json", {"provider": "openai:test-model", "bundled": False,
+                                                  "agent": {"command": ["python", "agent.py"], "timeout": 20},
+                                                  **config})
+    return root
+
+
+def replio(project: Path, *args: str, url: str = "http://127.0.0.1:9/v1", timeout: float = 120,
+           **env: str) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": url, **env}
+    return subprocess.run([replio_command(), "eval", "--path", str(project), *args], capture_output=True, text=True,
+                          env=full, timeout=timeout)
+
+
+def results(done: subprocess.CompletedProcess[str]) -> dict[str, dict[str, Any]]:
+    return {f["id"]: f for f in json.loads(done.stdout)["fixtures"]}
+
+
+@pytest.fixture
+def recorded(tmp_path: Path, llm_server: LLMServer) -> Path:
+    """A project whose two fixtures were recorded through the agent against the loopback server."""
+    llm_server.handler = openai_agent(PLANS)
+    project = agent_project(tmp_path / "proj")
+    done = replio(project, "run", "--record-mode", "once", "--output", "json", url=f"{llm_server.url}/v1")
+    assert done.returncode == 0, done.stderr
+    found = results(done)
+    assert found["alpha"]["pass"] and found["alpha"]["trace"] == [
+        {"name": "lookup", "arguments": {"word": "alpha"}, "result": "meaning of alpha"}]
+    assert found["alpha"]["answer"] == "Alpha means the first." and found["alpha"]["tokens"] == 221
+    assert all(s.headers["authorization"] == f"Bearer {KEY}" for s in llm_server.requests)
+    assert "agent env key: replio" in found["alpha"]["agent_stderr"]
+    return project
+
+
+def test_a_recording_replays_offline_identically_and_holds_no_key(recorded: Path) -> None:
+    first = replio(recorded, "run", "--record-mode", "none", "--output", "json")
+    second = replio(recorded, "run", "--record-mode", "none", "--output", "json")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
+    assert results(first)["alpha"]["request_drift"] == []
+    encoded = base64.b64encode(KEY.encode()).decode()
+    for path in [*recorded.rglob("*.yaml"), *recorded.rglob("*.json")]:
+        text = path.read_text()
+        assert KEY[:12] not in text and encoded[:16] not in text, path
+    assert KEY[:12] not in first.stdout
+
+
+def test_a_description_changed_in_the_agents_code_is_request_drift(recorded: Path) -> None:
+    source = recorded / "agent.py"
+    source.write_text(source.read_text().replace("Look up a word.", "Look a word up in the dictionary."))
+    status = replio(recorded, "status", "--output", "json")
+    assert "tool set 'default' changed" in status.stdout
+    done = replio(recorded, "run", "--record-mode", "none", "--output", "json")
+    drift = results(done)["alpha"]["request_drift"]
+    assert [(d["path"], d["role"]) for d in drift] == [("tools[lookup].description", "agent")]
+    assert drift[0]["new"] == "Look a word up in the dictionary."
+    assert replio(recorded, "run", "--record-mode", "none", "--strict").returncode == 1
+
+
+def test_a_request_the_cassette_does_not_hold_fails_its_fixture_named(recorded: Path) -> None:
+    source = recorded / "agent.py"  # asks the model once more than when it was recorded
+    source.write_text(source.read_text().replace('        print(m["content"])\n        break',
+                                                 '        ask(messages)\n        print(m["content"])\n        break'))
+    done = replio(recorded, "run", "--record-mode", "none", "--output", "json")
+    alpha = results(done)["alpha"]
+    assert done.returncode == 1 and alpha["status"] == "error"
+    assert "request #3" in alpha["error"] and "has no recording" in alpha["error"]
+
+
+def test_failing_agents_end_only_their_fixture_named(tmp_path: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = openai_agent(PLANS)
+    agent = AGENT.replace('messages = [{"role"', 'if "BETA" in os.environ["REPLIO_TASK"]:\n'
+                          '    print("config missing", file=sys.stderr); sys.exit(3)\nmessages = [{"role"')
+    project = agent_project(tmp_path / "p", agent)
+    done = replio(project, "run", "--no-cassettes", "--output", "json", url=f"{llm_server.url}/v1")
+    found = results(done)
+    assert found["alpha"]["status"] == "ok" and found["alpha"]["pass"]
+    assert found["beta"]["status"] == "error" and found["beta"]["error"] == "agent exited 3: config missing"
+    assert done.returncode == 1
+
+
+def test_an_agent_that_never_asks_the_model_is_an_error(tmp_path: Path) -> None:
+    project = agent_project(tmp_path / "p", "print('I know this one')\n")
+    found = results(replio(project, "run", "--no-cassettes", "--output", "json"))
+    assert found["alpha"]["status"] == "error" and "never sent the model a request" in found["alpha"]["error"]
+
+
+def test_an_agent_over_its_timeout_is_stopped(tmp_path: Path) -> None:
+    project = agent_project(tmp_path / "p", "import time\ntime.sleep(60)\n",
+                            agent={"command": ["python", "agent.py"], "timeout": 1})
+    began = time.monotonic()
+    found = results(replio(project, "run", "--no-cassettes", "--output", "json", "--fixture", "alpha"))
+    assert found["alpha"]["error"] == "agent 'python agent.py' took longer than 1 s; stopped (raise its \"timeout\")"
+    assert time.monotonic() - began < 20
+
+
+def test_the_flag_overrides_the_configs_agent(tmp_path: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = openai_agent(PLANS)
+    project = agent_project(tmp_path / "p", "import sys\nsys.exit(9)\n")
+    (tmp_path / "other.py").write_text(AGENT)
+    done = subprocess.run([replio_command(), "eval", "--path", str(project), "run", "--no-cassettes", "--output", "json",
+                           "--fixture", "alpha", "--agent", "python other.py"], capture_output=True, text=True,
+                          cwd=tmp_path, env={**os.environ, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": f"{llm_server.url}/v1"},
+                          timeout=60)
+    assert results(done)["alpha"]["pass"], done.stderr
+
+
+@pytest.mark.parametrize(("agent", "said"), [
+    ({"command": ["python", "agnt.py"]}, "config.json: agent.command: 'agnt.py'"),
+    ({"python": "agent.py:main"}, "config.json: agent.python: 'agent.py' defines no function 'main'"),
+    ({"command": ["python", "agent.py"], "colour": "red"}, "agent.colour"),
+])
+def test_a_bad_agent_is_a_usage_error_before_anything_is_sent(tmp_path: Path, agent: dict[str, Any], said: str) -> None:
+    project = agent_project(tmp_path / "p", agent=agent)
+    done = replio(project, "run", "--no-cassettes")
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+
+
+def test_sigterm_ends_a_run_whose_agent_hangs_within_seconds(tmp_path: Path) -> None:
+    project = agent_project(tmp_path / "p", "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                            "open('started', 'w').close()\ntime.sleep(120)\n",
+                            agent={"command": ["python", "agent.py"], "timeout": 300})
+    proc = subprocess.Popen([replio_command(), "eval", "--path", str(project), "run", "--no-cassettes", "--fixture",
+                             "alpha"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "OPENAI_API_KEY": KEY})
+    deadline = time.monotonic() + 30  # the agent runs in the fixture's worktree, under the run's pid
+    while not list(Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}{proc.pid}-*/started")):
+        assert time.monotonic() < deadline and proc.poll() is None, "the agent never started"
+        time.sleep(0.1)
+    began = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=15)
+    assert time.monotonic() - began < 5
+    assert proc.returncode != 0
