@@ -33,7 +33,7 @@ from .._runtime.redact import NO_SECRETS, Redactor
 from ..errors import ReplioError
 from .base import Provider
 from .bounded import ResponseTooLarge
-from .http import CONNECT_TIMEOUT_MAX, ROLE
+from .http import CONNECT_TIMEOUT_MAX, ROLE, HTTPProvider
 from .wire.relayed import FORMAT_NAMES, Relayed, route
 
 __all__ = ["MAX_REQUEST_BYTES", "Relay", "RelayServer"]
@@ -50,7 +50,7 @@ class Relay:
     def __init__(self, provider: Provider, transport: httpx.BaseTransport | None, *,
                  redactor: Redactor = NO_SECRETS) -> None:
         self.provider = provider
-        self.transport = transport if transport is not None else provider.transport()  # None: no HTTP (mock)
+        self.transport = transport if transport is not None else provider.transport()
         self.redactor = redactor
         self.exchanges: list[Relayed] = []
         self.failures: list[str] = []
@@ -72,7 +72,7 @@ class Relay:
             known = ", ".join(f"{name} (…{suffix})" for name, suffix in _SUFFIXES.items())
             raise _Refused(404, f"replio's relay does not serve {method} {path}; it relays POST requests of: {known}")
         name = FORMAT_NAMES[found.format]
-        if self.transport is None:
+        if not isinstance(self.provider, HTTPProvider) or self.transport is None:
             raise self._failed(400, f"the provider {self.provider.settings.name!r} sends no HTTP, so it cannot answer "
                                     "an agent's requests; run the agent against a provider that speaks HTTP, or "
                                     "replay its recording")
@@ -90,23 +90,23 @@ class Relay:
         if self.provider.settings.model_named and found.format != "gemini":
             body["model"] = self.provider.model
         streamed = found.streamed or body.get("stream") is True
-        answered = self._send(url, body, headers, streamed)
+        answered = self._send(self.provider, self.transport, url, body, headers, streamed)
         self.exchanges.append(Relayed(found.format, body, answered.status_code, answered.content,
                                       answered.headers.get("content-type")))
         return answered.status_code, answered.headers.get("content-type", "application/json"), answered.content
 
-    def _send(self, url: str, body: dict[str, Any], headers: Mapping[str, str], streamed: bool) -> httpx.Response:
-        settings = self.provider.settings
-        assert self.transport is not None
+    def _send(self, provider: HTTPProvider, transport: httpx.BaseTransport, url: str, body: dict[str, Any],
+              headers: Mapping[str, str], streamed: bool) -> httpx.Response:
+        settings = provider.settings
         sent = {"accept": "text/event-stream" if streamed else "application/json", "accept-encoding": "identity",
                 "content-type": "application/json", "user-agent": "replio-replay",
                 **{k: v for k, v in headers.items() if k.lower() in _KEPT_HEADERS},
-                **getattr(self.provider, "basic_auth", {}), **_provider_headers(self.provider)}
+                **provider.basic_auth, **provider.headers()}
         timeouts = httpx.Timeout(settings.timeout, connect=min(settings.timeout, CONNECT_TIMEOUT_MAX)).as_dict()
         request = httpx.Request("POST", url, content=canonical(body, allow_nan=False).encode("utf-8"), headers=sent,
                                 extensions={"timeout": timeouts, ROLE: "agent"})
         try:
-            response = self.transport.handle_request(request)
+            response = transport.handle_request(request)
             try:
                 content = response.read()
             finally:
@@ -130,11 +130,6 @@ class Relay:
 
 _SUFFIXES = {"OpenAI Chat Completions": "/chat/completions", "OpenAI Responses": "/responses",
              "Anthropic Messages": "/messages", "Gemini": "/models/M:generateContent", "Ollama": "/api/chat"}
-
-
-def _provider_headers(provider: Provider) -> dict[str, str]:
-    headers = getattr(provider, "headers", None)
-    return dict(headers()) if callable(headers) else {}
 
 
 class _Refused(Exception):
@@ -172,14 +167,34 @@ class RelayServer:
                 if not (self.path == prefix or self.path.startswith(prefix + "/")):
                     self._send(404, "application/json", _error_body("not a path of this relay"))
                     return
-                length = int(self.headers.get("content-length") or 0)
-                if length > MAX_REQUEST_BYTES:
-                    self._send(413, "application/json", _error_body("the request body is too large"))
+                raw = self._body()
+                if raw is None:
+                    self.close_connection = True
+                    self._send(413, "application/json", _error_body("the request body is too large or malformed"))
                     return
-                raw = self.rfile.read(length) if length else b""
                 path = self.path[len(prefix):].split("?", 1)[0] or "/"
                 status, kind, body = owner.relay.handle(method, path, dict(self.headers.items()), raw)
                 self._send(status, kind, body)
+
+            def _body(self) -> bytes | None:
+                """The request body, sent with a length or in chunks (None: too large, or not HTTP)."""
+                if "chunked" not in self.headers.get("transfer-encoding", "").lower():
+                    length = int(self.headers.get("content-length") or 0)
+                    return self.rfile.read(length) if 0 <= length <= MAX_REQUEST_BYTES else None
+                body = bytearray()
+                while True:
+                    try:
+                        size = int(self.rfile.readline(100).split(b";")[0].strip() or b"0", 16)
+                    except ValueError:
+                        return None
+                    if size == 0:
+                        while self.rfile.readline(8192).strip():  # trailers, to the blank line
+                            pass
+                        return bytes(body)
+                    if len(body) + size > MAX_REQUEST_BYTES:
+                        return None
+                    body += self.rfile.read(size)
+                    self.rfile.readline(3)  # the CRLF after each chunk
 
             def _send(self, status: int, kind: str, body: bytes) -> None:
                 self.send_response(status)

@@ -43,6 +43,11 @@ class FixtureSession:
         go through: here that provider's own (None for one without HTTP, the mock)."""
         return provider.transport(self.cancel)
 
+    def request_changes(self) -> list[str]:
+        """The replayed requests' changes from their recordings so far, each as `request (ROLE): PATH KIND`:
+        none here, where nothing is replayed."""
+        return []
+
     def mcp_modes(self, servers: Mapping[str, McpServer]) -> dict[str, Mode]:
         """How each server is met: here all started live, nothing recorded."""
         return dict.fromkeys(servers, "live")

@@ -129,6 +129,9 @@ class CassetteSession(FixtureSession):
             self.cassette_transport.inners[role] = provider.transport(self.cancel)
         return self.cassette_transport
 
+    def request_changes(self) -> list[str]:
+        return [f"request ({role}): {change.path} {change.kind}" for role, change in self.cassette_transport.request_drift]
+
     def mcp_modes(self, servers: Mapping[str, McpServer]) -> dict[str, Mode]:
         """Replayed from the cassette where it replays (`live` ones, or all with --mcp live, also
         started to compare), else started live and recorded."""

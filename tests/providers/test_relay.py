@@ -130,3 +130,12 @@ def test_a_provider_without_http_cannot_answer_an_agent() -> None:
     with RelayServer(relay) as server:
         answer = httpx.post(f"{server.base_url}/v1/chat/completions", json={"messages": []})
     assert answer.status_code == 400 and "sends no HTTP" in relay.failures[0]
+
+
+def test_a_body_sent_in_chunks_is_read_whole(llm_server: LLMServer, relayed) -> None:  # type: ignore[no-untyped-def]
+    relay, client = relayed
+    llm_server.reply(**vars(chat_completion("hi", "run-model", 1)))
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "chunked"}]}).encode()
+    answer = client.post("/v1/chat/completions", content=iter([body[:10], body[10:]]))  # an iterator: chunked
+    assert answer.status_code == 200, answer.text
+    assert llm_server.requests[0].json()["messages"][0]["content"] == "chunked"
