@@ -2,8 +2,9 @@
 names (the global fixture dir, the cache folder with the one file per project that each record
 kept there holds: the last-failed list, the notes told once).
 
-Only the code that builds a child process's environment (`tools.process`, `gitrepo`) reads
-`os.environ` itself, to pass the few variables a child needs.
+Only the code that builds a child process's environment (`tools.process`, `gitrepo`,
+`agents.process`) reads `os.environ` itself, to pass the few variables a child needs; and
+`agents.protocol`, which runs in the user's agent, reads what replio gave it.
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ from replio_replay.run.suite import Outcome, Plan, RunRequest, remember
 PACKAGE = Path(replio_replay.__file__).parent
 
 #: Where a child process's environment is built from a few of the process's own variables.
-CHILD_ENVIRONMENTS = ["run/gitrepo.py", "tools/process.py"]
+CHILD_ENVIRONMENTS = ["agents/process.py", "run/gitrepo.py", "tools/process.py"]
+#: Runs in the user's agent, not in replio: it reads what replio gave the agent.
+AGENT_SIDE = ["agents/protocol.py"]
 
 
 def test_the_folders_come_from_the_snapshot_not_the_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,4 +52,4 @@ def test_only_env_reads_the_process_environment() -> None:
             if (isinstance(node, ast.Attribute) and node.attr in {"environ", "getenv", "environb"}
                     and isinstance(node.value, ast.Name) and node.value.id == "os"):
                 readers.append(str(path.relative_to(PACKAGE)))
-    assert sorted(set(readers)) == sorted(["_runtime/env.py", *CHILD_ENVIRONMENTS])
+    assert sorted(set(readers)) == sorted(["_runtime/env.py", *CHILD_ENVIRONMENTS, *AGENT_SIDE])
