@@ -54,17 +54,29 @@ class Relay:
         self.redactor = redactor
         self.exchanges: list[Relayed] = []
         self.failures: list[str] = []
+        self.closed = False
         self._lock = threading.Lock()
 
     def handle(self, method: str, path: str, headers: Mapping[str, str], raw: bytes) -> tuple[int, str, bytes]:
         """Answer one request of the agent: (status, content type, body)."""
         with self._lock:
+            if self.closed:
+                return 503, "application/json", _error_body("the fixture has ended")
             try:
                 return self._relay(method, path, headers, raw)
             except _Refused as exc:
                 return exc.status, "application/json", _error_body(exc.message)
             except Interrupted:
                 return 503, "application/json", _error_body("the run was interrupted")
+
+    def close(self) -> bool:
+        """Refuse every request from now on; whether one was in flight then (the agent was stopped
+        while waiting for the model: its answer may still come, and be kept, after the fixture)."""
+        idle = self._lock.acquire(blocking=False)
+        self.closed = True
+        if idle:
+            self._lock.release()
+        return not idle
 
     def _relay(self, method: str, path: str, headers: Mapping[str, str], raw: bytes) -> tuple[int, str, bytes]:
         found = route(path) if method == "POST" else None
@@ -197,11 +209,14 @@ class RelayServer:
                     self.rfile.readline(3)  # the CRLF after each chunk
 
             def _send(self, status: int, kind: str, body: bytes) -> None:
-                self.send_response(status)
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", kind)
+                    self.send_header("content-length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:  # the agent went away (stopped at its timeout, say): nobody to answer
+                    self.close_connection = True
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the http.server API)
                 """Quiet: the agent's requests are in the cassette, not on stderr."""

@@ -43,6 +43,9 @@ class FixtureSession:
         go through: here that provider's own (None for one without HTTP, the mock)."""
         return provider.transport(self.cancel)
 
+    def discard(self) -> None:
+        """Keep nothing of what this fixture recorded (its exchanges are not whole): here nothing is kept."""
+
     def request_changes(self) -> list[str]:
         """The replayed requests' changes from their recordings so far, each as `request (ROLE): PATH KIND`:
         none here, where nothing is replayed."""

@@ -119,6 +119,8 @@ class CassetteSession(FixtureSession):
         super().__init__(self.cassette_transport, cancel)
         #: The providers of the other roles (a simulated user's, a judge's), named in the header.
         self.roles: dict[str, Provider] = {}
+        #: Set by `discard`: what was recorded is not whole, so the cassette is not written.
+        self.discarded = False
 
     def transport_for(self, role: str, provider: Provider) -> httpx.BaseTransport | None:
         """The fixture's cassette, for every role: the requests of `role` are recorded in it and
@@ -128,6 +130,9 @@ class CassetteSession(FixtureSession):
         if provider is not self.provider and self.mode is not RecordMode.NONE:
             self.cassette_transport.inners[role] = provider.transport(self.cancel)
         return self.cassette_transport
+
+    def discard(self) -> None:
+        self.discarded = True
 
     def request_changes(self) -> list[str]:
         return [f"request ({role}): {change.path} {change.kind}" for role, change in self.cassette_transport.request_drift]
@@ -202,7 +207,7 @@ class CassetteSession(FixtureSession):
             self.extras["request_drift"] = [{**c.to_json(), "role": role} for role, c in drift]
         self.mcp_failed()  # a server that failed mid-run: nothing a replay could reproduce is written
         recorded_mcp = mcp is not None and mcp.recording and bool(mcp.records)
-        if not (t.recorded or recorded_mcp) or status is Status.CANCELLED or t.unanswered:
+        if not (t.recorded or recorded_mcp) or status is Status.CANCELLED or t.unanswered or self.discarded:
             return
         if self.rejudging:  # the conversation's recording stays as it was; only the judge's parts are new
             header = self._provenance()

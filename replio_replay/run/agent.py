@@ -15,6 +15,7 @@ status, timeout, crash: `agents.process`), or when it never sent the model a req
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from .._runtime.deadline import Interrupted
@@ -29,13 +30,23 @@ from ..providers.relay import Relay, RelayServer
 from .agent_trace import AgentTurn, read_trace
 from .engine import NextUser, Transcript
 
-__all__ = ["run_agent"]
+__all__ = ["AgentRun", "run_agent"]
+
+
+@dataclass
+class AgentRun:
+    """What running the agent on one fixture gave: the transcript, the end of what it wrote on
+    standard error (redacted), and whether its exchanges are whole (False: it was stopped while a
+    request was in flight, so its recording must not be kept)."""
+
+    transcript: Transcript
+    stderr: str = ""
+    complete: bool = True
 
 
 def run_agent(spec: AgentSpec, user: str | NextUser, provider: Provider, relay: Relay, *, root: Path,
-              redactor: Redactor, cancel: threading.Event | None = None) -> tuple[Transcript, str]:
-    """Run the agent `spec` on one fixture in `root`, its model requests through `relay`: the
-    transcript, and the end of what it wrote on standard error (redacted)."""
+              redactor: Redactor, cancel: threading.Event | None = None) -> AgentRun:
+    """Run the agent `spec` on one fixture in `root`, its model requests through `relay`."""
     out = Transcript()
     turns: list[AgentTurn] = []
     stderr = ""
@@ -44,7 +55,7 @@ def run_agent(spec: AgentSpec, user: str | NextUser, provider: Provider, relay: 
         try:
             agent = AgentProcess(spec, cwd=root, base_url=server.base_url, task=task, cancel=cancel)
         except AgentError as exc:
-            return _ended(out, Status.ERROR, str(exc)), ""
+            return AgentRun(_ended(out, Status.ERROR, str(exc)))
         try:
             if isinstance(user, str):
                 turns.append(AgentTurn(user, agent.answer(), len(relay.exchanges)))
@@ -58,8 +69,14 @@ def run_agent(spec: AgentSpec, user: str | NextUser, provider: Provider, relay: 
             out.status, out.error = Status.ERROR, str(exc)
         finally:
             stderr = agent.close().stderr
+            in_flight = relay.close()
     _read(out, relay, turns)
-    return out, redactor.cut(stderr[-STDERR_CAP:], STDERR_CAP)
+    if in_flight and out.status is not Status.CANCELLED:
+        out.status = Status.ERROR
+        out.error = (f"{out.error}; " if out.error else "") + (
+            f"the agent ended while its request #{len(relay.exchanges) + 1} to the model was in flight: "
+            "what it was answered is not recorded")
+    return AgentRun(out, redactor.cut(stderr[-STDERR_CAP:], STDERR_CAP), complete=not in_flight)
 
 
 def _converse(agent: AgentProcess, user: NextUser, relay: Relay, out: Transcript, turns: list[AgentTurn]) -> None:

@@ -201,12 +201,15 @@ def _agent_transcript(case: Case, agent: AgentSpec, provider: Provider, session:
     fixture = case.fixture
     relay = Relay(provider, session.transport, redactor=options.redactor)
     user = speaker(case, provider, session, options.role_providers, options.redactor)
-    transcript, stderr = run_agent(agent, user, provider, relay, root=root, redactor=options.redactor, cancel=cancel)
+    ran = run_agent(agent, user, provider, relay, root=root, redactor=options.redactor, cancel=cancel)
+    transcript = ran.transcript
+    if not ran.complete:
+        session.discard()
     changed = session.request_changes()
     if transcript.status is Status.ERROR and changed:  # why a replay ran out of recorded answers, most likely
         transcript.error = f"{transcript.error} (the agent's requests changed since the recording: {'; '.join(changed[:3])})"
     _count_user(transcript, user)
-    session.extras["agent_stderr"] = stderr or None
+    session.extras["agent_stderr"] = ran.stderr or None
     if fixture.verifier is not None and fixture.verifier.files:
         transcript.files = snapshot(Sandbox(root), fixture.verifier.files)
     return transcript

@@ -4,6 +4,7 @@ every way an agent can fail ending only its own fixture, named."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import signal
@@ -192,3 +193,15 @@ def test_sigterm_ends_a_run_whose_agent_hangs_within_seconds(tmp_path: Path) -> 
     proc.communicate(timeout=15)
     assert time.monotonic() - began < 5
     assert proc.returncode != 0
+
+
+def test_an_agent_stopped_while_its_request_is_in_flight_records_nothing(tmp_path: Path, llm_server: LLMServer) -> None:
+    slow = openai_agent(PLANS)
+    llm_server.handler = lambda seen: dataclasses.replace(slow(seen), delay=4.0)
+    project = agent_project(tmp_path / "p", agent={"command": ["python", "agent.py"], "timeout": 1})
+    done = replio(project, "run", "--record-mode", "once", "--fixture", "alpha", "--output", "json",
+                  url=f"{llm_server.url}/v1")
+    alpha = results(done)["alpha"]
+    assert alpha["status"] == "error" and "took longer than 1 s" in alpha["error"]
+    assert "request #1 to the model was in flight" in alpha["error"]
+    assert not list(project.rglob("alpha.yaml"))  # a replay could not reproduce it: no cassette
