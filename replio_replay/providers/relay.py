@@ -168,6 +168,9 @@ class RelayServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: with Nagle's algorithm, each answer on a
+            # kept-alive connection would wait for the agent's delayed ACK (about 40 ms).
+            disable_nagle_algorithm = True
 
             def do_POST(self) -> None:  # noqa: N802 (the http.server API)
                 self._answer("POST")
