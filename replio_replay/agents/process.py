@@ -101,9 +101,11 @@ class AgentProcess:
         self.over = threading.Event()
         self.answers: queue.SimpleQueue[str | None] = queue.SimpleQueue()  # None: standard output ended
         self.inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()  # None: close standard input
+        self.exited = threading.Event()  # set the moment the process exits (a thread waits on it)
         self.threads = [threading.Thread(target=self._read_out, daemon=True),
                         threading.Thread(target=self._read_err, daemon=True),
-                        threading.Thread(target=self._write, daemon=True)]
+                        threading.Thread(target=self._write, daemon=True),
+                        threading.Thread(target=self._reap, daemon=True)]
         for thread in self.threads:
             thread.start()
         if task is not None:
@@ -142,10 +144,8 @@ class AgentProcess:
 
     def wait(self) -> None:
         """Wait for the process to exit; AgentError unless it exits 0 within its time."""
-        while self.proc.poll() is None:
+        while not self.exited.wait(_STEP):
             self._check()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=_STEP)
         self._drain()
         if self.over.is_set():
             raise AgentError(f"agent {self.spec.shown!r} wrote more than {STDOUT_CAP // 1024} KiB on standard "
@@ -229,6 +229,10 @@ class AgentProcess:
                 self.err += chunk
                 if len(self.err) > STDERR_CAP:
                     del self.err[:len(self.err) - STDERR_CAP]
+
+    def _reap(self) -> None:
+        self.proc.wait()
+        self.exited.set()
 
     def _write(self) -> None:
         stream = self.proc.stdin

@@ -239,6 +239,11 @@ class RelayServer:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        self.relay.close()
+        # The relay refuses everything once closed (`Relay.close`); the server's loop notices the
+        # shutdown at its next poll, which the fixture need not wait for.
+        threading.Thread(target=self._stop, name="replio-relay-stop", daemon=True).start()
+
+    def _stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-        self.thread.join(timeout=5)
