@@ -26,7 +26,7 @@ def canonical_result(result: FixtureResult) -> dict[str, Any]:
             turns.append([])
             last = turn
         turns[-1].append({"name": call.name, "arguments": call.arguments})
-    golden = {
+    golden: dict[str, Any] = {
         "id": result.id,
         "status": result.status.value,
         "pass": result.passed,
@@ -36,4 +36,6 @@ def canonical_result(result: FixtureResult) -> dict[str, Any]:
     }
     if result.state is not None:  # only a fixture with environments: other goldens keep their bytes
         golden["state"] = result.state
+    if result.user_trace:  # a simulated user with tools of its own: what it did is drift too
+        golden["user_calls"] = [{"name": c.name, "arguments": c.arguments} for c in result.user_trace]
     return golden

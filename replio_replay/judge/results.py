@@ -114,6 +114,9 @@ class FixtureResult(_Model):
     titles: dict[str, str] | None = Field(
         None, description="Tool name -> the name reports show (the tool's `title`), for the tools offered that "
                           "have one; `trace`, `names` and `reasons` keep the tool names.")
+    user_trace: list[TraceCall] | None = Field(
+        None, description="The calls a simulated user made with its own tools (`user.tools`), apart from the "
+                          "agent's `trace`; absent when it made none.")
     agent_stderr: str | None = Field(
         None, description="What the user's own agent wrote on standard error (its end, capped, redacted); absent "
                           "when it wrote nothing or replio's loop ran the fixture.")
@@ -228,7 +231,7 @@ class RunResult(_Model):
         data = self.model_dump(mode="json", by_alias=True)
         for fx in data["fixtures"]:
             for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "conversation",
-                        "tokens_by_role", "judge", "cost", "cost_by_role", "agent_stderr"):
+                        "tokens_by_role", "judge", "cost", "cost_by_role", "agent_stderr", "user_trace"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
             for verdict in fx["judge"] if isinstance(fx.get("judge"), list) else [fx.get("judge") or {}]:

@@ -28,8 +28,9 @@ def for_fixture(base: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
 
     Raises ToolSetError naming the fixture and field when that cannot be done.
     """
+    user_names = fixture.user.tools if fixture.user is not None else []
     if not fixture.tools and fixture.tools_offered is None and fixture.system_prompt is None \
-            and fixture.mcp_servers is None and not fixture.environments:
+            and fixture.mcp_servers is None and not fixture.environments and not user_names:
         return base
     where = f"fixture {fixture.id!r} in tool set {base.name!r}"
     servers = _fixture_servers(base, fixture, where)
@@ -44,6 +45,12 @@ def for_fixture(base: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
     own = [tool for env in environments.values() for tool in env.tools if env.name not in base.environments]
     shadowed = {tool.name for tool in own}  # only with `tools_offered` (see `_fixture_environments`)
     tools = [t for t in tools if t.name not in shadowed] + own
+    by_name = {t.name: t for t in tools}
+    missing = [n for n in user_names if n not in by_name]
+    if missing:
+        raise ToolSetError(f"{where}: user.tools: {no_tool(missing[0], by_name)}")
+    user_tools = tuple(by_name[n] for n in user_names)
+    tools = [t for t in tools if t.name not in set(user_names)]  # the user's side is never the agent's
     only = None
     if fixture.tools_offered is not None:
         names = {t.name for t in tools}
@@ -56,7 +63,7 @@ def for_fixture(base: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
     if fixture.mcp_servers is not None:  # some servers, or its own: a change may be for another's tool
         pending = tuple(dataclasses.replace(p, optional=True) for p in pending)
     return base.replace(tools=tools, system_prompt=fixture.system_prompt, mcp_servers=servers, only=only,
-                        pending=pending, environments=environments)
+                        pending=pending, environments=environments, user_tools=user_tools)
 
 
 def _fixture_environments(base: ToolSet, fixture: Fixture, origin: str,

@@ -95,6 +95,8 @@ class Transcript:
     spoken_by: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: The LLM judge's verdicts, one per rubric item (None: not judged).
     judged: list[JudgeVerdict] | None = None
+    #: The calls a simulated user made with its own tools (`user.tools`), in order.
+    user_records: list[CallRecord] = field(default_factory=list)
 
     def count(self, role: str, usage: Usage) -> None:
         """Add `usage` to `role`'s tokens."""

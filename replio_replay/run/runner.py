@@ -175,9 +175,10 @@ def _loop_transcript(case: Case, provider: Provider, session: FixtureSession, op
         offered = case.offered if mcp is None else _with_mcp(case, mcp.open())
         session.offered = offered
         toolbox = Toolbox(ctx, permissions, offered)
+        user_box = Toolbox(ctx, permissions, offered.for_user()) if offered.user_tools else None
         generate = sender(case, provider, Exchange(fixture.id, session.transport, options.redactor))
         try:
-            user = speaker(case, provider, session, options.role_providers, options.redactor)
+            user = speaker(case, provider, session, options.role_providers, options.redactor, user_box)
             transcript = run_loop(user, generate, toolbox, limits=limits, cancel=cancel,
                                   offered_from=fixture.offered_from, turn_states=_turn_states(case))
             _count_user(transcript, user)
@@ -216,8 +217,9 @@ def _agent_transcript(case: Case, agent: AgentSpec, provider: Provider, session:
 
 
 def _count_user(transcript: Transcript, user: object) -> None:
-    """A simulated user's tokens, and who spoke as it."""
+    """A simulated user's tokens, who spoke as it, and the calls it made with its own tools."""
     if isinstance(user, Simulator):
+        transcript.user_records = user.records
         transcript.count("user", Usage(**user.tokens))
         if user.provider is not None:
             transcript.spoken_by["user"] = (user.provider.settings.name, user.provider.model)

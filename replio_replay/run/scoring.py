@@ -37,6 +37,8 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     more = "\n[... cut: {left} more characters not shown]"
     trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=redactor.cut(r.result, RESULT_CAP, more))
              for r in t.records]
+    user_trace = [TraceCall(name=r.call.name, arguments=r.call.arguments,
+                            result=redactor.cut(r.result, RESULT_CAP, more)) for r in t.user_records]
     names = [c.name for c in trace]
     cut = [redactor.cut(r, RESULT_CAP, more) for r in t.reference_results] if t.reference_results is not None else None
     evidence = Evidence(trace, t.answer, t.files, redactor, t.state, t.reference_state, cut)
@@ -78,6 +80,7 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
         if fixture.turns is not None or fixture.user is not None else None,
         tokens_by_role=t.tokens_by_role if len(t.tokens_by_role) > 1 else None,
         judge=_judge_json(fixture, t),
+        user_trace=user_trace or None,
         **extra,
     )
 

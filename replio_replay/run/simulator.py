@@ -13,6 +13,11 @@ empty, is the user's last message (the agent answers it), the marker and anythin
 are never sent. A reply with no text and no marker ends the fixture in `error`. A user who has said `max_turns` messages without stopping ends the
 conversation `truncated`. Its requests go through the fixture's session as role `user`, so
 they are recorded in the fixture's cassette beside the agent's and replayed from it.
+
+A user may have tools of its own (`user.tools`, as τ²-bench's dual-control users act on their own
+device): they are offered in its requests, never to the agent; it may call them, at most
+`MAX_USER_CALLS` times, before each message, each call run at once on the fixture's environments
+and its result shown to it alone. Its calls are kept (`records`) for the result's `user_trace`.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from ..fixtures.model import SimulatedUser
 from ..judge.results import Status
 from ..providers.base import ChatRequest, ChatResponse, Message, Provider
 from ..recording.base import FixtureSession
-from .engine import NextUser, scripted
+from ..tools.toolbox import Toolbox
+from .engine import CallRecord, NextUser, scripted
 from .sending import chosen_provider, role_sender
 
 __all__ = ["OPENING", "USER", "Simulator", "before_stop", "speaker", "user_view"]
@@ -37,16 +43,21 @@ USER = "user"
 OPENING = "Hi! How can I help you today?"
 
 
-def user_view(instructions: str, conversation: Sequence[Message]) -> tuple[Message, ...]:
+def user_view(instructions: str, conversation: Sequence[Message],
+              own: Mapping[int, Sequence[Message]] | None = None) -> tuple[Message, ...]:
     """What the simulator is sent: its instructions, the opening greeting, then the conversation
-    with roles swapped (its messages as `assistant`, the agent's text answers as `user`), tool
-    calls and results left out."""
+    with roles swapped (its messages as `assistant`, the agent's text answers as `user`), the
+    agent's tool calls and results left out; its `own` tool calls and their results (by the number
+    of conversation messages they came after) in their places."""
+    own = own or {}
     view = [Message("system", instructions), Message("user", OPENING)]
-    for m in conversation:
+    for i, m in enumerate(conversation):
+        view += own.get(i, ())
         if m.role == "user":
             view.append(Message("assistant", m.content))
         elif m.role == "assistant" and not m.tool_calls:
             view.append(Message("user", m.content))
+    view += own.get(len(conversation), ())
     return tuple(view)
 
 
@@ -59,19 +70,29 @@ def before_stop(text: str, markers: Sequence[str]) -> tuple[str, bool]:
     return text[: min(found)].strip(), True
 
 
+#: Tool calls a simulated user may make before it says its next message.
+MAX_USER_CALLS = 10
+
+
 class Simulator:
-    """A simulated user as the engine's `NextUser`; `tokens` are its prompt and completion tokens."""
+    """A simulated user as the engine's `NextUser`; `tokens` are its prompt and completion tokens,
+    `records` the calls it made with its own tools (`user.tools`, run by `tools`)."""
 
     def __init__(self, fixture_id: str, spec: SimulatedUser, task: str | None,
-                 generate: Callable[[ChatRequest], ChatResponse], provider: Provider | None = None):
+                 generate: Callable[[ChatRequest], ChatResponse], provider: Provider | None = None,
+                 tools: Toolbox | None = None):
         self.fixture_id = fixture_id
         self.spec = spec
         self.provider = provider  # who plays the user (None in tests that script it): what prices it
         self.task = task
         self.generate = generate
+        self.tools = tools
         self.said = 0
         self.stopped = False
         self.tokens = {"prompt": 0, "completion": 0}
+        self.records: list[CallRecord] = []
+        #: Its tool calls and their results, by the number of conversation messages they came after.
+        self.own: dict[int, list[Message]] = {}
 
     def __call__(self, conversation: Sequence[Message]) -> str | Status:
         if self.stopped:
@@ -81,10 +102,7 @@ class Simulator:
         if self.said == 0 and self.task is not None:
             self.said = 1
             return self.task
-        response = self.generate(ChatRequest(user_view(self.spec.instructions, conversation), ()))
-        self.tokens["prompt"] += response.usage.prompt or 0
-        self.tokens["completion"] += response.usage.completion or 0
-        text, self.stopped = before_stop(response.text, self.spec.stop)
+        text, self.stopped = before_stop(self._reply(conversation), self.spec.stop)
         if self.stopped and not text:
             return Status.OK
         self.said += 1
@@ -96,14 +114,37 @@ class Simulator:
         return text
 
 
+    def _reply(self, conversation: Sequence[Message]) -> str:
+        """Its next message, after the calls of its own tools it makes first (each run at once, its
+        result shown to it alone)."""
+        specs = self.tools.specs if self.tools is not None else ()
+        for _ in range(MAX_USER_CALLS + 1):
+            request = ChatRequest(user_view(self.spec.instructions, conversation, self.own), specs)
+            response = self.generate(request)
+            self.tokens["prompt"] += response.usage.prompt or 0
+            self.tokens["completion"] += response.usage.completion or 0
+            if not response.tool_calls or self.tools is None:
+                return response.text
+            own = self.own.setdefault(len(conversation), [])
+            own.append(Message("assistant", response.text, response.tool_calls))
+            for call in response.tool_calls:
+                result = self.tools.call(call.name, call.arguments)
+                self.records.append(CallRecord(len(self.records), call, result))
+                own.append(Message("tool", result, tool_call_id=call.id, name=call.name))
+        raise ProviderResponseError(
+            f"fixture {self.fixture_id!r}: the simulated user called its tools {MAX_USER_CALLS} times without "
+            "saying anything to the agent; tell it in user.instructions to answer the agent after using them")
+
+
 def speaker(case: Case, provider: Provider, session: FixtureSession, users: Mapping[str, Provider | str],
-            redactor: Redactor) -> str | NextUser:
+            redactor: Redactor, tools: Toolbox | None = None) -> str | NextUser:
     """Who speaks for the user in `case`: its task, its scripted turns, or a `Simulator` sending
     through `session` as role `user`, by the provider its `user.provider` names (`users`: spec ->
-    provider, or why it could not be made) or else the agent's."""
+    provider, or why it could not be made) or else the agent's, calling its own tools with `tools`."""
     fixture = case.fixture
     if fixture.user is None:
         turns = [t.user for t in fixture.scripted_turns]
         return turns[0] if len(turns) == 1 and fixture.turns is None else scripted(turns)
     chosen = chosen_provider(case, "user.provider", fixture.user.provider, users, provider)
-    return Simulator(fixture.id, fixture.user, fixture.task, role_sender(case, USER, chosen, session, redactor), chosen)
+    return Simulator(fixture.id, fixture.user, fixture.task, role_sender(case, USER, chosen, session, redactor), chosen,
+                     tools)

@@ -164,4 +164,5 @@ def with_mcp_tools(offered: ToolSet, added: Sequence[Tool]) -> ToolSet:
             raise ToolSetError(f"tools_offered: {no_tool(missing[0], known)}")
         listed = [t for t in listed if t.name in set(offered.only)]
     return ToolSet(offered.name, tuple(listed), offered.system_prompt, frozenset(known),
-                   environments=offered.environments, prices=offered.prices, agent=offered.agent)
+                   environments=offered.environments, prices=offered.prices, agent=offered.agent,
+                   user_tools=offered.user_tools)

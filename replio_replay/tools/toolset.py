@@ -81,6 +81,8 @@ class ToolSet:
     prices: Mapping[str, Price] = field(default_factory=dict)
     #: The user's own agent, run in place of replio's loop (None: replio's loop over `tools`).
     agent: AgentSpec | None = None
+    #: The tools a fixture's simulated user calls on its own side (`user.tools`): never the agent's.
+    user_tools: tuple[Tool, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "known", frozenset(self.known) | frozenset(self.names))
@@ -124,6 +126,8 @@ class ToolSet:
             "tools": [{**t.spec(), "category": t.category.value, "behaviour": t.fingerprint}
                       for t in self.tools],
         }
+        if self.user_tools:
+            data["user_tools"] = [{**t.spec(), "behaviour": t.fingerprint} for t in self.user_tools]
         if self.agent is not None:  # its tools are in its code: the code's hash stands for them
             data["agent"] = self.agent.to_json()
         if self.mcp_servers:  # what a server's tools are is in its recordings; how it is started is here
@@ -134,9 +138,10 @@ class ToolSet:
     def replace(self, *, tools: Iterable[Tool] | None = None, system_prompt: str | None = None,
                 mcp_servers: Mapping[str, McpServer] | None = None, pending: tuple[Pending, ...] | None = None,
                 only: tuple[str, ...] | None = None,
-                environments: Mapping[str, Environment] | None = None) -> ToolSet:
-        """A copy with other tools, prompt, servers, pending changes, `only` or environments (the name
-        and known names kept)."""
+                environments: Mapping[str, Environment] | None = None,
+                user_tools: tuple[Tool, ...] | None = None) -> ToolSet:
+        """A copy with other tools, prompt, servers, pending changes, `only`, environments or user tools
+        (the name and known names kept)."""
         new_tools = tuple(self.tools if tools is None else tools)
         return ToolSet(
             self.name, new_tools, self.system_prompt if system_prompt is None else system_prompt,
@@ -147,4 +152,9 @@ class ToolSet:
             self.environments if environments is None else environments,
             self.prices,
             self.agent,
+            self.user_tools if user_tools is None else user_tools,
         )
+
+    def for_user(self) -> ToolSet:
+        """The set of the simulated user's tools, as its toolbox offers them."""
+        return ToolSet(self.name, self.user_tools, system_prompt="")
