@@ -57,7 +57,8 @@ def test_a_description_edited_in_the_agents_code_is_a_reviewed_diff(tmp_path: Pa
     old = '"description": "Look up one order by its id (like A-1001): its status, items, total and currency."'
     assert old in source.read_text()
     source.write_text(source.read_text().replace(old, '"description": "Find an order."'))
-    done = _replay(project, tmp_path, "--strict", models=MODELS.split(",")[0])
+    done = _replay(project, tmp_path, "--strict", "--fixture", "order-status", "--fixture", "lookup-then-refund",
+                   models=MODELS.split(",")[0])
     assert done.returncode == 1
     for run in _report(done)["runs"]:
         for fixture in run["fixtures"]:
