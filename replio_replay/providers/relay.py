@@ -157,6 +157,11 @@ def _error_body(message: str) -> bytes:
     return json.dumps({"type": "error", "error": error}).encode("utf-8")
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Nothing on stderr: what went wrong for the agent is in its fixture's result (`Relay.failures`)."""
+
+
 class RelayServer:
     """`relay` served on a free loopback port under a random path token; `base_url` is what agents get."""
 
@@ -194,7 +199,8 @@ class RelayServer:
             def _body(self) -> bytes | None:
                 """The request body, sent with a length or in chunks (None: too large, or not HTTP)."""
                 if "chunked" not in self.headers.get("transfer-encoding", "").lower():
-                    length = int(self.headers.get("content-length") or 0)
+                    given = self.headers.get("content-length") or "0"
+                    length = int(given) if given.strip().isdigit() else -1
                     return self.rfile.read(length) if 0 <= length <= MAX_REQUEST_BYTES else None
                 body = bytearray()
                 while True:
@@ -224,7 +230,7 @@ class RelayServer:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the http.server API)
                 """Quiet: the agent's requests are in the cassette, not on stderr."""
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
                                        name="replio-relay", daemon=True)

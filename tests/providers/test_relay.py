@@ -139,3 +139,15 @@ def test_a_body_sent_in_chunks_is_read_whole(llm_server: LLMServer, relayed) -> 
     answer = client.post("/v1/chat/completions", content=iter([body[:10], body[10:]]))  # an iterator: chunked
     assert answer.status_code == 200, answer.text
     assert llm_server.requests[0].json()["messages"][0]["content"] == "chunked"
+
+
+@pytest.mark.parametrize("length", ["-5", "abc", str(64 * 1024 * 1024)])
+def test_a_bad_content_length_is_refused_quietly(relayed, length: str, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    import socket
+
+    relay, client = relayed
+    url = httpx.URL(str(client.base_url))
+    with socket.create_connection((url.host, url.port), timeout=5) as sock:
+        sock.sendall(f"POST {url.path}/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n".encode())
+        assert sock.recv(100).startswith(b"HTTP/1.1 413")
+    assert relay.exchanges == [] and capsys.readouterr().err == ""
