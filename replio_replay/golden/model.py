@@ -68,3 +68,5 @@ class Golden(_Strict):
     answer: StrictStr
     metrics: GoldenMetrics
     state: dict[str, Any] | None = Field(None, description="Each environment's end state, when it has some.")
+    user_calls: list[GoldenCall] | None = Field(
+        None, description="The calls a simulated user made with its own tools (`user.tools`), when it made some.")
