@@ -25,7 +25,7 @@ from ..agents.process import STDERR_CAP, AgentProcess
 from ..errors import AgentError, ReplioError
 from ..judge.results import Status
 from ..judge.turns import TurnEvidence
-from ..providers.base import Message, Provider, Usage
+from ..providers.base import Message, Usage
 from ..providers.relay import Relay, RelayServer
 from .agent_trace import AgentTurn, read_trace
 from .engine import NextUser, Transcript
@@ -44,12 +44,11 @@ class AgentRun:
     complete: bool = True
 
 
-def run_agent(spec: AgentSpec, user: str | NextUser, provider: Provider, relay: Relay, *, root: Path,
-              redactor: Redactor, cancel: threading.Event | None = None) -> AgentRun:
+def run_agent(spec: AgentSpec, user: str | NextUser, relay: Relay, *, root: Path, redactor: Redactor,
+              cancel: threading.Event | None = None) -> AgentRun:
     """Run the agent `spec` on one fixture in `root`, its model requests through `relay`."""
     out = Transcript()
     turns: list[AgentTurn] = []
-    stderr = ""
     with RelayServer(relay) as server:
         task = user if isinstance(user, str) else None
         try:
@@ -63,9 +62,7 @@ def run_agent(spec: AgentSpec, user: str | NextUser, provider: Provider, relay: 
                 _converse(agent, user, relay, out, turns)
         except Interrupted:
             out.status = Status.CANCELLED
-        except AgentError as exc:
-            out.status, out.error = Status.ERROR, str(exc)
-        except ReplioError as exc:  # the simulated user's provider failed
+        except ReplioError as exc:  # the agent failed (AgentError), or the simulated user's provider did
             out.status, out.error = Status.ERROR, str(exc)
         finally:
             stderr = agent.close().stderr

@@ -202,7 +202,7 @@ def _agent_transcript(case: Case, agent: AgentSpec, provider: Provider, session:
     fixture = case.fixture
     relay = Relay(provider, session.transport, redactor=options.redactor)
     user = speaker(case, provider, session, options.role_providers, options.redactor)
-    ran = run_agent(agent, user, provider, relay, root=root, redactor=options.redactor, cancel=cancel)
+    ran = run_agent(agent, user, relay, root=root, redactor=options.redactor, cancel=cancel)
     transcript = ran.transcript
     if not ran.complete:
         session.discard()
