@@ -126,7 +126,8 @@ def run_fixture(
         seen = _worktree_seen(case, session.mcp_modes(case.offered.mcp_servers))
         with worktree(fixture, settings, remove) if seen else contextlib.nullcontext(NO_WORKTREE) as root:
             if case.offered.agent is not None:
-                transcript = _agent_transcript(case, case.offered.agent, provider, session, options, root, cancel)
+                transcript = _agent_transcript(case, case.offered.agent, provider, session, options, root, cancel,
+                                               permissions, ctx_limits)
             else:
                 transcript = _loop_transcript(case, provider, session, options, root, cancel, limits, permissions,
                                               ctx_limits)
@@ -196,13 +197,22 @@ def _loop_transcript(case: Case, provider: Provider, session: FixtureSession, op
 
 
 def _agent_transcript(case: Case, agent: AgentSpec, provider: Provider, session: FixtureSession,
-                      options: RunOptions, root: Path, cancel: threading.Event | None) -> Transcript:
+                      options: RunOptions, root: Path, cancel: threading.Event | None, permissions: Permissions,
+                      ctx_limits: dict[str, Any]) -> Transcript:
     """The fixture's conversation through the user's own agent (`run.agent`); what it wrote on
-    standard error goes into the result."""
+    standard error goes into the result. The set's environments are built for a simulated user's
+    own tools (`user.tools`), whose state is judged as usual; the agent's tools are its own."""
     fixture = case.fixture
     relay = Relay(provider, session.transport, redactor=options.redactor)
-    user = speaker(case, provider, session, options.role_providers, options.redactor)
-    ran = run_agent(agent, user, relay, root=root, redactor=options.redactor, cancel=cancel)
+    ctx = ToolContext(Sandbox(root), session.transport, environments=build(case.offered.environments,
+                      ctx_limits["timeout"], cancel), **ctx_limits)  # type: ignore[arg-type]
+    user_box = Toolbox(ctx, permissions, case.offered.for_user())
+    try:
+        user = speaker(case, provider, session, options.role_providers, options.redactor,
+                       user_box if case.offered.user_tools else None)
+        ran = run_agent(agent, user, relay, root=root, redactor=options.redactor, cancel=cancel)
+    finally:
+        user_box.close()
     transcript = ran.transcript
     if not ran.complete:
         session.discard()
@@ -211,8 +221,10 @@ def _agent_transcript(case: Case, agent: AgentSpec, provider: Provider, session:
         transcript.error = f"{transcript.error} (the agent's requests changed since the recording: {'; '.join(changed[:3])})"
     _count_user(transcript, user)
     session.extras["agent_stderr"] = ran.stderr or None
+    if case.offered.environments:
+        transcript.state, transcript.reference_state, transcript.reference_results = _states(case, ctx)
     if fixture.verifier is not None and fixture.verifier.files:
-        transcript.files = snapshot(Sandbox(root), fixture.verifier.files)
+        transcript.files = snapshot(ctx.sandbox, fixture.verifier.files)
     return transcript
 
 

@@ -49,6 +49,22 @@ for _ in range(5):
         messages.append({"role": "tool", "tool_call_id": c["id"], "content": "meaning of " + word})
 '''
 
+#: An agent of a conversation on the standard library: each message asked of the model once.
+CONVERSING = '''
+import json, os, urllib.request
+from replio_replay import agent_messages, reply
+messages = []
+for said in agent_messages():
+    messages.append({"role": "user", "content": said})
+    body = json.dumps({"model": "m", "messages": messages}).encode()
+    req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", body,
+                                 {"content-type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        answer = json.load(r)["choices"][0]["message"]["content"]
+    messages.append({"role": "assistant", "content": answer})
+    reply(answer)
+'''
+
 PLANS = {"ALPHA": [[("lookup", {"word": "alpha"})], "Alpha means the first."],
          "BETA": [[("lookup", {"word": "beta"})], "Beta means the second."]}
 
@@ -205,3 +221,34 @@ def test_an_agent_stopped_while_its_request_is_in_flight_records_nothing(tmp_pat
     assert alpha["status"] == "error" and "took longer than 1 s" in alpha["error"]
     assert "request #1 to the model was in flight" in alpha["error"]
     assert not list(project.rglob("alpha.yaml"))  # a replay could not reproduce it: no cassette
+
+
+def test_a_simulated_user_acts_with_its_own_tools_beside_your_agent(tmp_path: Path, llm_server: LLMServer) -> None:
+    from tests.support.environments import shop_decl, write_module
+    from tests.support.llm_server import chat_completion
+
+    def handle(seen: Any) -> Any:
+        body = seen.json()
+        n = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        if [t["function"]["name"] for t in body.get("tools", [])] == ["cancel_order"]:  # the user, on its side
+            if n == 0:
+                return chat_completion(None, body["model"], n, [{"id": "u1", "type": "function", "function": {
+                    "name": "cancel_order", "arguments": json.dumps({"order_id": "A-1042"})}}])
+            return chat_completion("ALPHA: I cancelled it myself." if n == 1 else "###STOP###", body["model"], n)
+        return chat_completion("Noted: alpha is cancelled.", body["model"], n)  # your agent's model
+
+    llm_server.handler = handle
+    project = agent_project(tmp_path / "p")
+    write_module(project / ".replio" / "envs" / "shop.py")
+    write_json(project / ".replio" / "tools.json", {"environments": {"shop": shop_decl()}})
+    write_json(project / ".replio" / "eval" / "alpha.json", {
+        "user": {"instructions": "Cancel A-1042 yourself, tell the agent, then stop.", "tools": ["cancel_order"]},
+        "verifier": {"state": {"shop.orders.A-1042.status": "cancelled"}}})
+    (project / "agent.py").write_text(CONVERSING)
+    done = replio(project, "run", "--no-cassettes", "--fixture", "alpha", "--output", "json",
+                  url=f"{llm_server.url}/v1")
+    alpha = results(done)["alpha"]
+    assert alpha["status"] == "ok" and alpha["pass"], (alpha["error"], alpha.get("agent_stderr"))
+    assert alpha["user_trace"] == [{"name": "cancel_order", "arguments": {"order_id": "A-1042"},
+                                    "result": "Order A-1042 cancelled."}]
+    assert alpha["state"]["shop"]["orders"]["A-1042"]["status"] == "cancelled"
