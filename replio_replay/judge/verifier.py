@@ -1,7 +1,8 @@
 """The verifier, pure: a fixture's declarative checks against what a run did give pass and reasons.
 
-What a run did is its `Evidence`: the calls it made, the final answer, the files the
-verifier asks about as the run left them, and its environments' end state (checked by `state`). Each check is a small function
+What a run did is its `Evidence`: the calls it made, the final answer (and every text message of
+the agent, for `said`), the files the verifier asks about as the run left them, and its
+environments' end state (checked by `state`). Each check is a small function
 ``check(verifier, fixture, evidence) -> list of reasons``; an empty list means it holds, and
 `pass` is all of them. A fixture without a verifier passes.
 """
@@ -37,6 +38,7 @@ class Evidence:
     reference_state: Mapping[str, Any] | str | None = None  # what `state_from_calls` reach, or why not
     reference_results: Sequence[str] | None = None  # the results of the `state_from_calls` calls, cut as the trace's
     turn_start: int = 0  # where the judged turn's calls begin in `trace` (0: the whole run is judged)
+    said: Sequence[str] = ()  # every text message of the agent in the conversation, in order
 
 
 Check = Callable[[Verifier, Fixture, Evidence], list[str]]
@@ -111,6 +113,18 @@ def check_answer(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
     return [] if held else [f"answer: expected {_show(v.answer)}, the answer is {quoted(ev.answer, redactor=ev.redactor)}"]
 
 
+def check_said(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    reasons = []
+    for want in v.said:
+        if isinstance(want, Matcher):
+            held = any(want.test(text) for text in ev.said)
+        else:  # a literal is a whole message, surrounding whitespace aside
+            held = isinstance(want, str) and any(text.strip() == want.strip() for text in ev.said)
+        if not held:
+            reasons.append(f"said: no message of the agent matches {_show(want)} ({len(ev.said)} messages)")
+    return reasons
+
+
 def check_files(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
     return [f"files.{path}: {why}" for path, check in v.files.items()
             if (why := _file_problem(check, ev.files.get(path), fx.files.get(path), ev.redactor)) is not None]
@@ -140,7 +154,7 @@ def _show(expectation: object) -> str:
 
 CHECKS: tuple[Check, ...] = (
     check_exact, check_must_include, check_avoid, check_call_count, check_args, check_in_order,
-    check_match_expected, check_answer, check_files, check_state, check_state_from_calls, check_results_from_calls,
+    check_match_expected, check_answer, check_said, check_files, check_state, check_state_from_calls, check_results_from_calls,
 )
 
 

@@ -311,3 +311,28 @@ def test_expected_may_hold_call_objects_and_accuracy_follows_the_match_mode() ->
     assert judge_transcript(fixture, t).accuracy == 1.0
     wrong = make_fixture(expected=[{"name": "file_read", "arguments": {"path": "other.toml"}}])
     assert judge_transcript(wrong, t).accuracy == 0.0
+
+
+# said: what the agent told the user on the way -----------------------------------------------
+
+
+SAID = ("Let me look that up.", "Your refund of 1,250 EUR is on its way.", "Anything else?")
+
+
+@pytest.mark.parametrize(("said", "passed"), [
+    ([{"$icontains": "refund of"}], True),
+    ([{"$regex": r"1,?250"}, "Anything else?"], True),  # a literal is a whole message
+    (["anything else"], False),
+    ([{"$contains": "refund"}, {"$contains": "transferred"}], False),
+])
+def test_said_holds_when_some_message_of_the_agent_matches_each(said: list[Any], passed: bool) -> None:
+    ok, reasons = verify(make_fixture(verifier={"said": said}), Evidence(answer="Anything else?", said=SAID))
+    assert ok is passed
+    assert passed or reasons[0].startswith("said: no message of the agent matches") and "(3 messages)" in reasons[0]
+
+
+def test_said_is_not_for_a_turn() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="cannot check `said`"):
+        make_fixture(turns=[{"user": "hi", "verifier": {"said": ["x"]}}])

@@ -129,3 +129,14 @@ def test_turns_and_user_shape_the_recording_but_turn_verifiers_do_not(tmp_path: 
     user = conversation(user={"instructions": "You want a refund."})
     assert user.inputs_hash() != conversation(user={"instructions": "You want a swap."}).inputs_hash()
     assert make_case(conversation(task="x")).fixture.inputs_hash() == conversation(task="x").inputs_hash()
+
+
+def test_said_reads_every_text_of_the_agent_not_only_the_last() -> None:
+    fx = conversation(task="Refund me.", turns=["Thanks."],
+                      verifier={"said": [{"$contains": "refunded"}], "answer": "Bye."})
+    agent = [turn(text="You are refunded."), turn(text="Bye.")]
+    result, _ = play(fx, agent)
+    assert result.passed, result.reasons
+    unsaid = conversation(task="Refund me.", turns=["Thanks."], verifier={"said": [{"$contains": "refunded"}]})
+    result, _ = play(unsaid, [turn(text="Let me see."), turn(text="Bye.")])
+    assert result.reasons == ['said: no message of the agent matches {"$contains": "refunded"} (2 messages)']
