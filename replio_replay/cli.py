@@ -583,6 +583,33 @@ def import_bfcl_cmd(project: Path, source: Path, categories: tuple[str, ...], li
     sys.exit(1 if report.problems else 0)
 
 
+@import_group.command("tau2")
+@click.argument("source", type=click.Path(path_type=Path))
+@click.option("--domain", required=True, type=click.Choice(["mock", "retail", "airline", "telecom"]),
+              help="The τ² domain to import.")
+@click.option("--split", default="base", show_default=True, metavar="NAME",
+              help="The task split of the domain's split_tasks.json (base: every task).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N tasks of the split.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Where the fixture files go (default: <path>/.replio/eval/tau2/<domain>).")
+@click.pass_obj
+def import_tau2_cmd(project: Path, source: Path, domain: str, split: str, limit: int | None, out: Path | None) -> None:
+    """Write a τ²-bench domain's tasks (from a local tau2-bench checkout) as fixtures, one file per task, with
+    the domain's code and databases as their environment."""
+    from .fixtures.tau2 import DEFAULT_OUT, import_tau2
+
+    try:
+        report = import_tau2(source, domain, out or project / DEFAULT_OUT / domain, split, limit)
+    except UsageError as exc:
+        _fail(exc)
+    click.echo(f"{domain} ({split}): {report.written} written, {report.unchanged} unchanged")
+    if report.environments:
+        click.echo(f"τ²'s {domain} code and data: {report.environments} files written (see environments/NOTICE.md)")
+    for problem in report.problems:
+        click.echo(f"replio: skipped τ² {domain} {problem}", err=True)
+    sys.exit(1 if report.problems else 0)
+
+
 @eval_group.command("report")
 @click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-o", "--output-file", required=True, type=click.Path(dir_okay=False, path_type=Path),

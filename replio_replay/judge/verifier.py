@@ -18,7 +18,7 @@ from typing import Any
 from .._runtime.matchers import Matcher, matches, matches_all, quoted, shown, written
 from .._runtime.redact import NO_SECRETS, Redactor
 from ..fixtures.model import FileCheck, Fixture, Verifier
-from ..fixtures.trajectory import in_order, mismatches, trajectory_matches
+from ..fixtures.trajectory import call_matches, in_order, mismatches, trajectory_matches
 from .results import TraceCall
 from .state import check_results_from_calls, check_state, check_state_from_calls
 
@@ -39,6 +39,8 @@ class Evidence:
     reference_results: Sequence[str] | None = None  # the results of the `state_from_calls` calls, cut as the trace's
     turn_start: int = 0  # where the judged turn's calls begin in `trace` (0: the whole run is judged)
     said: Sequence[str] = ()  # every text message of the agent in the conversation, in order
+    user_trace: Sequence[TraceCall] = ()  # the simulated user's calls of its own tools
+    truncated: bool = False  # the run was cut short at a limit
 
 
 Check = Callable[[Verifier, Fixture, Evidence], list[str]]
@@ -91,6 +93,16 @@ def check_in_order(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
         return []
     wanted = [e if isinstance(e, str) else e.model_dump(mode="json") for e in v.in_order]
     return [f"in_order: {wanted} were not called in this order (called {_names(ev.trace)})"]
+
+
+def check_any_order(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    calls = [*ev.trace, *ev.user_trace]
+    return [f"any_order: no call matches {_show(e if isinstance(e, str) else e.model_dump(mode='json'))}"
+            for e in v.any_order if not any(call_matches(e, c) for c in calls)]
+
+
+def check_finished(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
+    return ["finished: the run was cut short at a limit (truncated)"] if v.finished and ev.truncated else []
 
 
 def check_match_expected(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
@@ -153,8 +165,9 @@ def _show(expectation: object) -> str:
 
 
 CHECKS: tuple[Check, ...] = (
-    check_exact, check_must_include, check_avoid, check_call_count, check_args, check_in_order,
+    check_exact, check_must_include, check_avoid, check_call_count, check_args, check_in_order, check_any_order,
     check_match_expected, check_answer, check_said, check_files, check_state, check_state_from_calls, check_results_from_calls,
+    check_finished,
 )
 
 

@@ -42,7 +42,8 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     names = [c.name for c in trace]
     cut = [redactor.cut(r, RESULT_CAP, more) for r in t.reference_results] if t.reference_results is not None else None
     said = [m.content for m in t.messages if m.role == "assistant" and m.content]
-    evidence = Evidence(trace, t.answer, t.files, redactor, t.state, t.reference_state, cut, said=said)
+    evidence = Evidence(trace, t.answer, t.files, redactor, t.state, t.reference_state, cut, said=said,
+                        user_trace=user_trace, truncated=t.status is Status.TRUNCATED)
     passed, reasons = verify(fixture, evidence)
     if fixture.turns is not None:
         references = {n: dataclasses.replace(r, results=[redactor.cut(x, RESULT_CAP, more) for x in r.results])

@@ -336,3 +336,38 @@ def test_said_is_not_for_a_turn() -> None:
 
     with pytest.raises(ValidationError, match="cannot check `said`"):
         make_fixture(turns=[{"user": "hi", "verifier": {"said": ["x"]}}])
+
+
+# any_order and finished (τ²-bench's ACTION and its rewarding only a conversation that ended) ----------
+
+
+def test_any_order_wants_each_call_made_in_any_order_one_call_standing_for_several() -> None:
+    calls = trace(("get", {"id": "B"}), ("cancel", {"id": "A", "reason": "no"}))
+    assert check({"any_order": [{"name": "cancel", "arguments": {"id": "A"}}, "get",
+                                {"name": "get", "arguments": {"id": "B"}}]}, calls) == (True, [])
+    passed, reasons = check({"any_order": [{"name": "cancel", "arguments": {"id": "B"}}]}, calls)
+    assert not passed and reasons == ['any_order: no call matches {"name": "cancel", "arguments": {"id": "B"}, '
+                                      '"extra_arguments": true}']
+
+
+def test_any_order_with_optional_arguments_is_taus_comparison_of_an_action() -> None:
+    # τ²: the call's arguments must each be the action's, equal; the action's may be left out
+    action = {"name": "update", "arguments": {"id": {"$optional": "t1"}, "status": {"$optional": "done"}},
+              "extra_arguments": False}
+    assert check({"any_order": [action]}, trace(("update", {"id": "t1"})))[0]
+    assert not check({"any_order": [action]}, trace(("update", {"id": "t1", "status": "open"})))[0]
+    assert not check({"any_order": [action]}, trace(("update", {"id": "t1", "note": "x"})))[0]
+
+
+def test_any_order_counts_the_simulated_users_own_calls() -> None:
+    fixture = make_fixture(verifier={"any_order": ["dismiss"]})
+    assert verify(fixture, Evidence(trace(("get", {})), user_trace=trace(("dismiss", {"id": "n1"}))))[0]
+    assert not verify(fixture, Evidence(trace(("get", {}))))[0]
+
+
+def test_finished_fails_a_run_cut_short_at_a_limit() -> None:
+    fixture = make_fixture(verifier={"finished": True})
+    assert verify(fixture, Evidence(truncated=False)) == (True, [])
+    assert verify(fixture, Evidence(truncated=True)) == (False, ["finished: the run was cut short at a limit "
+                                                                 "(truncated)"])
+    assert verify(make_fixture(verifier={}), Evidence(truncated=True)) == (True, [])

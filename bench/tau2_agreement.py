@@ -1,0 +1,187 @@
+"""Does replio judge τ²-bench tasks as τ² does? `python bench/tau2_agreement.py --tau2 CHECKOUT` (a few minutes).
+
+It takes the conversations replio recorded (a replay of the τ² example project, or saved
+results given with `--results`), installs tau2-bench from the checkout into a throwaway
+virtualenv (kept with `--venv`; τ² needs Python 3.12 or 3.13, `--python`), converts each
+conversation to τ²'s simulation format (its greeting, the messages, the agent's calls and
+results, the simulated user's own calls, the termination reason) and has τ²'s own evaluator
+(`evaluate_simulation`, run by `tau2_worker.py`) judge it. It prints, per domain, how often the
+two agree on the reward over the components τ² computes without an LLM (DB, ENV_ASSERTION,
+ACTION, COMMUNICATE: replio's verdict without its judge), then every disagreement with both
+verdicts and why; and, on a line of its own, the agreement on the NL assertions when
+`--nl-model` gives τ² a model to judge them with (both sides judge by an LLM: not tuned to).
+
+    python bench/tau2_agreement.py --tau2 ~/src/tau2-bench
+    python bench/tau2_agreement.py --tau2 ~/src/tau2-bench --venv /tmp/tau2-venv     # reuse a venv
+    python bench/tau2_agreement.py --tau2 ~/src/tau2-bench --nl-model openai/qwen2.5-coder-1.5b-instruct \\
+        --nl-base-url http://127.0.0.1:8080/v1
+
+The exit status is 1 when some domain agrees on less than `--min-agreement` (default 0.99).
+
+Where the conversion cannot be exact: the simulated user's own calls carry no position in
+replio's result, so they are placed after the conversation (τ² replays them after the agent's;
+the two sides' databases are apart in mock and retail, so the end state is the same); a
+result cut for the trace is replayed as cut, which `strict_replay=False` lets through.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from replio_replay.fixtures.tau2 import fixture_id  # noqa: E402
+from replio_replay.run.simulator import OPENING  # noqa: E402
+
+WORKER = Path(__file__).resolve().parent / "tau2_worker.py"
+#: replio's end of a fixture -> τ²'s termination reason.
+TERMINATION = {"ok": "user_stop", "truncated": "max_steps", "error": "agent_error", "cancelled": "agent_error"}
+
+
+def tau2_messages(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A result's conversation in τ²'s message format (see the module's docstring)."""
+    out: list[dict[str, Any]] = [{"role": "assistant", "content": OPENING}]
+    pending: list[str] = []
+    n = 0
+    for m in result.get("conversation") or []:
+        if m["role"] == "assistant":
+            calls = []
+            for c in m.get("calls") or []:
+                n += 1
+                args = c["arguments"] if isinstance(c["arguments"], dict) else {}
+                calls.append({"id": f"call_{n}", "name": c["name"], "arguments": args, "requestor": "assistant"})
+            pending = [c["id"] for c in calls]
+            out.append({"role": "assistant", "content": m.get("content") or None, "tool_calls": calls or None})
+        elif m["role"] == "tool":
+            out.append({"role": "tool", "id": pending.pop(0) if pending else f"call_{n}", "content": m["content"],
+                        "requestor": "assistant"})
+        else:
+            out.append({"role": "user", "content": m.get("content")})
+    for c in result.get("user_trace") or []:
+        n += 1
+        args = c["arguments"] if isinstance(c["arguments"], dict) else {}
+        out.append({"role": "user", "content": None,
+                    "tool_calls": [{"id": f"call_{n}", "name": c["name"], "arguments": args, "requestor": "user"}]})
+        out.append({"role": "tool", "id": f"call_{n}", "content": c.get("result"), "requestor": "user"})
+    return out
+
+
+def replio_verdicts(result: Mapping[str, Any]) -> tuple[bool, bool | None]:
+    """replio's verdict without its judge, and its judge's (None: no judge)."""
+    reasons = [r for r in result.get("reasons") or [] if not r.startswith("judge")]
+    judged = result.get("judge")
+    verdicts = judged if isinstance(judged, list) else [judged] if judged else []
+    nl = all(bool(v.get("passed")) for v in verdicts) if verdicts else None
+    return result.get("status") in ("ok", "truncated") and not reasons, nl
+
+
+def tasks(checkout: Path, domains: set[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """fixture id -> (domain, the τ² task) for each task of each domain."""
+    out = {}
+    for domain in sorted(domains):
+        for task in json.loads((checkout / "data" / "tau2" / "domains" / domain / "tasks.json").read_text()):
+            out[fixture_id(domain, str(task["id"]))] = (domain, task)
+    return out
+
+
+def replay(project: Path) -> list[dict[str, Any]]:
+    """The fixtures' results of an offline replay of `project`."""
+    command = [shutil.which("replio") or str(Path(sys.executable).with_name("replio")), "eval", "--path", str(project),
+               "run", "--record-mode", "none", "--output", "json"]
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "CI": "1"})
+    try:
+        return list(json.loads(done.stdout)["fixtures"])
+    except (ValueError, KeyError):
+        sys.exit(f"tau2_agreement: the replay gave no result (exit {done.returncode}): {done.stderr[-2000:]}")
+
+
+def saved(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    out = []
+    for path in paths:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for run in data.get("runs") or [data]:
+            out += run["fixtures"]
+    return out
+
+
+def tau2_venv(venv: Path, checkout: Path, python: str) -> Path:
+    """The python of a virtualenv at `venv` holding tau2-bench from `checkout`."""
+    bin_python = venv / "bin" / "python"
+    if not bin_python.exists():
+        subprocess.run([python, "-m", "venv", str(venv)], check=True)
+    if subprocess.run([str(bin_python), "-c", "import tau2.evaluator.evaluator"], capture_output=True,
+                      env={**os.environ, "TAU2_DATA_DIR": str(checkout / "data")}).returncode != 0:
+        subprocess.run([str(bin_python), "-m", "pip", "install", "-q", str(checkout)], check=True)
+    return bin_python
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--tau2", type=Path, required=True, help="a tau2-bench checkout")
+    parser.add_argument("--project", type=Path, default=REPO / "examples" / "tau2")
+    parser.add_argument("--results", type=Path, action="append", default=[],
+                        help="saved replio results to compare (default: a replay of --project)")
+    parser.add_argument("--venv", type=Path, help="tau2-bench's virtualenv, kept (default: a throwaway one)")
+    parser.add_argument("--python", default=shutil.which("python3.12") or shutil.which("python3.13") or "python3",
+                        help="the Python (3.12 or 3.13) that tau2-bench's virtualenv is made with")
+    parser.add_argument("--nl-model", help="a LiteLLM model for τ²'s NL-assertion judge, e.g. openai/NAME")
+    parser.add_argument("--nl-base-url", help="its base URL, e.g. http://127.0.0.1:8080/v1")
+    parser.add_argument("--min-agreement", type=float, default=0.99)
+    args = parser.parse_args(argv)
+    results = [r for r in (saved(args.results) if args.results else replay(args.project))
+               if r["id"].startswith("tau2-")]
+    known = tasks(args.tau2, {r["id"].split("-")[1] for r in results})
+    work, ours = [], {}
+    for r in results:
+        if r["id"] not in known:
+            print(f"  {r['id']}: no task of the checkout has this id; left out")
+            continue
+        domain, task = known[r["id"]]
+        work.append({"id": r["id"], "domain": domain, "task": task, "messages": tau2_messages(r),
+                     "termination": TERMINATION.get(r["status"], "agent_error")})
+        ours[r["id"]] = (domain, *replio_verdicts(r), r)
+    worker = [str(WORKER)] + (["--nl-model", args.nl_model, "--nl-base-url", args.nl_base_url or ""]
+                              if args.nl_model else [])
+    with tempfile.TemporaryDirectory(prefix="tau2-agreement-") as tmp:
+        python = tau2_venv(args.venv or Path(tmp) / "venv", args.tau2, args.python)
+        done = subprocess.run([str(python), *worker], input=json.dumps(work), capture_output=True, text=True,
+                              env={**os.environ, "TAU2_DATA_DIR": str(args.tau2 / "data")})
+    if done.returncode != 0:
+        sys.exit(f"tau2_agreement: τ²'s evaluator failed: {done.stderr[-3000:]}")
+    theirs = json.loads(done.stdout)
+    lowest = 1.0
+    for domain in sorted({d for d, *_ in ours.values()}):
+        ids = [i for i, (d, *_) in ours.items() if d == domain]
+        agree = [i for i in ids if ours[i][1] == (theirs[i]["reward"] == 1.0)]
+        share = len(agree) / len(ids)
+        lowest = min(lowest, share)
+        passed = sum(theirs[i]["reward"] == 1.0 for i in ids)
+        print(f"{domain:<8} {len(ids)} cases  {share:.1%} agreement  (τ² rewards {passed}, replio passes "
+              f"{sum(ours[i][1] for i in ids)}, without NL assertions)")
+        for i in sorted(set(ids) - set(agree)):
+            parts = ", ".join(f"{k} {v:g}" for k, v in theirs[i]["parts"].items())
+            why = "; ".join(r for r in ours[i][3].get("reasons") or [] if not r.startswith("judge")) or "no reason"
+            print(f"  {i}: replio {'pass' if ours[i][1] else 'FAIL'} ({why}); τ² reward {theirs[i]['reward']:g} "
+                  f"({parts}; basis {', '.join(theirs[i]['basis'])})")
+    nl = [i for i in ours if ours[i][2] is not None and "nl" in theirs[i]]
+    if nl:
+        same = sum(ours[i][2] == (theirs[i]["nl"] == 1.0) for i in nl)
+        print(f"NL_ASSERTION {len(nl)} cases  {same / len(nl):.1%} agreement (each side's LLM judge; not tuned to)")
+    else:
+        judged = sum(ours[i][2] is not None for i in ours)
+        print(f"NL_ASSERTION {judged} cases judged by replio; τ²'s judge not run (give --nl-model)")
+    print(f"lowest agreement of a domain: {lowest:.1%} (target {args.min_agreement:.0%})")
+    return 0 if lowest >= args.min_agreement else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
