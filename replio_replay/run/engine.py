@@ -22,6 +22,7 @@ from typing import Any, Union
 
 from .._runtime.deadline import Interrupted
 from ..errors import ContextFullError, ReplioError
+from ..fixtures.model import HistoryMessage
 from ..judge.results import JudgeVerdict, Status
 from ..judge.turns import TurnEvidence, TurnReference
 from ..providers.base import ChatRequest, ChatResponse, Message, ToolCall, Usage
@@ -107,6 +108,22 @@ class Transcript:
             kept["cached"] = kept.get("cached", 0) + usage.cached
 
 
+def history_messages(history: Sequence[HistoryMessage] | None) -> list[Message]:
+    """A fixture's `history` as the messages the conversation starts with: each call given an id
+    of its own (``history-N``) that its tool message answers."""
+    out: list[Message] = []
+    waiting: list[ToolCall] = []
+    for m in history or ():
+        if m.role == "tool":
+            call = waiting.pop(0)
+            out.append(Message("tool", m.content, tool_call_id=call.id, name=call.name))
+            continue
+        calls = tuple(ToolCall(f"history-{len(out)}-{j}", c.name, c.arguments) for j, c in enumerate(m.calls))
+        waiting = list(calls)
+        out.append(Message(m.role, m.content, calls))
+    return out
+
+
 def scripted(messages: Sequence[str]) -> NextUser:
     """A user who says `messages` in order, then is done."""
     said = iter(messages)
@@ -122,13 +139,15 @@ def run_loop(
     cancel: threading.Event | None = None,
     offered_from: Mapping[str, int] | None = None,
     turn_states: bool = False,
+    history: Sequence[Message] = (),
 ) -> Transcript:
     """Run one fixture's conversation to its end: `user` is its one task, or says each message;
     never raises for provider or tool failures. `offered_from` maps a tool to the user turn (from
-    1) it is first offered in; `turn_states` keeps the environments' state at each turn's end."""
+    1) it is first offered in; `turn_states` keeps the environments' state at each turn's end;
+    `history` is an earlier conversation the run continues (see `history_messages`)."""
     next_user = scripted([user]) if isinstance(user, str) else user
     prompt = toolbox.system_prompt  # empty: no system message at all
-    out = Transcript(messages=[Message("system", prompt)] if prompt else [])
+    out = Transcript(messages=[*([Message("system", prompt)] if prompt else []), *history])
     turn = 0  # model turns of the whole conversation: calls of one turn share its number
     while True:
         if cancel is not None and cancel.is_set():

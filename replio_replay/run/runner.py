@@ -43,7 +43,7 @@ from ..tools.toolbox import Toolbox
 from ..tools.toolset import ToolSet
 from .agent import run_agent
 from .budget import Budget
-from .engine import Limits, Transcript, run_loop
+from .engine import Limits, Transcript, history_messages, run_loop
 from .judging import ask_judge
 from .scoring import cancelled_result, judge_transcript
 from .sending import sender
@@ -181,7 +181,8 @@ def _loop_transcript(case: Case, provider: Provider, session: FixtureSession, op
         try:
             user = speaker(case, provider, session, options.role_providers, options.redactor, user_box)
             transcript = run_loop(user, generate, toolbox, limits=limits, cancel=cancel,
-                                  offered_from=fixture.offered_from, turn_states=_turn_states(case))
+                                  offered_from=fixture.offered_from, turn_states=_turn_states(case),
+                                  history=history_messages(fixture.history))
             _count_user(transcript, user)
         finally:
             toolbox.close()
@@ -203,6 +204,9 @@ def _agent_transcript(case: Case, agent: AgentSpec, provider: Provider, session:
     standard error goes into the result. The set's environments are built for a simulated user's
     own tools (`user.tools`), whose state is judged as usual; the agent's tools are its own."""
     fixture = case.fixture
+    if fixture.history:
+        return Transcript(status=Status.ERROR, error=f"fixture {fixture.id!r}: its history cannot be given to your "
+                          "own agent, which keeps its conversation itself; run it without --agent, or leave history out")
     relay = Relay(provider, session.transport, redactor=options.redactor)
     ctx = ToolContext(Sandbox(root), session.transport, environments=build(case.offered.environments,
                       ctx_limits["timeout"], cancel), **ctx_limits)  # type: ignore[arg-type]

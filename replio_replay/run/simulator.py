@@ -44,13 +44,14 @@ OPENING = "Hi! How can I help you today?"
 
 
 def user_view(instructions: str, conversation: Sequence[Message],
-              own: Mapping[int, Sequence[Message]] | None = None) -> tuple[Message, ...]:
-    """What the simulator is sent: its instructions, the opening greeting, then the conversation
-    with roles swapped (its messages as `assistant`, the agent's text answers as `user`), the
-    agent's tool calls and results left out; its `own` tool calls and their results (by the number
-    of conversation messages they came after) in their places."""
+              own: Mapping[int, Sequence[Message]] | None = None, opening: str | None = OPENING) -> tuple[Message, ...]:
+    """What the simulator is sent: its instructions, the `opening` greeting (none when the
+    conversation continues an earlier one), then the conversation with roles swapped (its messages
+    as `assistant`, the agent's text answers as `user`), the agent's tool calls and results left
+    out; its `own` tool calls and their results (by the number of conversation messages they came
+    after) in their places."""
     own = own or {}
-    view = [Message("system", instructions), Message("user", OPENING)]
+    view = [Message("system", instructions), *([Message("user", opening)] if opening else [])]
     for i, m in enumerate(conversation):
         view += own.get(i, ())
         if m.role == "user":
@@ -80,13 +81,14 @@ class Simulator:
 
     def __init__(self, fixture_id: str, spec: SimulatedUser, task: str | None,
                  generate: Callable[[ChatRequest], ChatResponse], provider: Provider | None = None,
-                 tools: Toolbox | None = None):
+                 tools: Toolbox | None = None, opening: str | None = OPENING):
         self.fixture_id = fixture_id
         self.spec = spec
         self.provider = provider  # who plays the user (None in tests that script it): what prices it
         self.task = task
         self.generate = generate
         self.tools = tools
+        self.opening = opening
         self.said = 0
         self.stopped = False
         self.tokens = {"prompt": 0, "completion": 0}
@@ -119,7 +121,7 @@ class Simulator:
         result shown to it alone)."""
         specs = self.tools.specs if self.tools is not None else ()
         for _ in range(MAX_USER_CALLS + 1):
-            request = ChatRequest(user_view(self.spec.instructions, conversation, self.own), specs)
+            request = ChatRequest(user_view(self.spec.instructions, conversation, self.own, self.opening), specs)
             response = self.generate(request)
             self.tokens["prompt"] += response.usage.prompt or 0
             self.tokens["completion"] += response.usage.completion or 0
@@ -147,4 +149,4 @@ def speaker(case: Case, provider: Provider, session: FixtureSession, users: Mapp
         return turns[0] if len(turns) == 1 and fixture.turns is None else scripted(turns)
     chosen = chosen_provider(case, "user.provider", fixture.user.provider, users, provider)
     return Simulator(fixture.id, fixture.user, fixture.task, role_sender(case, USER, chosen, session, redactor), chosen,
-                     tools)
+                     tools, opening=None if fixture.history else OPENING)

@@ -112,3 +112,41 @@ def test_a_reply_with_no_text_ends_the_fixture_in_error_and_sends_the_agent_noth
             "send the agent; tell it in user.instructions to end with a stop marker (###STOP###) when it is done")
         assert [m["content"] for m in result.conversation or [] if m["role"] == "user"] == ["Hi."]
         assert len([1 for fid, _ in provider.requests if fid == "conv"]) == 1
+
+
+HISTORY = [{"role": "user", "content": "Read my notes."},
+           {"role": "assistant", "calls": [{"name": "file_read", "arguments": {"path": "notes.txt"}}]},
+           {"role": "tool", "content": "hello"},
+           {"role": "assistant", "content": "They say hello."}]
+
+
+def test_a_conversation_with_history_continues_it_on_both_sides_without_the_greeting() -> None:
+    result, provider = play(simulated() .model_copy(update={"history": Fixture.model_validate(
+        {"id": "h", "task": "t", "history": HISTORY}).history}),
+        # the mock answers by the assistant turns already in the request: the history's count too
+        [turn(text="-"), turn(text="-"), turn(text="They still say hello.")],
+        [turn(text="-"), turn(text="And again?"), turn(text="###STOP###")])
+    assert result.status is Status.OK and result.trace == []  # the history's call is not made again
+    first_user = next(r for fid, r in provider.requests if fid == "user:conv")
+    assert [(m.role, m.content) for m in first_user.messages] == [
+        ("system", INSTRUCTIONS), ("assistant", "Read my notes."), ("user", "They say hello.")]
+    agent = next(r for fid, r in provider.requests if fid == "conv")
+    assert [(m.role, m.content) for m in agent.messages[1:]] == [  # after the system prompt
+        ("user", "Read my notes."), ("assistant", ""), ("tool", "hello"), ("assistant", "They say hello."),
+        ("user", "And again?")]
+    assert agent.messages[3].tool_call_id == agent.messages[2].tool_calls[0].id
+    assert [m["content"] for m in result.conversation or []][:4] == ["Read my notes.", "", "hello", "They say hello."]
+
+
+def test_history_must_be_a_conversation_the_user_continues() -> None:
+    for history, why in [([{"role": "assistant", "content": "Hi"}], "must start with a user message"),
+                         ([*HISTORY[:2], HISTORY[3]], "need 1 more tool message"),
+                         (HISTORY[:3], "must end with the agent's text answer"),
+                         ([{"role": "user", "content": "x"}, {"role": "tool", "content": "r"}],
+                          "must follow an assistant message's call")]:
+        try:
+            Fixture.model_validate({"id": "h", "task": "t", "history": history})
+        except Exception as exc:  # pydantic's ValidationError names the field
+            assert why in str(exc) and "history" in str(exc)
+        else:
+            raise AssertionError(f"accepted {history}")
