@@ -94,23 +94,28 @@ def tasks(checkout: Path, domains: set[str]) -> dict[str, tuple[str, dict[str, A
 
 
 def replay(project: Path) -> list[dict[str, Any]]:
-    """The fixtures' results of an offline replay of `project`."""
+    """The fixtures' results of an offline replay of `project` (each run's, with `--compare`)."""
     command = [shutil.which("replio") or str(Path(sys.executable).with_name("replio")), "eval", "--path", str(project),
                "run", "--record-mode", "none", "--output", "json"]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "CI": "1"})
     try:
-        return list(json.loads(done.stdout)["fixtures"])
+        return _fixtures([json.loads(done.stdout)], ["replay"])
     except (ValueError, KeyError):
         sys.exit(f"tau2_agreement: the replay gave no result (exit {done.returncode}): {done.stderr[-2000:]}")
 
 
 def saved(paths: Sequence[Path]) -> list[dict[str, Any]]:
-    out = []
-    for path in paths:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for run in data.get("runs") or [data]:
-            out += run["fixtures"]
-    return out
+    """The fixtures' results of saved results (`run --output json` or `--output-file`)."""
+    return _fixtures([json.loads(p.read_text(encoding="utf-8")) for p in paths], [p.name for p in paths])
+
+
+def _fixtures(data: Sequence[dict[str, Any]], labels: Sequence[str]) -> list[dict[str, Any]]:
+    """Every fixture result of every run, each with `key`: its id, after its file and run when there
+    are several (so one task judged in two runs counts twice)."""
+    runs = [(label, i, run) for label, d in zip(labels, data) for i, run in enumerate(d.get("runs") or [d])]
+    several = len(runs) > 1
+    return [{**f, "key": f"{label}#{i}:{f['id']}" if several else f["id"]} for label, i, run in runs
+            for f in run["fixtures"]]
 
 
 def tau2_venv(venv: Path, checkout: Path, python: str) -> Path:
@@ -143,12 +148,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     work, ours = [], {}
     for r in results:
         if r["id"] not in known:
-            print(f"  {r['id']}: no task of the checkout has this id; left out")
+            print(f"  {r['key']}: no task of the checkout has this id; left out")
             continue
         domain, task = known[r["id"]]
-        work.append({"id": r["id"], "domain": domain, "task": task, "messages": tau2_messages(r),
+        work.append({"id": r["key"], "domain": domain, "task": task, "messages": tau2_messages(r),
                      "termination": TERMINATION.get(r["status"], "agent_error")})
-        ours[r["id"]] = (domain, *replio_verdicts(r), r)
+        ours[r["key"]] = (domain, *replio_verdicts(r), r)
     worker = [str(WORKER)] + (["--nl-model", args.nl_model, "--nl-base-url", args.nl_base_url or ""]
                               if args.nl_model else [])
     with tempfile.TemporaryDirectory(prefix="tau2-agreement-") as tmp:

@@ -371,3 +371,10 @@ def test_finished_fails_a_run_cut_short_at_a_limit() -> None:
     assert verify(fixture, Evidence(truncated=True)) == (False, ["finished: the run was cut short at a limit "
                                                                  "(truncated)"])
     assert verify(make_fixture(verifier={}), Evidence(truncated=True)) == (True, [])
+
+
+def test_finished_is_not_for_a_turn() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="cannot check `finished`"):
+        make_fixture(turns=[{"user": "hi", "verifier": {"finished": True}}])
