@@ -1,0 +1,1 @@
+# Written by `replio eval import tau2` (see environments/NOTICE.md).
