@@ -39,8 +39,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from replio_replay.fixtures.tau2 import fixture_id  # noqa: E402
-from replio_replay.run.simulator import OPENING  # noqa: E402
+from replio_replay import OPENING, tau2_fixture_id  # noqa: E402
 
 WORKER = Path(__file__).resolve().parent / "tau2_worker.py"
 #: replio's end of a fixture -> τ²'s termination reason.
@@ -89,7 +88,7 @@ def tasks(checkout: Path, domains: set[str]) -> dict[str, tuple[str, dict[str, A
     out = {}
     for domain in sorted(domains):
         for task in json.loads((checkout / "data" / "tau2" / "domains" / domain / "tasks.json").read_text()):
-            out[fixture_id(domain, str(task["id"]))] = (domain, task)
+            out[tau2_fixture_id(domain, str(task["id"]))] = (domain, task)
     return out
 
 

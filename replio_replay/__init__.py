@@ -3,7 +3,7 @@
 Only the names in `__all__` are public: running a suite from Python (`RunRequest`, `prepare`,
 `execute`; the plan, case and result models; `RecordMode`, `Shard`), every error of `errors`,
 the plugin API (`hookimpl`, `tool`, `Tool`, `ToolContext`, `ToolFailure`), the serializer that
-lets vcrpy read a cassette, and the BFCL reader. Every submodule is internal: its names may
+lets vcrpy read a cassette, the BFCL reader, τ²'s fixture ids and the simulated user's opening. Every submodule is internal: its names may
 change or move without notice; import from `replio_replay` itself. The README's "Python API"
 section shows a run.
 
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from .fixtures.cases import Case
     from .fixtures.hookspecs import hookimpl
     from .fixtures.model import Fixture, Judge, Verifier, load_fixture
+    from .fixtures.tau2.convert import tau2_fixture_id
     from .judge.results import (
         FixtureResult,
         JudgeVerdict,
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from .providers import Provider
     from .recording.modes import RecordMode
     from .recording.serializer import ReadableSerializer
+    from .run.simulator import OPENING
     from .run.suite import Outcome, Plan, PlannedRun, RunRequest, execute, prepare
     from .tools.base import Tool, ToolContext, ToolFailure
     from .tools.function import tool
@@ -113,6 +115,8 @@ _SOURCES: dict[str, str] = {
     "execute": ".run.suite",
     "hookimpl": ".fixtures.hookspecs",
     "load_fixture": ".fixtures.model",
+    "tau2_fixture_id": ".fixtures.tau2.convert",
+    "OPENING": ".run.simulator",
     "open_bfcl": ".fixtures.bfcl.source",
     "prepare": ".run.suite",
     "reply": ".agents.protocol",
@@ -135,6 +139,7 @@ __all__ = [
     "JudgeVerdict",
     "MULTI_TURN_CATEGORIES",
     "McpError",
+    "OPENING",
     "Outcome",
     "Plan",
     "PlannedRun",
@@ -171,6 +176,7 @@ __all__ = [
     "open_bfcl",
     "prepare",
     "reply",
+    "tau2_fixture_id",
     "tool",
 ]
 
