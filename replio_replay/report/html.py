@@ -98,6 +98,7 @@ class Side:
     calls: list[Call]
     task: str | None
     said: list[Said] | None = None
+    user_calls: list[Call] = field(default_factory=list)  # the simulated user's own, apart from the agent's
 
 
 @dataclass(frozen=True)
@@ -297,7 +298,8 @@ def _side(fid: str, column: Column, result: FixtureResult | None, cells: list[Ce
                                    [_request_change(c) for c in unit.request_drift]))
     calls = [Call(result.shown(c.name), _arguments(c.arguments), c.result) for c in result.trace]
     said = None if result.conversation is None else [_said(result, m) for m in result.conversation]
-    return Side(column.label, result, cells, changes, calls, task, said)
+    user_calls = [Call(result.shown(c.name), _arguments(c.arguments), c.result) for c in result.user_trace or []]
+    return Side(column.label, result, cells, changes, calls, task, said, user_calls)
 
 
 def _request_change(change: dict[str, object]) -> tuple[str, str]:

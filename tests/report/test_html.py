@@ -247,3 +247,16 @@ def test_run_html_writes_the_report_of_the_run(tmp_path: Path, compare: tuple[st
     assert html.count("drift from golden: 1 change") == len(labels)
     assert TODO_LINE in html
     assert HOSTILE not in html
+
+
+def test_the_simulated_users_own_calls_are_shown_apart_from_the_agents() -> None:
+    result = fx("dual", trace=[TraceCall(name="update_task_status", arguments={"task_id": "t1"}, result="ok")],
+                user_trace=[TraceCall(name="dismiss_notification", arguments={"notification_id": "n1"},
+                                      result="Notification n1 dismissed")],
+                conversation=[{"role": "user", "content": "Done it."}, {"role": "assistant", "content": "Noted."}])
+    html = render_html([run("m", result)])
+    section = html.split("the simulated user's own calls", 1)[1].split("</ol>", 1)[0]
+    assert "dismiss_notification" in section and "Notification n1 dismissed" in section
+    assert "update_task_status" not in section
+    plain = render_html([run("m", fx("alone", trace=[TraceCall(name="a", arguments={}, result="r")]))])
+    assert "own calls" not in plain
