@@ -10,6 +10,7 @@ from typing import Any
 from .._runtime.jsoncanon import canonical
 from ..fixtures.trajectory import Call, MatchMode, trajectory_matches
 from .results import FixtureResult, Status, Summary, TrialResult
+from .statistics import Estimate, estimate
 
 __all__ = ["accuracy", "combine_trials", "cost_by_role", "pass_at_k", "pass_hat_k", "redundant", "summarize",
            "total_cost"]
@@ -55,9 +56,10 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
         new=sum(1 for i, ds in drifts.items() if any(d is None for d in ds) and not errored[i]),
     )
     n = max((r.n or 1 for r in results), default=1)
+    counts = [(r.passes or 0, r.n or 1) for r in results]
+    summary = summary.model_copy(update=_uncertainty(results, counts, n))
     if n == 1:
         return summary
-    counts = [(r.passes or 0, r.n or 1) for r in results]
     return summary.model_copy(update={
         "trials": n,
         "pass_hat_k": {str(k): _mean([pass_hat_k(c, m, k) for c, m in counts if m >= k]) or 0.0
@@ -66,6 +68,27 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
                       for k in range(1, n + 1)},
         "flaky": sorted(r.id for r in results if 0 < (r.passes or 0) < (r.n or 1)),
     })
+
+
+def _uncertainty(results: Sequence[FixtureResult], counts: Sequence[tuple[int, int]], n: int) -> dict[str, Any]:
+    """The summary's error bars (`se`, `ci95`, `ci_method`) over fixtures, the unit of sampling
+    (see `statistics`): for the pass rate, the accuracy and each pass^k."""
+    if not results:
+        return {}
+    groups = [r.group for r in results]
+    estimates: dict[str, Estimate] = {
+        "pass_rate": estimate([[1.0 if u.passed else 0.0 for u in _units(r)] for r in results], groups)}
+    scored = [(r, [u.accuracy for u in _units(r) if u.accuracy is not None]) for r in results]
+    scored = [(r, s) for r, s in scored if s]
+    if scored:
+        estimates["accuracy"] = estimate([s for _, s in scored], [r.group for r, _ in scored])
+    for k in range(1, n + 1) if n > 1 else ():
+        kept = [(r.group, pass_hat_k(c, m, k)) for r, (c, m) in zip(results, counts) if m >= k]
+        if kept:
+            estimates[f"pass^{k}"] = estimate([[v] for _, v in kept], [g for g, _ in kept], wilson_ok=False)
+    return {"se": {k: round(e.se, 6) for k, e in estimates.items()},
+            "ci95": {k: (round(e.ci95[0], 6), round(e.ci95[1], 6)) for k, e in estimates.items()},
+            "ci_method": {k: e.method for k, e in estimates.items()}}
 
 
 def total_cost(units: Sequence[TrialResult | FixtureResult]) -> float | None:

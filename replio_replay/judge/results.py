@@ -64,6 +64,7 @@ class FixtureResult(_Model):
 
     id: str
     task: str | None = Field(None, description="The fixture's task, the user message (null in older results).")
+    group: str | None = Field(None, description="The fixture's group: its error bars are clustered on it.")
     trace: list[TraceCall] = Field(default_factory=list)
     names: list[str] = Field(default_factory=list)
     accuracy: _Fraction | None = None
@@ -207,6 +208,11 @@ class Summary(_Model):
         None, description="k -> mean over fixtures of 1 - C(n-c,k)/C(n,k): the chance one of k trials passes."
     )
     flaky: list[str] | None = Field(None, description="Fixtures that passed some trials but not all.")
+    se: dict[str, float] | None = Field(
+        None, description="metric (`pass_rate`, `accuracy`, `pass^k`) -> its standard error over fixtures.")
+    ci95: dict[str, tuple[float, float]] | None = Field(None, description="metric -> its 95 % interval.")
+    ci_method: dict[str, str] | None = Field(
+        None, description="metric -> how its error bar was made: `wilson`, `clt` (over fixture means) or `clustered`.")
 
 
 class RunResult(_Model):

@@ -79,9 +79,11 @@ def wilson(successes: int, n: int) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def estimate(scores: Sequence[Sequence[float]], groups: Sequence[str | None] | None = None) -> Estimate:
+def estimate(scores: Sequence[Sequence[float]], groups: Sequence[str | None] | None = None, *,
+             wilson_ok: bool = True) -> Estimate:
     """The rate over fixtures whose trials scored `scores` (one list per fixture, each score 0..1),
-    `groups` naming each fixture's cluster (None: its own)."""
+    `groups` naming each fixture's cluster (None: its own); `wilson_ok` false when the scores are
+    already per-fixture estimates (pass^k), never a pass/fail count."""
     n = len(scores)
     if n == 0:
         return Estimate(0.0, 0.0, (0.0, 1.0), "wilson")
@@ -89,7 +91,7 @@ def estimate(scores: Sequence[Sequence[float]], groups: Sequence[str | None] | N
     binary = all(len(s) == 1 and s[0] in (0.0, 1.0) for s in scores)
     means = [sum(s) / len(s) for s in scores]
     mean = sum(means) / n
-    if binary and not clustered:
+    if binary and not clustered and wilson_ok:
         return Estimate(mean, math.sqrt(mean * (1 - mean) / n), wilson(round(mean * n), n), "wilson")
     se = _clustered_se(means, groups) if clustered and groups is not None else _clt_se(means)
     return Estimate(mean, se, (max(0.0, mean - _Z * se), min(1.0, mean + _Z * se)),

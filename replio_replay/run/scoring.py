@@ -62,6 +62,7 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     return FixtureResult(
         id=fixture.id,
         task=fixture.task,
+        group=fixture.group,
         trace=trace,
         names=names,
         # A run that failed or was cut short did not do what was expected, whatever it called.
@@ -129,6 +130,6 @@ def _costs(t: Transcript, prices: Mapping[str, Price]) -> dict[str, float]:
 def cancelled_result(fixture: Fixture, trial: int = 1, why: str = "the run was interrupted") -> FixtureResult:
     """The result of a fixture (trial) the run never started, or abandoned, because of `why`."""
     return FixtureResult(
-        id=fixture.id, task=fixture.task, status=Status.CANCELLED, error=f"not run: {why}",
+        id=fixture.id, task=fixture.task, group=fixture.group, status=Status.CANCELLED, error=f"not run: {why}",
         reasons=["the run ended in cancelled"], accuracy=None if fixture.expected is None else 0.0, trial=trial,
     )

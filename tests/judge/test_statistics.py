@@ -115,3 +115,20 @@ def test_how_many_fixtures_a_difference_needs() -> None:
     z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
     assert needed_fixtures(c, 0.08) == int(np.ceil(z ** 2 * variance / 0.08 ** 2))
     assert needed_fixtures(compare([[1.0]] * 3, [[1.0]] * 3), 0.1) is None
+
+
+def test_the_summary_carries_each_rates_error_bar_and_its_method() -> None:
+    from replio_replay.judge.metrics import combine_trials, summarize
+    from replio_replay.judge.results import FixtureResult
+
+    plain = summarize([FixtureResult(id=f"f{i}", passed=i < 13) for i in range(20)])
+    assert plain.ci_method == {"pass_rate": "wilson"} and plain.se == {"pass_rate": 0.106654}
+    assert plain.ci95 == {"pass_rate": (0.432854, 0.818808)}
+    grouped = summarize([FixtureResult(id=f"f{i}", passed=i < 13, group="ab"[i % 2] if i < 6 else None,
+                                       accuracy=float(i < 10)) for i in range(20)])
+    assert grouped.ci_method == {"pass_rate": "clustered", "accuracy": "clustered"}
+    passes = {"a": [True, True, False], "b": [True] * 3, "c": [False] * 3}
+    trials = summarize(combine_trials([FixtureResult(id=f, passed=p, trial=k) for f, ps in passes.items()
+                                       for k, p in enumerate(ps, 1)]))
+    assert trials.ci_method == {"pass_rate": "clt", "pass^1": "clt", "pass^2": "clt", "pass^3": "clt"}
+    assert trials.se is not None and trials.se["pass_rate"] == pytest.approx(float(stats.sem([2 / 3, 1, 0])), abs=1e-6)
