@@ -250,18 +250,22 @@ def gate_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         click.option("--max-drop", multiple=True, metavar="METRIC=X",
                      help="Exit 1 when a metric is worse than the baseline's by more than X: a fall of "
                      "pass_rate, accuracy or pass^K, a rise of errors, tokens or cost (repeatable)."),
+        click.option("--fail-if-worse", is_flag=True,
+                     help="Exit 1 when a paired comparison finds the pass rate worse (p < 0.05): the run against "
+                     "its baseline, or a column against the first; unlike --max-drop, never on noise."),
     ])
 
 
 def _gates(flags: dict[str, Any]) -> list[Any]:
     """The gate flags popped from `flags`, parsed; exit 2 naming a bad one."""
-    from .judge.baseline import parse_gates
+    from .judge.baseline import FAIL_IF_WORSE, Gate, parse_gates
 
     try:
-        return [gate for flag in ("fail_under", "fail_over", "max_drop")
-                for gate in parse_gates(f"--{flag.replace('_', '-')}", flags.pop(flag))]
+        gates = [gate for flag in ("fail_under", "fail_over", "max_drop")
+                 for gate in parse_gates(f"--{flag.replace('_', '-')}", flags.pop(flag))]
     except UsageError as exc:
         _fail(exc)
+    return gates + ([Gate(FAIL_IF_WORSE, "pass_rate", 0.0)] if flags.pop("fail_if_worse", False) else [])
 
 
 def _baseline(path: Path | None, gates: list[Any]) -> Any:
@@ -279,7 +283,7 @@ def _check(outcome: Any, gates: list[Any], baseline: Any, path: Path | None) -> 
     """Hold the outcome's runs to `gates` and compare them with `baseline`, when either is given."""
     from .judge.baseline import check_runs
 
-    if gates or baseline is not None:
+    if gates or baseline is not None or len(outcome.runs) > 1:
         outcome.checked = check_runs(outcome.runs, gates, None if baseline is None else baseline.runs,
                                      str(path) if path is not None else "")
 
@@ -418,6 +422,8 @@ def _json(outcome: Any, compared: bool) -> Any:
             data["baseline"] = comparison.to_json(run.summary)
     problems = [{"file": file, "message": message} for file, message in outcome.problems]
     extra = {"gates": {"failed": checked.failures}} if checked and checked.gated else {}
+    if checked and checked.paired:
+        extra["comparisons"] = checked.paired
     return {"runs": runs, "problems": problems, **extra} if compared else {**runs[0], "problems": problems, **extra}
 
 

@@ -23,9 +23,11 @@ from typing import Any
 
 from .._runtime.wording import did_you_mean
 from ..errors import UsageError
+from .paired import comparisons as paired_comparisons
+from .paired import worse
 from .results import FixtureResult, RunResult, Summary
 
-__all__ = ["FRACTIONS", "GATE_FLAGS", "METRICS", "Change", "Checked", "Comparison", "Gate", "check_runs", "compare",
+__all__ = ["FAIL_IF_WORSE", "FRACTIONS", "GATE_FLAGS", "METRICS", "Change", "Checked", "Comparison", "Gate", "check_runs", "compare",
            "failed_gates", "match_runs", "metric_value", "parse_gates"]
 
 #: The metrics where higher is better (fractions, 0..1); the others are counts where lower is better.
@@ -36,9 +38,13 @@ GATE_FLAGS = {"--fail-under": FRACTIONS, "--fail-over": METRICS[len(FRACTIONS):]
 _PASS_HAT = re.compile(r"pass\^(k|[1-9][0-9]*)")
 
 
+#: The gate that fails on a paired comparison whose pass-rate verdict is `worse`, not on a threshold.
+FAIL_IF_WORSE = "--fail-if-worse"
+
+
 @dataclass(frozen=True)
 class Gate:
-    """One `flag METRIC=X`."""
+    """One `flag METRIC=X` (`--fail-if-worse`: the pass rate, no limit)."""
 
     flag: str
     metric: str
@@ -168,6 +174,8 @@ class Checked:
     failures: list[str]
     unmatched: list[str]  # the runs the baseline has no run for
     gated: bool = False  # whether any gate was given
+    #: Paired comparisons (see `paired`): each run against the first, and against its baseline.
+    paired: list[dict[str, Any]] = field(default_factory=list)
 
     def regression_lines(self, runs: Sequence[RunResult]) -> list[str]:
         """Per run with regressions, one line naming them: `passed in the baseline, fail now: a (pass -> FAIL)`."""
@@ -187,11 +195,15 @@ def check_runs(runs: Sequence[RunResult], gates: Sequence[Gate], baseline: Seque
     bases = match_runs(runs, baseline) if baseline is not None else [None] * len(runs)
     comparisons = [None if base is None else compare(run, base, origin) for run, base in zip(runs, bases)]
     failures = []
+    scored = [g for g in gates if g.flag != FAIL_IF_WORSE]
     for run, base in zip(runs, bases):
         prefix = f"{run.key.label}: " if len(runs) > 1 else ""
-        failures += [prefix + line for line in failed_gates(gates, run.summary, None if base is None else base.summary)]
+        failures += [prefix + line for line in failed_gates(scored, run.summary, None if base is None else base.summary)]
+    found = paired_comparisons(runs, bases)
+    if len(scored) < len(gates):
+        failures += worse(found)
     unmatched = [run.key.label for run, base in zip(runs, bases) if baseline is not None and base is None]
-    return Checked(comparisons, failures, unmatched, gated=bool(gates))
+    return Checked(comparisons, failures, unmatched, gated=bool(gates), paired=found)
 
 
 def failed_gates(gates: Sequence[Gate], now: Summary, baseline: Summary | None) -> list[str]:

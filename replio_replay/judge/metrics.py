@@ -13,7 +13,7 @@ from .results import FixtureResult, Status, Summary, TrialResult
 from .statistics import Estimate, estimate
 
 __all__ = ["accuracy", "combine_trials", "cost_by_role", "pass_at_k", "pass_hat_k", "redundant", "summarize",
-           "total_cost"]
+           "total_cost", "units"]
 
 
 def accuracy(calls: Sequence[Call], expected: Sequence[Any] | None, mode: MatchMode = MatchMode.STRICT) -> float | None:
@@ -39,9 +39,9 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
     A fixture whose results were combined (`combine_trials`) counts each of its trials in the
     means and totals, drifts when any trial drifts, and adds its passes to pass^k and pass@k.
     """
-    trials = [t for r in results for t in _units(r)]
-    drifts = {r.id: [t.drift for t in _units(r)] for r in results}
-    errored = {r.id: all(t.status is Status.ERROR for t in _units(r)) for r in results}
+    trials = [t for r in results for t in units(r)]
+    drifts = {r.id: [t.drift for t in units(r)] for r in results}
+    errored = {r.id: all(t.status is Status.ERROR for t in units(r)) for r in results}
     summary = Summary(
         fixtures=len({r.id for r in results}),
         accuracy=_mean([t.accuracy for t in trials if t.accuracy is not None]),
@@ -77,8 +77,8 @@ def _uncertainty(results: Sequence[FixtureResult], counts: Sequence[tuple[int, i
         return {}
     groups = [r.group for r in results]
     estimates: dict[str, Estimate] = {
-        "pass_rate": estimate([[1.0 if u.passed else 0.0 for u in _units(r)] for r in results], groups)}
-    scored = [(r, [u.accuracy for u in _units(r) if u.accuracy is not None]) for r in results]
+        "pass_rate": estimate([[1.0 if u.passed else 0.0 for u in units(r)] for r in results], groups)}
+    scored = [(r, [u.accuracy for u in units(r) if u.accuracy is not None]) for r in results]
     scored = [(r, s) for r, s in scored if s]
     if scored:
         estimates["accuracy"] = estimate([s for _, s in scored], [r.group for r, _ in scored])
@@ -106,7 +106,7 @@ def cost_by_role(units: Sequence[TrialResult | FixtureResult]) -> dict[str, floa
     return roles or None
 
 
-def _units(result: FixtureResult) -> list[TrialResult | FixtureResult]:
+def units(result: FixtureResult) -> list[TrialResult | FixtureResult]:
     """A fixture's trials, or the result itself when it ran once."""
     return list(result.trials) if result.trials else [result]
 

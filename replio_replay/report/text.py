@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .._runtime.diffing import Change
 from .._runtime.wording import plural
+from ..judge.metrics import units
 from ..judge.results import Status
 from ..recording.modes import RecordMode, record_flags
 from .table import plain_lines, render_table, table_width
@@ -56,11 +57,6 @@ def skipped_line(problems: Sequence[tuple[str, str]]) -> str:
     if not files:
         return ""
     return f"skipped {len(files)} (see stderr for why): {', '.join(files)}"
-
-
-def units(r: FixtureResult) -> list[TrialResult | FixtureResult]:
-    """The trials of `r` in brief, or `r` itself when it ran once."""
-    return list(r.trials) if r.trials else [r]
 
 
 def compared(unit: TrialResult | FixtureResult) -> bool:

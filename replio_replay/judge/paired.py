@@ -1,0 +1,65 @@
+"""Paired comparisons of two runs, pure: whether b differs from a, fixture by fixture, beyond the noise.
+
+Two runs over the same fixtures (two models with `--compare`, two tool sets with `--tools`, a run
+and its baseline) are compared on the fixtures both ran, each fixture's trials averaged into one
+score (see `statistics.compare`), for the pass rate and the accuracy. Each comparison is the JSON
+object the results hold under ``comparisons``; `worse` lists those a `--fail-if-worse` gate fails on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .metrics import units
+from .results import FixtureResult, RunResult
+from .statistics import compare
+
+__all__ = ["METRICS", "comparisons", "paired", "worse"]
+
+#: The metrics compared.
+METRICS = ("pass_rate", "accuracy")
+
+
+def _scores(result: FixtureResult, metric: str) -> list[float]:
+    if metric == "pass_rate":
+        return [1.0 if u.passed else 0.0 for u in units(result)]
+    return [u.accuracy for u in units(result) if u.accuracy is not None]
+
+
+def paired(a: RunResult, b: RunResult, a_label: str, b_label: str) -> list[dict[str, Any]]:
+    """b against a, for each metric both measured on some fixture both ran."""
+    mine = {f.id: f for f in a.fixtures}
+    both = [(mine[f.id], f) for f in b.fixtures if f.id in mine]
+    out = []
+    for metric in METRICS:
+        pairs = [(_scores(x, metric), _scores(y, metric), y.group or x.group) for x, y in both]
+        pairs = [(sa, sb, g) for sa, sb, g in pairs if sa and sb]
+        if not pairs:
+            continue
+        c = compare([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs])
+        out.append({"a": a_label, "b": b_label, "metric": metric, "n": c.n, "diff": round(c.diff, 6),
+                    "se": round(c.se, 6), "ci95": [round(c.ci95[0], 6), round(c.ci95[1], 6)],
+                    "p_value": round(c.p_value, 6), "test": c.test, "a_only": c.a_only, "b_only": c.b_only,
+                    "verdict": c.verdict, "mde": round(c.mde, 6)})
+    return out
+
+
+def comparisons(runs: Sequence[RunResult], baselines: Sequence[RunResult | None] | None = None) -> list[dict[str, Any]]:
+    """Each run after the first against the first (a side-by-side); and each run against its
+    baseline, when `baselines` gives one (a the baseline, b the run)."""
+    out: list[dict[str, Any]] = []
+    labels = [r.key.label for r in runs]
+    for run, label in zip(runs[1:], labels[1:]):
+        out += paired(runs[0], run, labels[0], label)
+    for run, label, base in zip(runs, labels, baselines or []):
+        if base is not None:
+            out += paired(base, run, f"baseline {label}", label)
+    return out
+
+
+def worse(found: Sequence[dict[str, Any]]) -> list[str]:
+    """The lines `--fail-if-worse` fails on: a comparison of the pass rate whose verdict is `worse`."""
+    return [f"{c['b']} vs {c['a']}: pass rate {c['diff']:+.2f} [{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], "
+            f"p = {c['p_value']:.2g}: worse (--fail-if-worse)" for c in found
+            if c["metric"] == "pass_rate" and c["verdict"] == "worse"]
