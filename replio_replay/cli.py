@@ -544,10 +544,11 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
         rich = sys.stdout.isatty()
         comparisons = checked.comparisons if checked else [None] * len(outcome.runs)
         if compared:
-            write_compare(outcome.runs, sys.stdout, rich=rich, comparisons=comparisons)
+            write_compare(outcome.runs, sys.stdout, rich=rich, comparisons=comparisons,
+                          paired=checked.paired if checked else ())
         else:
             write_run(outcome.runs[0], sys.stdout, rich=rich, width=output_width(rich, Env.current().values),
-                      comparison=comparisons[0])
+                      comparison=comparisons[0], paired=checked.paired if checked else ())
         if outcome.problems:
             click.echo(skipped_line(outcome.problems))
     write_approvals(outcome.approvals, sys.stdout if output == "table" else sys.stderr)

@@ -192,7 +192,7 @@ def test_run_table_is_plain_text_when_piped(mock_project: Path) -> None:
     assert next(line for line in lines if line.startswith("needs-grep ")).split()[:4] == [
         "needs-grep", "ok", "FAIL", "-",
     ]
-    assert any(line.startswith("2 fixtures  accuracy 0.00  pass rate 0.50  calls 2  redundant 1") for line in lines)
+    assert any(line.startswith("2 fixtures  accuracy 0.00 [0.00, 0.79]  pass rate 0.50 [0.09, 0.91]  calls 2  redundant 1") for line in lines)
     assert "  needs-grep: must_include: grep was not called" in lines
     assert not set("│┃━─┏") & set(result.stdout)
 

@@ -19,12 +19,28 @@ if TYPE_CHECKING:
     from ..judge.results import FixtureResult, RunResult, Summary, TrialResult
     from .inventory import Inventory
 
-__all__ = ["baseline_line", "compared", "describe_change", "drift_text", "fmt_metric", "fmt_ratio", "fmt_usd",
+__all__ = ["baseline_line", "comparison_line", "compared", "describe_change", "drift_text", "fmt_metric", "fmt_ratio", "fmt_usd",
            "request_drift_text", "skipped_line", "units", "whose", "write_fixture_list", "write_problems", "write_run"]
 
 
 def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def fmt_rate(s: Summary, metric: str, value: float | None) -> str:
+    """A rate with its 95 % interval when the summary has one: ``0.62 [0.41, 0.79]``."""
+    ci = (s.ci95 or {}).get(metric)
+    if value is None or ci is None:
+        return fmt_ratio(value)
+    return f"{value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def comparison_line(c: dict[str, Any]) -> str:
+    """One paired comparison as the table prints it: `B vs A: pass rate +0.07 [-0.09, +0.23], p = 0.41,
+    no detectable difference (detects ±0.18)`."""
+    name = c["metric"].replace("_", " ")
+    return (f"{c['b']} vs {c['a']}: {name} {c['diff']:+.2f} [{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], "
+            f"p = {c['p_value']:.2g}, {c['verdict']} (detects ±{c['mde']:.2f})")
 
 
 def fmt_usd(value: float | None) -> str:
@@ -116,7 +132,7 @@ NARROW_BASELINE_KEY = ", was the verdict in the baseline"
 
 
 def write_run(run: RunResult, out: TextIO, *, rich: bool, width: int | None = None,
-              comparison: Comparison | None = None) -> None:
+              comparison: Comparison | None = None, paired: Sequence[dict[str, Any]] = ()) -> None:
     """The run's table, summary and findings. When the table is wider than `width`, the names
     move under their row, wrapped whole, and long headers shorten: ids and statuses are never cut.
     With a `comparison`, a column gives each fixture's verdict in the baseline, the fixtures that
@@ -142,6 +158,9 @@ def write_run(run: RunResult, out: TextIO, *, rich: bool, width: int | None = No
         out.write(trials_line(run.summary) + "\n")
     if comparison is not None:
         line = baseline_line(comparison, run.summary)
+        out.write((textwrap.fill(line, width, break_long_words=False) if width else line) + "\n")
+    for c in paired:
+        line = comparison_line(c)
         out.write((textwrap.fill(line, width, break_long_words=False) if width else line) + "\n")
     write_findings(run, out, rich=rich)
 
@@ -209,7 +228,7 @@ def has_findings(run: RunResult) -> bool:
 
 def trials_line(s: Summary) -> str:
     """pass^k and pass@k for k = 1..n, and the flaky fixtures."""
-    hats = "  ".join(f"pass^{k} {fmt_ratio(v)}" for k, v in (s.pass_hat_k or {}).items())
+    hats = "  ".join(f"pass^{k} {fmt_rate(s, f'pass^{k}', v)}" for k, v in (s.pass_hat_k or {}).items())
     ats = "  ".join(f"pass@{k} {fmt_ratio(v)}" for k, v in (s.pass_at_k or {}).items())
     flaky = f"  flaky: {', '.join(s.flaky)}" if s.flaky else ""
     return f"{s.trials} trials  {hats}  {ats}{flaky}"
@@ -217,7 +236,8 @@ def trials_line(s: Summary) -> str:
 
 def summary_line(s: Summary) -> str:
     return (
-        f"{plural(s.fixtures, 'fixture')}  accuracy {fmt_ratio(s.accuracy)}  pass rate {fmt_ratio(s.pass_rate)}  "
+        f"{plural(s.fixtures, 'fixture')}  accuracy {fmt_rate(s, 'accuracy', s.accuracy)}  "
+        f"pass rate {fmt_rate(s, 'pass_rate', s.pass_rate)}  "
         f"calls {s.calls}  redundant {s.redundant}  errors {s.errors}  tokens {s.tokens}  "
         + (f"cost {fmt_usd(s.cost)}  " if s.cost is not None else "")
         + f"drifted {s.drifted}  new {s.new}"
@@ -318,14 +338,14 @@ def write_approvals(approvals: Sequence[Approval], out: TextIO) -> None:
 
 
 def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool,
-                  comparisons: Sequence[Comparison | None] = ()) -> None:
+                  comparisons: Sequence[Comparison | None] = (), paired: Sequence[dict[str, Any]] = ()) -> None:
     """One column group per provider, then the fixtures: those that passed in a run's baseline
     and fail now first (marked `!`), then those whose verdicts differ (`*`), then the rest; under
     the tables, each run's line against its baseline."""
     columns = [("metric", "left"), *((r.key.label, "right") for r in runs)]
     metrics = [
-        ("accuracy", lambda s: fmt_ratio(s.accuracy)),
-        ("pass rate", lambda s: fmt_ratio(s.pass_rate)),
+        ("accuracy", lambda s: fmt_rate(s, "accuracy", s.accuracy)),
+        ("pass rate", lambda s: fmt_rate(s, "pass_rate", s.pass_rate)),
         ("calls", lambda s: str(s.calls)),
         ("redundant", lambda s: str(s.redundant)),
         ("errors", lambda s: str(s.errors)),
@@ -336,7 +356,8 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool,
     rows = [(label, *(fn(r.summary) for r in runs)) for label, fn in metrics]
     most = max((r.summary.trials or 1 for r in runs), default=1)
     for k in range(1, most + 1) if most > 1 else ():
-        rows.append((f"pass^{k}", *(fmt_ratio((r.summary.pass_hat_k or {}).get(str(k))) for r in runs)))
+        rows.append((f"pass^{k}", *(fmt_rate(r.summary, f"pass^{k}", (r.summary.pass_hat_k or {}).get(str(k)))
+                                     for r in runs)))
     render_table("summary", columns, rows, out, rich=rich)
     by_id = [{f.id: f for f in r.fixtures} for r in runs]
     ids = [f.id for f in runs[0].fixtures] if runs else []
@@ -364,6 +385,8 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool,
     for run, comparison in zip(runs, comparisons):
         if comparison is not None:
             out.write(f"{run.key.label}: {baseline_line(comparison, run.summary)}\n")
+    for c in paired:
+        out.write(comparison_line(c) + "\n")
     for run in runs:
         if has_findings(run):
             out.write(f"\n{run.key.label}\n")

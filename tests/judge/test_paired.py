@@ -46,3 +46,11 @@ def test_fail_if_worse_fails_on_a_worse_verdict_only() -> None:
     checked = check_runs([A, close], gate, None)
     assert checked.failures == [] and checked.paired[0]["verdict"] == "no detectable difference"
     assert check_runs([A, B], [], None).failures == []  # without the flag, nothing fails
+
+
+def test_the_table_says_each_comparison_in_one_line() -> None:
+    from replio_replay.report.text import comparison_line
+
+    close = run("c", {f"f{i}": i < 5 for i in range(16)})
+    line = comparison_line(comparisons([A, close])[0])
+    assert line == "mock:c vs mock:a: pass rate +0.06 [-0.06, +0.18], p = 1, no detectable difference (detects ±0.18)"

@@ -63,8 +63,8 @@ def test_the_table_fits_80_columns_without_cutting_ids_or_names(project: Path) -
         "    list_dir > list_dir",
         "short                    ok        FAIL    -     0   0   0     15   new",
         "key: acc accuracy, red redundant, err errors, req request drift",
-        "2 fixtures  accuracy 0.00  pass rate 0.50  calls 9  redundant 0  errors 0",
-        "tokens 150  drifted 0  new 2",
+        "2 fixtures  accuracy 0.00 [0.00, 0.79]  pass rate 0.50 [0.09, 0.91]  calls 9",
+        "redundant 0  errors 0  tokens 150  drifted 0  new 2",
     ]
 
 
