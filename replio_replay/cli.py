@@ -378,6 +378,10 @@ def _ignore_interrupts() -> None:
               help="Also write JUnit XML to this file.")
 @click.option("--html", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the HTML report of this run to this file.")
+@click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the review as GitHub-flavoured Markdown to this file (a step summary, a PR comment).")
+@click.option("--markdown-max-chars", type=click.IntRange(min=1000), metavar="N",
+              help="Keep the Markdown under N characters (a pull-request comment takes 65536).")
 @click.option("--timing", is_flag=True, help="Add wall-clock seconds under a volatile `timing` key.")
 @click.option("--rejudge", is_flag=True,
               help="Ask the LLM judges again, live, over the recorded runs (replayed), and record their new "
@@ -388,7 +392,8 @@ def _ignore_interrupts() -> None:
 @gate_options()
 @click.pass_obj
 def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path | None,
-            junit_xml: Path | None, html: Path | None, **flags: Any) -> None:
+            junit_xml: Path | None, html: Path | None, markdown: Path | None, markdown_max_chars: int | None,
+            **flags: Any) -> None:
     """Run fixtures against a provider and report trace, metrics, verdicts and drift."""
     compared = flags["compare"] is not None or len(_names(flags["tools"], "--tools")) > 1
     gates = _gates(flags)
@@ -399,7 +404,17 @@ def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path |
             _write_files(outcome, output, compared, output_file, junit_xml)
             if html is not None:
                 _write_output(html, _html(outcome))
+            if markdown is not None:
+                _write_output(markdown, _markdown(outcome, markdown_max_chars))
     _exit(outcome.exit_code, outcome.why())
+
+
+def _markdown(outcome: Any, max_chars: int | None) -> str:
+    from .report.markdown import render_markdown
+
+    checked = outcome.checked
+    return render_markdown(outcome.runs, checked.paired if checked else (), checked.comparisons if checked else (),
+                           max_chars=max_chars)
 
 
 def _write_files(outcome: Any, output: str, compared: bool, output_file: Path | None, junit_xml: Path | None) -> None:
@@ -443,8 +458,12 @@ def _junit(outcome: Any) -> str:
 
 @eval_group.command("diff")
 @run_options()
+@click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the review as GitHub-flavoured Markdown to this file.")
+@click.option("--markdown-max-chars", type=click.IntRange(min=1000), metavar="N",
+              help="Keep the Markdown under N characters (a pull-request comment takes 65536).")
 @click.pass_obj
-def diff_cmd(project: Path, **flags: Any) -> None:
+def diff_cmd(project: Path, markdown: Path | None, markdown_max_chars: int | None, **flags: Any) -> None:
     """Print the full drift report of a run (a replay by default), for review before approving."""
     from .report.text import write_drift_report
 
@@ -454,6 +473,8 @@ def diff_cmd(project: Path, **flags: Any) -> None:
         outcome = _execute(project, {**flags, "timing": False}, interrupts)
     for run in outcome.runs:
         write_drift_report(run, sys.stdout, full=True)
+    if markdown is not None:
+        _write_output(markdown, _markdown(outcome, markdown_max_chars))
     if outcome.interrupted:
         click.echo(INTERRUPTED, err=True)
     _exit(outcome.exit_code, outcome.why())
