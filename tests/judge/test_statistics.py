@@ -132,3 +132,19 @@ def test_the_summary_carries_each_rates_error_bar_and_its_method() -> None:
                                        for k, p in enumerate(ps, 1)]))
     assert trials.ci_method == {"pass_rate": "clt", "pass^1": "clt", "pass^2": "clt", "pass^3": "clt"}
     assert trials.se is not None and trials.se["pass_rate"] == pytest.approx(float(stats.sem([2 / 3, 1, 0])), abs=1e-6)
+
+
+def test_the_worked_examples_of_the_error_bars_page() -> None:
+    """docs/explanation/error-bars.md, each figure as printed there."""
+    w = estimate([[1.0]] * 13 + [[0.0]] * 7)
+    assert (round(w.se, 4), round(w.ci95[0], 3), round(w.ci95[1], 3)) == (0.1067, 0.433, 0.819)
+    assert round(estimate([[1.0]] * 20).ci95[0], 3) == 0.839 and round(estimate([[1.0]]).ci95[0], 3) == 0.207
+    t = estimate([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    assert (round(t.value, 3), round(t.se, 3), round(t.ci95[0], 3), round(t.ci95[1], 3)) == (0.5, 0.215, 0.078, 0.922)
+    g = estimate([[1.0], [1.0], [0.0], [1.0], [0.0], [0.0]], ["a", "a", "a", "b", "b", None])
+    assert round(g.se, 3) == 0.118
+    a = [[1.0]] * 9 + [[1.0]] * 2 + [[0.0]] * 6 + [[0.0]] * 3
+    b = [[1.0]] * 9 + [[0.0]] * 2 + [[1.0]] * 6 + [[0.0]] * 3
+    c = compare(a, b)
+    assert (round(c.p_value, 3), round(c.ci95[0], 2), round(c.ci95[1], 2), round(c.mde, 2)) == (0.289, -0.07, 0.47, 0.39)
+    assert needed_fixtures(c, 0.10) == 298
