@@ -27,6 +27,7 @@ from .text import (
     describe_change,
     drift_text,
     fmt_metric,
+    fmt_rate,
     fmt_ratio,
     fmt_usd,
     request_drift_text,
@@ -331,8 +332,8 @@ def _summary(columns: Sequence[Column]) -> list[tuple[str, list[str]]]:
     summaries = [c.run.summary for c in columns]
     rows: list[tuple[str, list[str]]] = [
         ("fixtures", [str(s.fixtures) for s in summaries]),
-        ("pass rate", [fmt_ratio(s.pass_rate) for s in summaries]),
-        ("accuracy", [fmt_ratio(s.accuracy) for s in summaries]),
+        ("pass rate", [fmt_rate(s, "pass_rate", s.pass_rate) for s in summaries]),
+        ("accuracy", [fmt_rate(s, "accuracy", s.accuracy) for s in summaries]),
         ("calls", [str(s.calls) for s in summaries]),
         ("redundant", [str(s.redundant) for s in summaries]),
         ("errors", [str(s.errors) for s in summaries]),
@@ -345,7 +346,7 @@ def _summary(columns: Sequence[Column]) -> list[tuple[str, list[str]]]:
     ]
     most = max((c.trials for c in columns), default=1)
     for k in range(1, most + 1) if most > 1 else ():
-        rows.append((f"pass^{k}", [fmt_ratio((s.pass_hat_k or {}).get(str(k))) for s in summaries]))
+        rows.append((f"pass^{k}", [fmt_rate(s, f"pass^{k}", (s.pass_hat_k or {}).get(str(k))) for s in summaries]))
         rows.append((f"pass@{k}", [fmt_ratio((s.pass_at_k or {}).get(str(k))) for s in summaries]))
     if any(s.flaky for s in summaries):
         rows.append(("flaky", [", ".join(s.flaky or []) or "-" for s in summaries]))

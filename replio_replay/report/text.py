@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from ..judge.results import FixtureResult, RunResult, Summary, TrialResult
     from .inventory import Inventory
 
-__all__ = ["baseline_line", "comparison_line", "compared", "describe_change", "drift_text", "fmt_metric", "fmt_ratio", "fmt_usd",
+__all__ = ["baseline_line", "comparison_line", "compared", "describe_change", "drift_text", "fmt_metric", "fmt_rate",
+           "fmt_ratio", "fmt_usd",
            "request_drift_text", "skipped_line", "units", "whose", "write_fixture_list", "write_problems", "write_run"]
 
 

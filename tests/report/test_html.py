@@ -174,7 +174,7 @@ def test_the_summary_and_the_bars_side_by_side() -> None:
     a = run("a", fx("x", calls=5, tokens=95_210, accuracy=1.0), fx("y", False, calls=0, tokens=790))
     b = run("b", fx("x", calls=8, tokens=1_000, accuracy=0.0), fx("y", calls=2, tokens=10))
     report = build_report([a, b])
-    assert dict(report.summary)["pass rate"] == ["0.50", "1.00"]
+    assert dict(report.summary)["pass rate"] == ["0.50 [0.09, 0.91]", "1.00 [0.34, 1.00]"]  # with its 95 % interval
     assert dict(report.summary)["tokens"] == ["96000", "1010"]
     assert [p.title for p in report.panels] == ["pass rate", "accuracy", "calls", "tokens"]
     rate, accuracy, calls, tokens = report.panels
