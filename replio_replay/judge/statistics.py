@@ -10,12 +10,13 @@ two variants run over the same fixtures are compared paired.
   per-fixture means, its standard error the CLT one over fixtures, ``sd/sqrt(n)`` (sample sd,
   n - 1), or clustered on groups when any fixture has one (Miller's eq. 4: ``sqrt(sum over
   clusters of (sum of deviations)^2) / n``; a fixture without a group is its cluster), with a
-  normal interval ``mean ± 1.96 se`` cut to [0, 1].
+  normal interval ``mean ± 1.96 se`` cut to [0, 1] (one fixture: [0, 1], there is no spread to measure).
 - `compare`: b against a, paired by fixture. Pass/fail without trials: McNemar's exact test (a
   two-sided binomial test on the discordant fixtures) for the p-value; otherwise a z-test on the
   mean paired difference (CLT or clustered standard error, as above). The interval is the normal
   one around the mean difference, in both cases; `mde` is the smallest difference this many
-  fixtures would detect at 80 % power and α = 0.05, ``(z_0.975 + z_0.8) · se`` (Miller's eq. 8).
+  fixtures would detect at 80 % power and α = 0.05, ``(z_0.975 + z_0.8) · se`` (Miller's eq. 8); with
+  one fixture the interval is [-1, 1] and `mde` 1.
 
 Only the standard library: `statistics.NormalDist` for the normal quantiles, exact binomial sums.
 """
@@ -93,9 +94,11 @@ def estimate(scores: Sequence[Sequence[float]], groups: Sequence[str | None] | N
     mean = sum(means) / n
     if binary and not clustered and wilson_ok:
         return Estimate(mean, math.sqrt(mean * (1 - mean) / n), wilson(round(mean * n), n), "wilson")
+    method = "clustered" if clustered else "clt"
+    if n < 2:  # one fixture: no spread to estimate, so the rate of the universe may be anything
+        return Estimate(mean, 0.0, (0.0, 1.0), method)
     se = _clustered_se(means, groups) if clustered and groups is not None else _clt_se(means)
-    return Estimate(mean, se, (max(0.0, mean - _Z * se), min(1.0, mean + _Z * se)),
-                    "clustered" if clustered else "clt")
+    return Estimate(mean, se, (max(0.0, mean - _Z * se), min(1.0, mean + _Z * se)), method)
 
 
 def compare(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]],
@@ -122,6 +125,8 @@ def compare(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]],
         if se == 0 and diff != 0:
             p_value = 0.0
         test = "paired-z-clustered" if clustered else "paired-z"
+    if n < 2:  # one fixture: the difference of the universe may be anything; nothing smaller than all of it shows
+        return Comparison(n, diff, 0.0, (-1.0, 1.0), min(1.0, p_value), test, a_only, b_only, 1.0)
     return Comparison(n, diff, se, (diff - _Z * se, diff + _Z * se), min(1.0, p_value), test, a_only, b_only,
                       (_Z + _Z_POWER) * se)
 

@@ -65,7 +65,10 @@ def test_clustered_standard_error_is_statsmodels_cluster_robust_one(seed: int) -
 
 def test_the_edges_one_fixture_and_identical_trials() -> None:
     one = estimate([[1.0, 0.0, 1.0]])
-    assert one.value == pytest.approx(2 / 3) and one.se == 0.0 and one.method == "clt"
+    assert one.value == pytest.approx(2 / 3) and one.ci95 == (0.0, 1.0) and one.method == "clt"
+    single = compare([[1.0]], [[0.0]])
+    assert (single.ci95, single.mde, single.p_value, single.verdict) == ((-1.0, 1.0), 1.0, 1.0,
+                                                                        "no detectable difference")
     same = estimate([[1.0, 1.0], [0.0, 0.0], [1.0, 1.0]])  # all trials identical: the fixtures still vary
     assert same.se == pytest.approx(float(stats.sem([1.0, 0.0, 1.0])), abs=TOL)
 

@@ -170,7 +170,7 @@ def test_compare_runs_each_provider_against_its_own_server(project, llm_server, 
     lines = result.stdout.splitlines()
     assert lines[0] == "summary"
     assert lines[1].split() == ["metric", "openai:model-a", "ollama:model-b"]
-    assert lines[4].split() == ["pass", "rate", "1.00", "0.50"]
+    assert lines[4].split() == ["pass", "rate", "1.00", "[0.34,", "1.00]", "0.50", "[0.09,", "0.91]"]
     assert lines[5].split() == ["calls", "2", "0"]
     assert lines[8].split() == ["tokens", "440", "168"]
     legend = lines.index(next(line for line in lines if line.startswith("each cell: verdict")))
@@ -180,7 +180,12 @@ def test_compare_runs_each_provider_against_its_own_server(project, llm_server, 
     assert lines[legend - 1].split() == ["a-same", "pass", "ok", "-", "1c", *no_golden, "pass", "ok", "-", "0c",
                                          *no_golden]
     # under the tables, why, grouped by run: only ollama's run has something to say
-    assert lines[legend + 1:] == ["", "ollama:model-b", "  x: must_include: file_read was not called"]
+    assert lines[legend + 1:] == [
+        "ollama:model-b vs openai:model-a: pass rate -0.50 [-1.48, +0.48], p = 1, no detectable difference "
+        "(detects ±1.40)",
+        "ollama:model-b vs openai:model-a: accuracy -1.00 [-1.00, +1.00], p = 1, no detectable difference "
+        "(detects ±1.00)",
+        "", "ollama:model-b", "  x: must_include: file_read was not called"]
     assert {s.json()["model"] for s in llm_server.requests} == {"model-a"}
     assert {s.path for s in second_server.requests} == {"/api/chat"}
     assert {s.json()["model"] for s in second_server.requests} == {"model-b"}
