@@ -190,11 +190,32 @@ def _own_repr(value: Any) -> str:
     return repr(value)
 
 
+def _sets_sorted(value: Any, path: frozenset[int] = frozenset()) -> Any:
+    """`value` with every set and frozenset in it (through mappings, sequences, dataclasses and
+    pydantic models) a list sorted by its items' canonical JSON, so the state is the same whatever
+    the hash seed; a cycle is left as it is (JSON refuses it, naming the attribute)."""
+    if id(value) in path:
+        return value
+    inner = path | {id(value)}
+    if isinstance(value, (set, frozenset)):
+        items = [_sets_sorted(v, inner) for v in value]
+        return sorted(items, key=lambda v: canonical(to_jsonable_python(v, fallback=_own_repr), default=repr))
+    if isinstance(value, dict):
+        return {k: _sets_sorted(v, inner) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_sets_sorted(v, inner) for v in value]
+    if isinstance(value, BaseModel):
+        return _sets_sorted(value.model_dump(), inner)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _sets_sorted({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, inner)
+    return value
+
+
 def state_of(name: str, instance: Any) -> dict[str, Any]:
     """An instance's state: its public attributes (names not starting with ``_``) as JSON, an object
     JSON cannot hold as its own `__repr__` shows it; ToolSetError naming the attribute that is not
     JSON (an object without a repr of its own, NaN, a cycle), or when the whole is more than
-    `STATE_CAP` characters, which a result and its golden do not keep."""
+    `STATE_CAP` characters, which a result and its golden do not keep. Sets are sorted lists."""
     attributes = getattr(instance, "__dict__", None)
     if attributes is None:
         raise ToolSetError(f"environment {name!r}: {type(instance).__name__} keeps its attributes in __slots__, "
@@ -204,7 +225,7 @@ def state_of(name: str, instance: Any) -> dict[str, Any]:
         if key.startswith("_"):
             continue
         try:
-            state[key] = to_jsonable_python(value, fallback=_own_repr)
+            state[key] = to_jsonable_python(_sets_sorted(value), fallback=_own_repr)
             canonical(state[key], allow_nan=False)
         except ValueError as exc:  # pydantic's serialization error is one too
             raise ToolSetError(f"environment {name!r}: attribute {key!r} is not JSON ({str(exc).splitlines()[0]}); "

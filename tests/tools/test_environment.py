@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -315,3 +316,30 @@ def test_an_instance_without_a_dict_has_no_state_to_read() -> None:
     with pytest.raises(ToolSetError, match=r"environment 'shop': _Slotted keeps its attributes in __slots__, "
                                            r"not a __dict__, so its state cannot be read; drop __slots__"):
         state_of("shop", _Slotted())
+
+
+def test_a_set_in_the_state_is_a_sorted_list_whatever_the_hash_seed(tmp_path: Path) -> None:
+    import subprocess
+
+    script = """
+import dataclasses, json
+from replio_replay.tools.environment import state_of
+
+@dataclasses.dataclass
+class Tag:
+    names: frozenset
+
+class Env:
+    def __init__(self):
+        self.tags = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"}
+        self.nested = {"k": [frozenset({"x", "y", "z", "w"}), {3, 1, 2}]}
+        self.kept = Tag(frozenset({"q", "r", "s", "t"}))
+
+print(json.dumps(state_of("env", Env())))
+"""
+    seen = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                           env={"PYTHONHASHSEED": str(seed), "PATH": "/usr/bin:/bin"}).stdout for seed in range(6)}
+    assert len(seen) == 1
+    state = json.loads(seen.pop())
+    assert state == {"tags": ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"],
+                     "nested": {"k": [["w", "x", "y", "z"], [1, 2, 3]]}, "kept": {"names": ["q", "r", "s", "t"]}}
