@@ -75,11 +75,17 @@ def _fixture_environments(base: ToolSet, fixture: Fixture, origin: str,
     if base_dir is None:
         raise ToolSetError(f"{where}: environments: a plugin's fixture has no folder to load them from")
     found = dict(base.environments)
+    owner: dict[str, str] = {}  # a tool of the fixture's own environments -> the environment offering it
     for name, decl in fixture.environments.items():
         if name in found:
             raise ToolSetError(f"{where}: environments.{name}: the tool set already has an environment of that "
                                "name; rename the fixture's")
         env = environment(name, decl, base_dir=base_dir, where=origin, source=where)
+        twice = next((t.name for t in env.tools if t.name in owner), None)
+        if twice is not None:
+            raise ToolSetError(f"{where}: environments {owner[twice]!r} and {name!r} both offer a tool {twice!r}; "
+                               "give one of them a \"prefix\" (its tools are then named prefix + method)")
+        owner.update((t.name, name) for t in env.tools)
         clash = next((t.name for t in env.tools if t.name in base.known), None)
         # with `tools_offered`, the fixture says which tools it offers: its environment's take the name
         if clash is not None and fixture.tools_offered is None:

@@ -343,3 +343,17 @@ print(json.dumps(state_of("env", Env())))
     state = json.loads(seen.pop())
     assert state == {"tags": ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"],
                      "nested": {"k": [["w", "x", "y", "z"], [1, 2, 3]]}, "kept": {"names": ["q", "r", "s", "t"]}}
+
+
+def test_two_environments_of_a_fixture_offering_one_tool_name_are_refused_naming_both(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    origin = project / ".replio" / "eval" / "twice.json"
+    decls = {"shop": shop_decl("../envs/shop.py:Shop"), "depot": shop_decl("../envs/shop.py:Shop")}
+    fixture = load_fixture({"task": "t", "environments": decls}, source=str(origin), default_id="twice")
+    with pytest.raises(ToolSetError, match="environments 'shop' and 'depot' both offer a tool 'get_order'; give "
+                                           "one of them a \"prefix\""):
+        for_fixture(ToolSet("default", ()), fixture, str(origin))
+    prefixed = load_fixture({"task": "t", "environments": {**decls, "depot": shop_decl("../envs/shop.py:Shop",
+                                                                                       prefix="d_")}},
+                            source=str(origin), default_id="twice")
+    assert "d_get_order" in for_fixture(ToolSet("default", ()), prefixed, str(origin)).names
