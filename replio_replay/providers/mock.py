@@ -122,6 +122,9 @@ def _load_script(path: str | None) -> Mapping[str, Sequence[Turn]]:
         return {}
     try:
         data = read_json(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"mock script {path}: no such file; providers.mock.script in .replio/config.json is "
+                          "relative to the project folder") from None
     except (OSError, ValueError) as exc:  # JsonProblem too
         raise ConfigError(f"mock script {path}: {exc}; give a JSON object of fixture id -> turns") from None
     try:

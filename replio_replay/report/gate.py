@@ -36,7 +36,7 @@ class Verdict:
 #: Each gate a fixture can fail, and how a line about several fixtures says it (after their count).
 KINDS = {
     "error": "ended in error (or cancelled)",
-    "drift": "drifted from the golden (the drift is under the table)",
+    "drift": "drifted from the golden (the drift is shown above)",
     "request drift": "with request drift (--strict; re-record with --record-mode stale)",
     "no golden": "without a golden (--strict; approve with --update-golden)",
     "verifier": "failed a verifier that require_pass lists",

@@ -76,6 +76,9 @@ def python_tool(name: str, ref: str, *, base_dir: Path, where: str, category: Ca
     problem = signature_problem(func)
     if problem:
         raise ToolSetError(f"{where}: {ref}: {problem}")
+    if not description and not inspect.cleandoc(func.__doc__ or ""):
+        raise ToolSetError(f"{where}: {ref}: the function has no docstring to describe the tool; give it one, "
+                           "or the tool a \"description\"")
     try:
         made = function_tool(func, name=name, description=description, category=category, source=source)
     except Exception as exc:  # an annotation pydantic cannot describe, a hint that does not resolve
@@ -97,7 +100,7 @@ def function_tool(
         raise ValueError(problem)
     text = description or inspect.cleandoc(func.__doc__ or "")
     if not text:
-        raise ValueError(f"tool {tool_name!r} needs a description: give the function a docstring")
+        raise ValueError(f"tool {tool_name!r} has no description")
     signature = inspect.signature(func)
     offered = list(signature.parameters.values())[1 if bind is not None else 0:]
     hints = get_type_hints(func, include_extras=True)

@@ -66,3 +66,12 @@ def test_a_script_given_in_code_is_held_to_the_same_rule() -> None:
 def test_a_missing_script_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="mock script nowhere.json"):
         MockProvider(ProviderSettings(name="mock", model="scripted", options={"script": "nowhere.json"}))
+
+
+def test_a_mock_script_that_is_not_there_says_so_and_what_its_path_is_relative_to(tmp_path: Path) -> None:
+    from replio_replay.errors import ConfigError
+    from replio_replay.providers.mock import _load_script
+
+    with pytest.raises(ConfigError, match=r"mock script .*nowhere.json: no such file; providers.mock.script in "
+                                          r"\.replio/config\.json is relative to the project folder"):
+        _load_script(str(tmp_path / "nowhere.json"))

@@ -149,7 +149,7 @@ def test_a_method_over_the_tool_timeout_is_cut_off(tmp_path: Path) -> None:
     ("class Shop:\n    def add(self, f: open) -> str:\n        \"\"\"Add.\"\"\"\n        return ''\n",
      "envs/bad.py:Shop", "Shop.add: cannot be offered as a tool"),
     ("class Shop:\n    def add(self, n: int) -> str:\n        return ''\n",
-     "envs/bad.py:Shop", "Shop.add: cannot be offered as a tool: tool 'add' needs a description"),
+     "envs/bad.py:Shop", "Shop.add: cannot be offered as a tool: tool 'add' has no description; give it a docstring"),
     ("def Shop() -> None:\n    pass\n", "envs/bad.py:Shop", "names a function, not a class"),
     (None, "envs/bad.py", "is not a Python reference"),
 ])
