@@ -47,7 +47,8 @@ class ProviderConfig(BaseModel):
     timeout: float | None = Field(None, gt=0, le=86_400, description="Seconds one request may take, whole.")
     retries: int | None = Field(None, ge=0, le=100, description="Tries again after a failure another try can fix.")
     max_response_bytes: int | None = Field(None, ge=1, le=2**40, description="The largest response body accepted.")
-    script: str | None = Field(None, description="mock only: a JSON script of turns per fixture.")
+    script: str | None = Field(None, description="mock only: a JSON script of model turns (its responses, in order) per fixture, "
+                        "relative to the project.")
 
 
 class ProjectConfig(BaseModel):

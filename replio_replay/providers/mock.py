@@ -1,6 +1,7 @@
-"""The scripted `mock` provider: plays a script of turns, so tests and docs run offline.
+"""The scripted `mock` provider: plays a script of model turns, so tests and docs run offline.
 
-A script maps a fixture id (or ``"*"`` for any fixture) to a list of turns; a turn is a
+A script maps a fixture id (or ``"*"`` for any fixture) to a list of model turns (its responses,
+one per request, across all the user's turns); a model turn is a
 `ChatResponse`, a dict ``{"text", "tool_calls": [{"name", "arguments"}], "usage"}``, an
 exception to raise, or a callable taking the `ChatRequest`. When a fixture's turns run
 out, the mock answers with plain text, which ends the loop. The requests of another role than
@@ -126,7 +127,7 @@ def _load_script(path: str | None) -> Mapping[str, Sequence[Turn]]:
         raise ConfigError(f"mock script {path}: no such file; providers.mock.script in .replio/config.json is "
                           "relative to the project folder") from None
     except (OSError, ValueError) as exc:  # JsonProblem too
-        raise ConfigError(f"mock script {path}: {exc}; give a JSON object of fixture id -> turns") from None
+        raise ConfigError(f"mock script {path}: {exc}; give a JSON object of fixture id -> model turns") from None
     try:
         _SCRIPT.validate_python(data)
     except ValidationError as exc:
