@@ -163,8 +163,8 @@ def test_a_tokens_tolerance_makes_a_larger_change_drift(project: Path, agent: LL
     code, out, err = _run(*run_args(project, "--base-url", f"{agent.url}/v1", "--record-mode", "all"))
     assert code == 1
     assert [c["path"] for c in json.loads(out)["fixtures"][0]["drift"]] == ["metrics.tokens"]
-    assert err.splitlines()[-1] == ("replio: exit 1: 2 fixtures drifted from the golden (the drift is under "
-                                    "the table): alpha, beta")
+    assert err.splitlines()[-1] == ("replio: exit 1: 2 fixtures drifted from the golden (the drift is shown "
+                                    "above): alpha, beta")
 
 
 def test_a_fixture_that_ended_in_error_reports_its_error_not_a_drift(project: Path, agent: LLMServer,
