@@ -99,6 +99,10 @@ def entry() -> NoReturn:
         code = exc.code
     finally:
         _ignore_interrupts()
+    if code == 1 and type(sys.stdout).__name__.endswith("PacifyFlushWrapper"):  # click names it _PacifyFlushWrapper
+        # click's answer to a reader that stopped (`| head`) is a silent exit 1; say nothing, and end
+        # as a program SIGPIPE ended does (128 + 13), not with an exit 1 that explains nothing
+        sys.exit(141)
     sys.exit(code)
 
 

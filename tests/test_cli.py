@@ -311,3 +311,17 @@ def test_an_output_file_that_cannot_be_written_is_one_line_and_exit_2(mock_proje
     for command in (["report", str(saved), "-o", str(target)], ["merge", str(saved), "-o", str(target)]):
         again = CliRunner().invoke(main, ["eval", "--path", str(mock_project), *command])
         assert again.exit_code == 2 and one_line_error(again).startswith(f"replio: error: {target}: cannot be written (")
+
+
+def test_a_reader_that_stopped_ends_replio_quietly_with_141(tmp_path: Path) -> None:
+    """`replio ... | head`: the reader closes the pipe; replio says nothing and ends as SIGPIPE would (128 + 13)."""
+    import subprocess
+
+    from tests.helpers import replio_command
+
+    process = subprocess.Popen([replio_command(), "eval", "--path", str(tmp_path), "list"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # before replio writes a line
+    err = process.stderr.read()
+    assert process.wait(timeout=60) == 141 and err == b""
