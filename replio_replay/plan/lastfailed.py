@@ -17,7 +17,8 @@ from .._runtime.atomic import atomic_write
 from .._runtime.env import project_file
 from .._runtime.jsonin import read_json
 from .._runtime.wording import plural
-from ..judge.results import FixtureResult, RunResult, Status, TrialResult
+from ..judge.metrics import units
+from ..judge.results import RunResult, Status
 
 __all__ = ["load", "narrow", "save", "updated"]
 
@@ -46,16 +47,12 @@ def updated(previous: set[str] | None, runs: Sequence[RunResult]) -> set[str]:
     failed: set[str] = set()
     for run in runs:
         for result in run.fixtures:
-            units = [u for u in _units(result) if u.status is not Status.CANCELLED]
-            if units:
+            kept = [u for u in units(result) if u.status is not Status.CANCELLED]
+            if kept:
                 ran.add(result.id)
-            if any(u.status is not Status.OK or not u.passed for u in units):
+            if any(u.status is not Status.OK or not u.passed for u in kept):
                 failed.add(result.id)
     return ((previous or set()) - ran) | failed
-
-
-def _units(result: FixtureResult) -> Sequence[FixtureResult | TrialResult]:
-    return result.trials or [result]
 
 
 def narrow(ids: Sequence[str], failed: set[str] | None) -> tuple[list[str], str]:
