@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         UnknownFixtureError,
         UnknownProviderError,
         UsageError,
+        UserCodeError,
     )
     from .fixtures.bfcl.convert import BFCL_CATEGORIES
     from .fixtures.bfcl.multi_turn import MULTI_TURN_CATEGORIES
@@ -109,6 +110,7 @@ _SOURCES: dict[str, str] = {
     "UnknownFixtureError": ".errors",
     "UnknownProviderError": ".errors",
     "UsageError": ".errors",
+    "UserCodeError": ".errors",
     "Verifier": ".fixtures.model",
     "agent_messages": ".agents.protocol",
     "decode_name": ".fixtures.bfcl.names",
@@ -167,6 +169,7 @@ __all__ = [
     "UnknownFixtureError",
     "UnknownProviderError",
     "UsageError",
+    "UserCodeError",
     "Verifier",
     "agent_messages",
     "decode_name",

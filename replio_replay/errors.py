@@ -16,6 +16,7 @@
     │   └── ProviderResponseError a body that is not JSON, or JSON of the wrong shape
     ├── McpError                 an MCP server did not start, answer in time, or stay up: the fixture errs
     ├── AgentError               the user's own agent failed, timed out or never asked the model: the fixture errs
+    ├── UserCodeError            the project's Python (an environment, a Python tool) overran, ended or stopped: the fixture errs
     ├── CassetteError            a cassette is missing, broken, exhausted or would leak a secret
     └── GoldenError              a golden file is broken or may not be written
 
@@ -44,6 +45,7 @@ __all__ = [
     "UnknownFixtureError",
     "UnknownProviderError",
     "UsageError",
+    "UserCodeError",
 ]
 
 
@@ -122,6 +124,13 @@ class McpError(ReplioError):
 class AgentError(ReplioError):
     """The user's own agent could not start, exited non-zero, timed out, broke the protocol or never
     sent the model a request; its fixture ends in ``error`` naming which."""
+
+
+class UserCodeError(ReplioError):
+    """The project's Python (an environment's constructor, method or state, a Python tool by path)
+    took longer than `tool_timeout`, ended the child process it runs in or stopped answering: the
+    child is killed with all it started, and its fixture ends in ``error`` naming the class or
+    function, the method and what happened."""
 
 
 class CassetteError(ReplioError):

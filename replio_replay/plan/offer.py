@@ -40,7 +40,8 @@ def for_fixture(base: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
         if tool_name in base.known:
             raise ToolSetError(f"{where}: tools.{tool_name}: the tool set already has a tool of that name; "
                                "rename the fixture's tool")
-        tools.append(declared_tool(tool_name, decl, source=f"fixture {fixture.id!r} ({origin})", base_dir=base_dir))
+        tools.append(declared_tool(tool_name, decl, source=f"fixture {fixture.id!r} ({origin})", base_dir=base_dir,
+                                   python=base.python))
     environments = _fixture_environments(base, fixture, origin, base_dir)
     own = [tool for env in environments.values() for tool in env.tools if env.name not in base.environments]
     shadowed = {tool.name for tool in own}  # only with `tools_offered` (see `_fixture_environments`)
@@ -80,7 +81,7 @@ def _fixture_environments(base: ToolSet, fixture: Fixture, origin: str,
         if name in found:
             raise ToolSetError(f"{where}: environments.{name}: the tool set already has an environment of that "
                                "name; rename the fixture's")
-        env = environment(name, decl, base_dir=base_dir, where=origin, source=where)
+        env = environment(name, decl, base_dir=base_dir, where=origin, source=where, server=base.python)
         twice = next((t.name for t in env.tools if t.name in owner), None)
         if twice is not None:
             raise ToolSetError(f"{where}: environments {owner[twice]!r} and {name!r} both offer a tool {twice!r}; "

@@ -26,7 +26,6 @@ from ..fixtures.model import HistoryMessage
 from ..judge.results import JudgeVerdict, Status
 from ..judge.turns import TurnEvidence, TurnReference
 from ..providers.base import ChatRequest, ChatResponse, Message, ToolCall, Usage
-from ..tools.environment import state_of
 from ..tools.toolbox import Toolbox
 
 __all__ = ["NOT_RUN", "CallRecord", "Limits", "NextUser", "Transcript", "run_loop", "scripted"]
@@ -170,7 +169,7 @@ def run_loop(
         toolbox.held = frozenset(name for name, first in (offered_from or {}).items() if first > number)
         ended = _answer(out, turn, generate, toolbox, limits, cancel)
         turn += ended.model_turns
-        state = {name: state_of(name, env) for name, env in toolbox.ctx.environments.items()} if turn_states else None
+        state = toolbox.states() if turn_states else None
         out.turn_ends.append(TurnEvidence(len(out.records), out.answer, state))
         if ended.status is not None:
             out.status = ended.status

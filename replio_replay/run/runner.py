@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import queue
 import threading
 import time
@@ -23,7 +24,7 @@ from .._runtime.env import Env
 from .._runtime.redact import NO_SECRETS, Redactor, shown_url
 from .._runtime.workers import Workers
 from ..agents.decl import AgentSpec
-from ..errors import ReplioError, ToolSetError
+from ..errors import ReplioError, ToolSetError, UserCodeError
 from ..fixtures.cases import Case
 from ..fixtures.layout import RunKey
 from ..judge.metrics import summarize
@@ -35,7 +36,8 @@ from ..providers.base import Exchange, Provider, Usage
 from ..providers.relay import Relay
 from ..recording.base import FixtureSession, SessionFactory, live_session
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
-from ..tools.environment import build, play, reference_states, state_of
+from ..tools.child import Child
+from ..tools.environment import build, play, reference_states, states
 from ..tools.permissions import Category, Permissions
 from ..tools.resolve import with_mcp_tools
 from ..tools.sandbox import Sandbox
@@ -143,7 +145,7 @@ def run_fixture(
         prices = {role: price for role, (name, model) in spoken_by.items()
                   if (price := price_for(name, model, case.toolset.prices, options.prices)) is not None}
         result = judge_transcript(fixture, transcript, session.extras, options.redactor, prices)
-    except Interrupted:  # while its environments were being built
+    except Interrupted:  # while its environments were built, their states read or reference calls made
         result = judge_transcript(fixture, Transcript(status=Status.CANCELLED, error="the run was interrupted"),
                                   redactor=options.redactor)
     except ReplioError as exc:
@@ -168,30 +170,35 @@ def _loop_transcript(case: Case, provider: Provider, session: FixtureSession, op
     """The fixture's conversation through replio's own loop, over the tools it is offered."""
     fixture = case.fixture
     timeout = ctx_limits["timeout"]
-    ctx = ToolContext(Sandbox(root), session.transport, environments=build(case.offered.environments, timeout, cancel),
-                      **ctx_limits)  # type: ignore[arg-type]
-    mcp = session.mcp_tools(case.offered.mcp_servers, root=root, env=options.env,
-                            project=options.project) if case.offered.mcp_servers else None
+    child = _child(case, root, ctx_limits)
     try:
-        offered = case.offered if mcp is None else _with_mcp(case, mcp.open())
-        session.offered = offered
-        toolbox = Toolbox(ctx, permissions, offered)
-        user_box = Toolbox(ctx, permissions, offered.for_user()) if offered.user_tools else None
-        generate = sender(case, provider, Exchange(fixture.id, session.transport, options.redactor))
+        build(case.offered.environments, child, timeout)
+        ctx = ToolContext(Sandbox(root), session.transport, child=child, **ctx_limits)  # type: ignore[arg-type]
+        mcp = session.mcp_tools(case.offered.mcp_servers, root=root, env=options.env,
+                                project=options.project) if case.offered.mcp_servers else None
         try:
-            user = speaker(case, provider, session, options.role_providers, options.redactor, user_box)
-            transcript = run_loop(user, generate, toolbox, limits=limits, cancel=cancel,
-                                  offered_from=fixture.offered_from, turn_states=_turn_states(case),
-                                  history=history_messages(fixture.history))
-            _count_user(transcript, user)
+            offered = case.offered if mcp is None else _with_mcp(case, mcp.open())
+            session.offered = offered
+            toolbox = Toolbox(ctx, permissions, offered)
+            user_box = Toolbox(ctx, permissions, offered.for_user()) if offered.user_tools else None
+            generate = sender(case, provider, Exchange(fixture.id, session.transport, options.redactor))
+            try:
+                user = speaker(case, provider, session, options.role_providers, options.redactor, user_box)
+                transcript = run_loop(user, generate, toolbox, limits=limits, cancel=cancel,
+                                      offered_from=fixture.offered_from, turn_states=_turn_states(case),
+                                      history=history_messages(fixture.history))
+                _count_user(transcript, user)
+            finally:
+                toolbox.close()
         finally:
-            toolbox.close()
+            if mcp is not None:  # its servers end with the fixture, whatever happened
+                mcp.close(interrupted=cancel is not None and cancel.is_set())
+        if case.offered.environments:
+            transcript.state, transcript.reference_state, transcript.reference_results = _states(case, child, ctx)
+            if transcript.state is not None:
+                transcript.turn_references = _turn_references(case, timeout, cancel)
     finally:
-        if mcp is not None:  # its servers end with the fixture, whatever happened
-            mcp.close(interrupted=cancel is not None and cancel.is_set())
-    if case.offered.environments:
-        transcript.state, transcript.reference_state, transcript.reference_results = _states(case, ctx)
-        transcript.turn_references = _turn_references(case, ctx.timeout)
+        child.close()  # it ends with the fixture, and all it started
     if fixture.verifier is not None and fixture.verifier.files:  # before the worktree goes
         transcript.files = snapshot(ctx.sandbox, fixture.verifier.files)
     return transcript
@@ -208,28 +215,38 @@ def _agent_transcript(case: Case, agent: AgentSpec, provider: Provider, session:
         return Transcript(status=Status.ERROR, error=f"fixture {fixture.id!r}: its history cannot be given to your "
                           "own agent, which keeps its conversation itself; run it without --agent, or leave history out")
     relay = Relay(provider, session.transport, redactor=options.redactor)
-    ctx = ToolContext(Sandbox(root), session.transport, environments=build(case.offered.environments,
-                      ctx_limits["timeout"], cancel), **ctx_limits)  # type: ignore[arg-type]
-    user_box = Toolbox(ctx, permissions, case.offered.for_user())
+    child = _child(case, root, ctx_limits)
     try:
-        user = speaker(case, provider, session, options.role_providers, options.redactor,
-                       user_box if case.offered.user_tools else None)
-        ran = run_agent(agent, user, relay, root=root, redactor=options.redactor, cancel=cancel)
+        build(case.offered.environments, child, ctx_limits["timeout"])
+        ctx = ToolContext(Sandbox(root), session.transport, child=child, **ctx_limits)  # type: ignore[arg-type]
+        user_box = Toolbox(ctx, permissions, case.offered.for_user())
+        try:
+            user = speaker(case, provider, session, options.role_providers, options.redactor,
+                           user_box if case.offered.user_tools else None)
+            ran = run_agent(agent, user, relay, root=root, redactor=options.redactor, cancel=cancel)
+        finally:
+            user_box.close()
+        transcript = ran.transcript
+        if not ran.complete:
+            session.discard()
+        changed = session.request_changes()
+        if transcript.status is Status.ERROR and changed:  # why a replay ran out of recorded answers, most likely
+            transcript.error = f"{transcript.error} (the agent's requests changed since the recording: {'; '.join(changed[:3])})"
+        _count_user(transcript, user)
+        session.extras["agent_stderr"] = ran.stderr or None
+        if case.offered.environments:
+            transcript.state, transcript.reference_state, transcript.reference_results = _states(case, child, ctx)
     finally:
-        user_box.close()
-    transcript = ran.transcript
-    if not ran.complete:
-        session.discard()
-    changed = session.request_changes()
-    if transcript.status is Status.ERROR and changed:  # why a replay ran out of recorded answers, most likely
-        transcript.error = f"{transcript.error} (the agent's requests changed since the recording: {'; '.join(changed[:3])})"
-    _count_user(transcript, user)
-    session.extras["agent_stderr"] = ran.stderr or None
-    if case.offered.environments:
-        transcript.state, transcript.reference_state, transcript.reference_results = _states(case, ctx)
+        child.close()
     if fixture.verifier is not None and fixture.verifier.files:
         transcript.files = snapshot(ctx.sandbox, fixture.verifier.files)
     return transcript
+
+
+def _child(case: Case, root: Path, ctx_limits: dict[str, Any]) -> Child:
+    """The fixture's child process for its environments and Python tools (forked on first use)."""
+    return case.offered.python.child(root, ctx_limits["timeout"], cancel=ctx_limits["cancel"],
+                                     network=ctx_limits["network"], web_allow=ctx_limits["web_allow"])
 
 
 def _count_user(transcript: Transcript, user: object) -> None:
@@ -261,15 +278,16 @@ def _worktree_seen(case: Case, mcp_modes: Mapping[str, str]) -> bool:
             or bool(fixture.verifier is not None and fixture.verifier.files))
 
 
-def _states(case: Case, ctx: ToolContext) -> tuple[dict[str, Any], dict[str, Any] | str | None, list[str] | None]:
+def _states(case: Case, child: Child,
+            ctx: ToolContext) -> tuple[dict[str, Any] | None, dict[str, Any] | str | None, list[str] | None]:
     """The environments' end states, and the states and results the verifier's `state_from_calls`
-    reach (None: it has none)."""
-    state = {name: state_of(name, instance) for name, instance in ctx.environments.items()}
+    reach (None: it has none); all None when the child was stopped (its state is not judged)."""
+    state = states(case.offered.environments, child, ctx.timeout)
     verifier = case.fixture.verifier
-    if verifier is None or verifier.state_from_calls is None:
+    if state is None or verifier is None or verifier.state_from_calls is None:
         return state, None, None
     calls = [(c.name, c.arguments) for c in verifier.state_from_calls]
-    return (state, *reference_states(case.offered.environments, calls, ctx.timeout))
+    return (state, *reference_states(case.offered.environments, calls, ctx.timeout, case.offered.python, ctx.cancel))
 
 
 def _turn_states(case: Case) -> bool:
@@ -279,29 +297,40 @@ def _turn_states(case: Case) -> bool:
         for t in case.fixture.scripted_turns)
 
 
-def _turn_references(case: Case, timeout: float) -> dict[int, TurnReference]:
+def _turn_references(case: Case, timeout: float, cancel: threading.Event | None) -> dict[int, TurnReference]:
     """Per turn whose verifier has `state_from_calls`: the state and results its calls reach, each
-    turn's calls made after the earlier turns' on the same fresh environments."""
+    turn's calls made after the earlier turns' on the same fresh environments (in a child of their own)."""
     turns = {n: t.verifier.state_from_calls for n, t in enumerate(case.fixture.scripted_turns, 1)
              if t.verifier is not None and t.verifier.state_from_calls is not None}
     if not turns:
         return {}
+    environments = case.offered.environments
+    child = case.offered.python.child(Path(os.devnull), timeout, cancel=cancel)
     try:
-        instances = build(case.offered.environments, timeout)
-    except ToolSetError as exc:
-        return {n: TurnReference(str(exc)) for n in turns}
-    out: dict[int, TurnReference] = {}
-    failed: int | None = None
-    for n, calls in turns.items():
-        if failed is not None:
-            out[n] = TurnReference(f"state_from_calls: turn {failed}'s reference calls could not be made")
-            continue
-        results = play(case.offered.environments, instances, [(c.name, c.arguments) for c in calls], timeout)
-        if isinstance(results, str):
-            out[n], failed = TurnReference(results), n
-            continue
-        out[n] = TurnReference({name: state_of(name, i) for name, i in instances.items()}, results)
-    return out
+        try:
+            build(environments, child, timeout)
+        except (ToolSetError, UserCodeError) as exc:
+            return {n: TurnReference(str(exc)) for n in turns}
+        out: dict[int, TurnReference] = {}
+        failed: int | None = None
+        for n, calls in turns.items():
+            if failed is not None:
+                out[n] = TurnReference(f"state_from_calls: turn {failed}'s reference calls could not be made")
+                continue
+            results = play(environments, child, [(c.name, c.arguments) for c in calls], timeout)
+            if isinstance(results, str):
+                out[n], failed = TurnReference(results), n
+                continue
+            try:
+                state = states(environments, child, timeout)
+            except (ToolSetError, UserCodeError) as exc:
+                out[n], failed = TurnReference(str(exc)), n
+                continue
+            assert state is not None  # a stopped child: `play` or `states` said so
+            out[n] = TurnReference(state, results)
+        return out
+    finally:
+        child.close()
 
 
 def _with_mcp(case: Case, tools: list[Tool]) -> ToolSet:

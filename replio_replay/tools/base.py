@@ -25,6 +25,8 @@ from .sandbox import Sandbox
 if TYPE_CHECKING:
     import httpx
 
+    from .child import Child
+
 __all__ = ["BUILTIN", "CODE_ERRORS", "DEFAULT_TOOL_TIMEOUT", "InvalidArguments", "Invoke", "Params", "Tool", "ToolContext", "ToolFailure", "model_tool"]
 
 
@@ -41,9 +43,10 @@ class ToolFailure(Exception):
 #: Seconds one tool call may take unless the config (`tool_timeout`) or the fixture says less.
 DEFAULT_TOOL_TIMEOUT = 30.0
 
-#: What the user's code (an environment, a Python or plugin tool) may raise that ends its call, not the run:
-#: it runs in a worker thread, where `sys.exit()` or a `KeyboardInterrupt` is no signal to the process (a
-#: real Ctrl-C reaches the main thread, which cancels the run).
+#: What a plugin tool may raise that ends its call, not the run: it runs in a worker thread, where `sys.exit()`
+#: or a `KeyboardInterrupt` is no signal to the process (a real Ctrl-C reaches the main thread, which cancels
+#: the run). The project's own Python (environments, Python tools by path) runs in a child process, where
+#: whatever it raises is the call's failure.
 CODE_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
 
 
@@ -54,8 +57,9 @@ class ToolContext:
     `timeout` bounds every call (the toolbox stops waiting after it; tools that start
     processes stop them by then); `cancel` is set when the run is interrupted; `network`
     says whether programs a tool starts may use the network (the fixture allows `web`);
-    `web_allow` names the private hosts `http` may reach anyway (see `netguard`); `environments`
-    holds the fixture's environment instances (see `environment`).
+    `web_allow` names the private hosts `http` may reach anyway (see `netguard`); `child` is the
+    fixture's child process, where its environments live and its Python tools by path run (see
+    `child`); in that child, `environments` holds the instances (see `pyobjects`).
     """
 
     sandbox: Sandbox
@@ -66,6 +70,7 @@ class ToolContext:
     network: bool = True
     web_allow: tuple[str, ...] = ()
     environments: dict[str, Any] = field(default_factory=dict)  # name -> this fixture's (trial's) instance
+    child: Child | None = None
     _client: httpx.Client | None = field(default=None, init=False, repr=False)
 
     @property
@@ -148,7 +153,9 @@ class Tool:
     `ToolContext`; an MCP tool, whose server is started on the worktree when it runs live), so
     a fixture offering only such tools need not have a worktree (see the runner's
     `_worktree_seen`). `title` is the name reports show, when it is
-    not `name` (it is never offered to the model).
+    not `name` (it is never offered to the model). `in_child`: the project's Python, called in the
+    fixture's child process (`child`), which bounds the call by the context's timeout and cancel
+    event itself, and stops the child (ending the fixture) when it overruns.
     """
 
     name: str
@@ -161,6 +168,7 @@ class Tool:
     fingerprint: Any = None
     touches_worktree: bool = True
     title: str | None = None
+    in_child: bool = False
 
     def spec(self) -> dict[str, Any]:
         """The provider-neutral spec: name, description, JSON Schema parameters."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -29,6 +29,9 @@ from .base import Tool
 from .permissions import Category
 from .schema import name_problem, schema_problem
 from .stub import StubCase, stub_invoke
+
+if TYPE_CHECKING:
+    from .child import ForkServer
 
 __all__ = ["DEFAULT_COMMAND_TIMEOUT", "ToolDecl", "ToolDecls", "command_argv", "declared_tool"]
 
@@ -107,9 +110,10 @@ def _valid_names(tools: dict[str, ToolDecl]) -> dict[str, ToolDecl]:
 ToolDecls = Annotated[dict[str, ToolDecl], AfterValidator(_valid_names)]
 
 
-def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | None) -> Tool:
+def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | None,
+                  python: ForkServer | None = None) -> Tool:
     """The `Tool` a declaration makes; `base_dir` is the declaring file's folder (for `./` in argv and
-    a Python tool's path)."""
+    a Python tool's path); a Python tool is described by `python` (by default a fork server of its own)."""
     if decl.python is not None:
         from ..errors import ToolSetError
         from .function import python_tool
@@ -118,8 +122,10 @@ def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | No
         if base_dir is None:
             raise ToolSetError(f"{where}: a plugin's fixture has no folder to find {decl.python!r} in; register "
                                "the tool from the plugin instead")
+        from .child import ForkServer
+
         return python_tool(name, decl.python, base_dir=base_dir, where=where, category=decl.category or Category.READ,
-                           description=decl.description, source=source)
+                           description=decl.description, source=source, server=python or ForkServer())
     assert decl.description is not None  # `_one_kind` requires it of a stub or command
     if decl.command is not None:
         from .command import command_invoke

@@ -20,28 +20,31 @@ function returns text (other values are written as canonical JSON, a value insid
 has not as its repr) or raises `ToolFailure`.
 
 A project may also name a function by path in a tool set or fixture (`python_tool`:
-``"tools": {"slugify": {"python": "tools/slug.py:slugify"}}``), loaded by `pyload`; and an
-environment's methods are function tools too (see `environment`).
+``"tools": {"slugify": {"python": "tools/slug.py:slugify"}}``); and an environment's methods
+are function tools too (see `environment`). These never run in replio's process: the fork
+server describes them (`pyobjects`) and each fixture's child calls them (`remote`), as
+`child` says. Plugin tools, the plugin API like pytest's, run in replio's process.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import create_model
 
 from .._runtime.jsoncanon import canonical
-from ..errors import ToolSetError
-from .base import Tool, ToolContext, ToolFailure, model_tool
+from .base import InvalidArguments, Invoke, Tool, ToolContext, ToolFailure, model_tool
 from .permissions import Category
 from .schema import name_problem, schema_problem
 
-__all__ = ["function_tool", "python_tool", "tool"]
+if TYPE_CHECKING:
+    from .child import ForkServer
+
+__all__ = ["CodeFailure", "function_tool", "python_tool", "remote", "tool"]
 
 #: What a bound tool calls at run time, given the fixture's context (an environment's method).
 Bind = Callable[[ToolContext], Callable[..., Any]]
@@ -65,26 +68,51 @@ def tool(
 
 
 def python_tool(name: str, ref: str, *, base_dir: Path, where: str, category: Category,
-                description: str | None, source: str) -> Tool:
-    """The project-local function `ref` (``PATH.py:function``, relative to `base_dir`) as tool `name`;
-    ToolSetError naming `where` when it cannot be loaded or typed."""
-    from .pyload import load_object, signature_problem
+                description: str | None, source: str, server: ForkServer) -> Tool:
+    """The project-local function `ref` (``PATH.py:function``, relative to `base_dir`) as tool `name`,
+    described by `server` and called in each fixture's child (see `child`); ToolSetError naming
+    `where` when it cannot be loaded or typed."""
+    spec = {"kind": "function", "name": name, "python": ref, "base_dir": str(base_dir.absolute()), "where": where,
+            "field": where, "category": category.value, "description": description}
+    unit, described = server.describe(spec, f"{where}: {ref}")
+    made = described["tool"]
+    return Tool(name, made["description"], category, made["parameters"], remote(unit, name, f"Python tool {name} ({ref})"),
+                source=source, checks_schema=made["checks_schema"], fingerprint={"kind": "python", "python": ref},
+                touches_worktree=made["touches_worktree"], in_child=True)
 
-    func = load_object(ref, base_dir, where)
-    if not inspect.isfunction(func):
-        raise ToolSetError(f"{where}: {ref!r} names a {type(func).__name__}, not a function")
-    problem = signature_problem(func)
-    if problem:
-        raise ToolSetError(f"{where}: {ref}: {problem}")
-    if not description and not inspect.cleandoc(func.__doc__ or ""):
-        raise ToolSetError(f"{where}: {ref}: the function has no docstring to describe the tool; give it one, "
-                           "or the tool a \"description\"")
-    try:
-        made = function_tool(func, name=name, description=description, category=category, source=source)
-    except Exception as exc:  # an annotation pydantic cannot describe, a hint that does not resolve
-        raise ToolSetError(f"{where}: {ref}: its parameters cannot be typed: {type(exc).__name__}: "
-                           f"{str(exc).splitlines()[0]}; give each parameter a JSON-able type hint") from None
-    return dataclasses.replace(made, fingerprint={"kind": "python", "python": ref})
+
+def remote(unit: int, name: str, what: str) -> Invoke:
+    """The `invoke` of tool `name` of the fork server's unit `unit`: the call is made in the fixture's
+    child (`ToolContext.child`), within the context's timeout; `what` names it when the child is
+    stopped (``environment Shop: cancel_order``), which ends the fixture (UserCodeError)."""
+
+    def invoke(arguments: dict[str, Any], ctx: ToolContext) -> str:
+        if ctx.child is None:  # a harness bug: the runner gives a fixture offering such a tool its child
+            raise RuntimeError(f"tool {name!r} runs in a child process, and this fixture has none")
+        message = {"op": "call", "unit": unit, "tool": name, "arguments": arguments}
+        try:
+            answer = ctx.child.ask(message, what=what, timeout=ctx.timeout)
+        except ValueError:
+            raise InvalidArguments("NaN and Infinity are no JSON values; pass numbers JSON can write") from None
+        if "result" in answer:
+            return str(answer["result"])
+        if "invalid" in answer:
+            raise InvalidArguments(answer["invalid"])
+        if "raised" in answer:
+            raise CodeFailure(name, *answer["raised"])
+        raise ToolFailure(answer["failure"])
+
+    return invoke
+
+
+class CodeFailure(ToolFailure):
+    """The project's code raised `kind` (any exception class, a `BaseException` too) in a child: the
+    model reads ``Error: NAME failed: KIND: MESSAGE``, as for a plugin tool's bug."""
+
+    def __init__(self, name: str, kind: str, message: str) -> None:
+        super().__init__(f"{name} failed: {kind}: {message}")
+        self.kind = kind
+        self.message = message
 
 
 def function_tool(
@@ -140,5 +168,9 @@ def _as_text(value: Any) -> str:
         return value
     if value is not None and not isinstance(value, (dict, list, tuple, int, float)):
         raise ToolFailure(f"the tool returned a {type(value).__name__}, not text or JSON")
-    # a value inside that JSON has not is written as its repr (BFCL's long-context data holds `...`)
-    return canonical(value, default=repr)
+    try:
+        # a value inside that JSON has not is written as its repr (BFCL's long-context data holds `...`)
+        return canonical(value, default=repr, allow_nan=False)
+    except ValueError:
+        raise ToolFailure("the tool returned a value JSON cannot hold (NaN, Infinity or a cycle); return "
+                          "numbers JSON can write, or text saying what it means") from None

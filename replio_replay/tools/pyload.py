@@ -2,12 +2,13 @@
 
 A tool set's or a fixture's ``"python": "envs/shop.py:Shop"`` names a module file beside the
 declaring file and a name in it (a class for an environment, a function for a Python tool).
-The module is loaded from its file with importlib, without packaging and without touching
-`sys.path`: under a name unique to its real path (``replio_local_<digest>``), so two files both
-called ``shop.py`` never share a module. Every problem (no such file, a module that fails to
-import, no such name, a signature that cannot be typed) is a `ToolSetError` naming the declaring
-file, the field and the name, so a broken tool set stops before any request and a broken
-fixture is listed as a problem.
+This runs in the fork server (`childmain`), never in replio's process. The module is loaded
+from its file with importlib, without packaging and without touching `sys.path`: once, under a
+name unique to its real path (``replio_local_<digest>``), so two files both called ``shop.py``
+never share a module. Every problem (no such file, a module that raises anything at all while it
+is imported, no such name, a signature that cannot be typed) is a `ToolSetError` naming the
+declaring file, the field and the name, so a broken tool set stops before any request and a
+broken fixture is listed as a problem.
 """
 
 from __future__ import annotations
@@ -50,13 +51,15 @@ def load_object(ref: str, base_dir: Path, where: str) -> Any:
         return getattr(module, name)
     except AttributeError:
         raise ToolSetError(f"{where}: {path.name} has no {name!r}; define it there or fix the name after ':'") from None
-    except Exception as exc:  # a module `__getattr__` that imports more (BFCL's classes): the user's code
+    except BaseException as exc:  # a module `__getattr__` that imports more (BFCL's classes): the user's code
         raise ToolSetError(f"{where}: getting {name!r} from {path} failed: {type(exc).__name__}: {exc}; fix the "
                            "module or install what it imports") from None
 
 
 def _load_module(path: Path, where: str) -> Any:
     module_name = f"replio_local_{hashlib.sha256(str(path).encode()).hexdigest()[:16]}"
+    if module_name in sys.modules:  # another class or function of the same file
+        return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ToolSetError(f"{where}: {path} cannot be loaded as a Python module")
@@ -64,7 +67,7 @@ def _load_module(path: Path, where: str) -> Any:
     sys.modules[module_name] = module  # dataclasses and pydantic look their module up by name
     try:
         spec.loader.exec_module(module)
-    except (Exception, SystemExit) as exc:  # the user's code: one line naming it, not a traceback or an exit
+    except BaseException as exc:  # the user's code, whatever it raises: one line naming it
         sys.modules.pop(module_name, None)
         raise ToolSetError(f"{where}: importing {path} failed: {type(exc).__name__}: {exc}; fix the module") from None
     return module

@@ -1,8 +1,8 @@
 """Resolving a run's tool set: sources -> `extends` -> `disable` -> `override` -> fixture -> MCP.
 
 The sources are the built-in tools, the tools plugins register and the tools a tool-set file
-declares, and the methods of the environments it declares (loaded from the project's Python
-files: the one part that reads disk); names are unique across them (a collision names both sources). The files of an
+declares, and the methods of the environments it declares (described by the fork server that
+loads the project's Python files: see `child`); names are unique across them (a collision names both sources). The files of an
 `extends` chain apply in order, the root first: a later system prompt wins, disabled names
 add up, overrides apply in turn (a description replaced, parameters merged into the schema),
 MCP servers are added (or removed, `null`) by name over the config's.
@@ -29,15 +29,20 @@ from .setfile import SetFile
 from .toolset import DEFAULT_SYSTEM_PROMPT, Pending, ToolSet
 
 if TYPE_CHECKING:
+    from .child import ForkServer
     from .mcp.config import McpServer
 
 __all__ = ["no_tool", "resolve_toolset", "tool_hint", "with_mcp_tools"]
 
 
 def resolve_toolset(name: str, chain: Sequence[SetFile], sources: Iterable[Tool],
-                    servers: Mapping[str, McpServer] | None = None) -> ToolSet:
+                    servers: Mapping[str, McpServer] | None = None, python: ForkServer | None = None) -> ToolSet:
     """The tool set named `name` from `sources` (built-ins, then plugins), the config's MCP `servers`
-    and a file chain (root first)."""
+    and a file chain (root first); its environments and Python tools described by `python` (by
+    default a fork server of its own)."""
+    from .child import ForkServer
+
+    python = python or ForkServer()
     mcp = dict(servers or {})
     for link in chain:
         for server_name, server in link.data.mcp_servers.items():
@@ -51,7 +56,7 @@ def resolve_toolset(name: str, chain: Sequence[SetFile], sources: Iterable[Tool]
     declared_by: dict[str, Path] = {}
     for link in chain:
         for tool_name, decl in link.data.tools.items():
-            tool = declared_tool(tool_name, decl, source=str(link.path), base_dir=link.path.parent)
+            tool = declared_tool(tool_name, decl, source=str(link.path), base_dir=link.path.parent, python=python)
             if tool_name in declared_by:  # a file later in the chain redefines its base's tool
                 tools[tool_name] = tool
             else:
@@ -61,7 +66,7 @@ def resolve_toolset(name: str, chain: Sequence[SetFile], sources: Iterable[Tool]
     for link in chain:
         for env_name, env_decl in link.data.environments.items():
             env = environment(env_name, env_decl, base_dir=link.path.parent, where=str(link.path),
-                              source=str(link.path))
+                              source=str(link.path), server=python)
             for tool in environments[env_name].tools if env_name in environments else ():
                 del tools[tool.name]  # a file later in the chain redefines its base's environment
             for tool in env.tools:
@@ -89,7 +94,7 @@ def resolve_toolset(name: str, chain: Sequence[SetFile], sources: Iterable[Tool]
             tools[tool_name] = _overridden(tools[tool_name], override, where)
     prices = {key: price for link in chain for key, price in link.data.prices.items()}
     return ToolSet(name, tuple(tools.values()), prompt, known, mcp, tuple(pending), environments=environments,
-                   prices=prices)
+                   prices=prices, python=python)
 
 
 def _add(tools: dict[str, Tool], tool: Tool) -> None:
@@ -165,4 +170,4 @@ def with_mcp_tools(offered: ToolSet, added: Sequence[Tool]) -> ToolSet:
         listed = [t for t in listed if t.name in set(offered.only)]
     return ToolSet(offered.name, tuple(listed), offered.system_prompt, frozenset(known),
                    environments=offered.environments, prices=offered.prices, agent=offered.agent,
-                   user_tools=offered.user_tools)
+                   user_tools=offered.user_tools, python=offered.python)

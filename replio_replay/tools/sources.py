@@ -20,6 +20,7 @@ from ..agents.decl import AgentDecl, AgentSpec, resolve_agent
 from ..errors import ToolSetError
 from .base import Tool
 from .builtin import builtin_tools
+from .child import ForkServer
 from .declared import command_argv
 from .mcp.config import McpServer
 from .resolve import resolve_toolset
@@ -48,10 +49,11 @@ def load_toolsets(
     default_agent = resolve_agent(agent, project, f"{project / CONFIG_DIR / 'config.json'}: agent") \
         if agent is not None and agent_flag is None else agent_flag
     toolsets = []
+    python = ForkServer()  # one per load: the sets and their fixtures share what it describes
     for wanted in names:
         name, path = locate(project, wanted, configured)
         chain = load_chain(path) if path else []
-        toolset = resolve_toolset(name, chain, sources, servers)
+        toolset = resolve_toolset(name, chain, sources, servers, python)
         _check_commands(chain, {t.name for t in toolset.tools})
         toolsets.append(_with_agent(toolset, chain, default_agent, agent_flag is not None))
     seen = [t.name for t in toolsets]

@@ -4,7 +4,8 @@ Every outcome is a string for the model. An unknown tool, a denied call, argumen
 not a JSON object or do not fit the tool's schema, a tool's own failure, a call over the
 fixture's time limit and an interrupted run all come back as results starting ``Error:``; every
 result is capped. Only a bug in a built-in tool, and the harness's own errors (a replayed MCP
-call the cassette does not hold), raise: the fixture then ends in `error`.
+call the cassette does not hold, the project's Python overrunning or ending the child process it
+runs in), raise: the fixture then ends in `error`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from .._runtime.deadline import Interrupted, TimedOut, run_until
 from ..errors import ReplioError
 from .base import BUILTIN, CODE_ERRORS, InvalidArguments, Tool, ToolContext, ToolFailure
+from .environment import states
 from .permissions import Permissions
 from .sandbox import SandboxError
 from .schema import argument_problem
@@ -65,6 +67,8 @@ class Toolbox:
     def _invoke(self, tool: Tool, arguments: dict[str, Any]) -> str:
         name, ctx = tool.name, self.ctx
         try:
+            if tool.in_child:  # bounded by its child, which is stopped rather than abandoned
+                return tool.invoke(arguments, ctx)
             return run_until(lambda: tool.invoke(arguments, ctx), timeout=ctx.timeout, cancel=ctx.cancel)
         except TimedOut:
             return f"Error: {name} took longer than {ctx.timeout:g} s"
@@ -83,6 +87,13 @@ class Toolbox:
                 raise  # our own bug: the fixture ends in `error`, loudly
             # a plugin tool's bug: the model is told, and the run goes on
             return f"Error: {name} failed: {type(exc).__name__}: {exc}"
+
+    def states(self) -> dict[str, Any] | None:
+        """Each environment's state as the fixture's child holds it; None when the set has no
+        environment, or the child was stopped (its state is neither judged nor kept)."""
+        if not self.toolset.environments or self.ctx.child is None:
+            return None
+        return states(self.toolset.environments, self.ctx.child, self.ctx.timeout)
 
     def close(self) -> None:
         """Release what the fixture's tools opened."""

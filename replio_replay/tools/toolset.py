@@ -22,6 +22,7 @@ from .mcp.config import McpServer
 
 if TYPE_CHECKING:
     from ..agents.decl import AgentSpec
+    from .child import ForkServer
     from .environment import Environment
     from .override import Override
 
@@ -35,6 +36,12 @@ DEFAULT_SYSTEM_PROMPT = (
     "change the project as the task requires. Paths are relative to the project root. "
     "When the task is done, reply with your final answer and do not call any more tools."
 )
+
+
+def _fork_server() -> ForkServer:
+    from .child import ForkServer
+
+    return ForkServer()
 
 
 def short_hash(data: Any) -> str:
@@ -83,6 +90,9 @@ class ToolSet:
     agent: AgentSpec | None = None
     #: The tools a fixture's simulated user calls on its own side (`user.tools`): never the agent's.
     user_tools: tuple[Tool, ...] = ()
+    #: Where the project's Python (environments, Python tools by path) is described and run: one fork
+    #: server per load, shared by the sets and fixtures resolved from it (no process until it is needed).
+    python: ForkServer = field(default_factory=_fork_server, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "known", frozenset(self.known) | frozenset(self.names))
@@ -153,8 +163,9 @@ class ToolSet:
             self.prices,
             self.agent,
             self.user_tools if user_tools is None else user_tools,
+            self.python,
         )
 
     def for_user(self) -> ToolSet:
         """The set of the simulated user's tools, as its toolbox offers them."""
-        return ToolSet(self.name, self.user_tools, system_prompt="")
+        return ToolSet(self.name, self.user_tools, system_prompt="", python=self.python)

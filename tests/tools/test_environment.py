@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from replio_replay.errors import ToolSetError
+from replio_replay.errors import ToolSetError, UserCodeError
 from replio_replay.fixtures.model import load_fixture
 from replio_replay.plan.offer import for_fixture
 from replio_replay.tools.base import ToolContext
 from replio_replay.tools.builtin import builtin_tools
-from replio_replay.tools.environment import build, state_of
+from replio_replay.tools.environment import build, states
 from replio_replay.tools.permissions import Category, Permissions
+from replio_replay.tools.pyobjects import state_of
 from replio_replay.tools.resolve import resolve_toolset
 from replio_replay.tools.sandbox import Sandbox
 from replio_replay.tools.setfile import load_chain
@@ -34,9 +35,12 @@ def _project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _toolbox(toolset: ToolSet) -> Toolbox:
-    ctx = ToolContext(Sandbox(tmp_root()), environments=build(toolset.environments, 5), timeout=5)
-    return Toolbox(ctx, Permissions.for_fixture({}, []), toolset)
+def _toolbox(toolset: ToolSet, timeout: float = 5) -> Toolbox:
+    """A fixture's toolbox over `toolset`: its environments built in a child of the set's fork server."""
+    child = toolset.python.child(tmp_root(), timeout)
+    build(toolset.environments, child, timeout)
+    return Toolbox(ToolContext(Sandbox(tmp_root()), timeout=timeout, child=child), Permissions.for_fixture({}, []),
+                   toolset)
 
 
 def tmp_root() -> Path:
@@ -46,14 +50,33 @@ def tmp_root() -> Path:
 # loading ------------------------------------------------------------------------------------------
 
 
+WHERE = '''
+import sys
+
+
+class Where:
+    def module(self) -> str:
+        """The module the class is defined in."""
+        return type(self).__module__
+
+    def on_path(self, folder: str) -> bool:
+        """Whether `folder` is on sys.path."""
+        return any(folder in entry for entry in sys.path)
+'''
+
+
 def test_paths_in_tools_json_are_relative_to_it(tmp_path: Path) -> None:
     project = _project(tmp_path)
+    write_module(project / ".replio" / "envs" / "where.py", WHERE)
     path = write_json(project / ".replio" / "tools.json", {
-        "environments": {"shop": shop_decl()}, "tools": {"slugify": {"python": "tools/slug.py:slugify"}}})
+        "environments": {"shop": shop_decl(), "where": {"python": "envs/where.py:Where"}},
+        "tools": {"slugify": {"python": "tools/slug.py:slugify"}}})
     toolset = _toolset(path)
-    assert toolset.names == ("slugify", "get_order", "cancel_order")
-    assert list(toolset.environments) == ["shop"]
-    assert "replio_local_" in toolset.environments["shop"].cls.__module__
+    assert toolset.names == ("slugify", "get_order", "cancel_order", "module", "on_path")
+    assert list(toolset.environments) == ["shop", "where"]
+    box = _toolbox(toolset)
+    assert box.call("module", {}).startswith("replio_local_")
+    assert box.call("on_path", {"folder": str(project)}) == "false"
     assert not any(str(project) in entry for entry in sys.path)
 
 
@@ -82,11 +105,12 @@ def test_a_fixture_in_eval_loads_its_environment_relative_to_its_file(tmp_path: 
 
 def test_the_same_file_named_twice_loads_as_one_module_name_per_path(tmp_path: Path) -> None:
     project = _project(tmp_path)
-    other = write_module(tmp_path / "elsewhere" / "shop.py")
+    write_module(project / ".replio" / "envs" / "where.py", WHERE)
+    other = write_module(tmp_path / "elsewhere" / "where.py", WHERE)
     path = write_json(project / ".replio" / "tools.json", {"environments": {
-        "shop": shop_decl(), "other": shop_decl(f"{other.parent}/shop.py:Shop", prefix="o_")}})
-    envs = _toolset(path).environments
-    assert envs["shop"].cls.__module__ != envs["other"].cls.__module__
+        "here": {"python": "envs/where.py:Where"}, "there": {"python": f"{other}:Where", "prefix": "o_"}}})
+    box = _toolbox(_toolset(path))
+    assert box.call("module", {}) != box.call("o_module", {})
 
 
 # schemas and calls --------------------------------------------------------------------------------
@@ -113,6 +137,7 @@ def test_calls_change_the_instance_and_errors_come_back_as_results(tmp_path: Pat
     project = _project(tmp_path)
     toolset = _toolset(write_json(project / ".replio" / "tools.json", {
         "environments": {"shop": shop_decl()}, "tools": {"slugify": {"python": "tools/slug.py:slugify"}}}))
+    assert all(tool.in_child for tool in toolset.tools)
     box = _toolbox(toolset)
     assert box.call("cancel_order", {"order_id": "A-1042"}) == "Order A-1042 cancelled."
     assert box.call("cancel_order", {"order_id": "A-1042"}) == (
@@ -121,19 +146,23 @@ def test_calls_change_the_instance_and_errors_come_back_as_results(tmp_path: Pat
     assert box.call("cancel_order", {"order_id": "A-1043", "reason": "bored"}).startswith(
         "Error: invalid arguments for cancel_order: reason: Input should be 'customer' or 'fraud'")
     assert box.call("slugify", {"text": "Hello Big World"}) == "hello-big-world"
-    state = state_of("shop", box.ctx.environments["shop"])
+    state = box.states()["shop"]  # type: ignore[index]
     assert state["orders"]["A-1042"]["status"] == "cancelled"
     assert state["log"] == ["cancelled A-1042 (customer)"] and "_calls" not in state
     assert ORDERS["A-1042"]["status"] == "open"  # the declaration's initial state is never changed
 
 
-def test_a_method_over_the_tool_timeout_is_cut_off(tmp_path: Path) -> None:
+def test_a_method_over_the_tool_timeout_stops_the_child_and_its_state_is_not_read(tmp_path: Path) -> None:
     write_module(tmp_path / "slow.py", "import time\n\nclass Slow:\n    def wait(self, seconds: float) -> str:\n"
                  "        \"\"\"Sleep.\"\"\"\n        time.sleep(seconds)\n        return 'woke'\n")
     toolset = _toolset(write_json(tmp_path / "tools.json", {"environments": {"slow": {"python": "slow.py:Slow"}}}))
-    ctx = ToolContext(Sandbox(tmp_path), environments=build(toolset.environments, 0.2), timeout=0.2)
-    box = Toolbox(ctx, Permissions.for_fixture({}, []), toolset)
-    assert box.call("wait", {"seconds": 5}) == "Error: wait took longer than 0.2 s"
+    box = _toolbox(toolset, timeout=0.5)
+    assert box.call("wait", {"seconds": 0}) == "woke"
+    with pytest.raises(UserCodeError, match=r"^environment Slow: wait took longer than 0.5 s; stopped$"):
+        box.call("wait", {"seconds": 5})
+    assert box.states() is None
+    with pytest.raises(UserCodeError, match="^environment Slow: wait took longer than 0.5 s; stopped$"):
+        box.call("wait", {"seconds": 0})  # it stays stopped: every later call says why
 
 
 # load errors --------------------------------------------------------------------------------------
@@ -192,8 +221,9 @@ def test_an_environment_whose_initial_state_does_not_fit_fails_when_built(tmp_pa
     write_module(tmp_path / "shop.py")
     path = write_json(tmp_path / "tools.json", {"environments": {"shop": {"python": "shop.py:Shop",
                                                                            "initial": {"stock": 3}}}})
+    toolset = _toolset(path)
     with pytest.raises(ToolSetError, match=r"environments\.shop\.python: Shop\(\*\*initial\) failed: TypeError"):
-        build(_toolset(path).environments, 5)
+        build(toolset.environments, toolset.python.child(tmp_path, 5), 5)
 
 
 def test_a_fixtures_environment_may_not_take_a_tool_sets_tool_name(tmp_path: Path) -> None:
@@ -241,7 +271,7 @@ def test_methods_offers_only_those_described_as_given(tmp_path: Path) -> None:
     box = _toolbox(toolset)
     assert box.call("cancel_order", {"order_id": 1042}).startswith("Error: invalid arguments for cancel_order: ")
     assert box.call("cancel_order", {"order_id": "A-1042"}) == "Order A-1042 cancelled."
-    assert state_of("shop", box.ctx.environments["shop"])["orders"]["A-1042"]["status"] == "cancelled"
+    assert box.states()["shop"]["orders"]["A-1042"]["status"] == "cancelled"  # type: ignore[index]
 
 
 def test_methods_naming_no_public_method_is_a_load_error(tmp_path: Path) -> None:
@@ -323,7 +353,7 @@ def test_a_set_in_the_state_is_a_sorted_list_whatever_the_hash_seed(tmp_path: Pa
 
     script = """
 import dataclasses, json
-from replio_replay.tools.environment import state_of
+from replio_replay.tools.pyobjects import state_of
 
 @dataclasses.dataclass
 class Tag:

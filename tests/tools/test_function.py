@@ -502,14 +502,16 @@ def test_a_value_json_has_not_inside_a_result_is_its_repr(tmp_path: Path) -> Non
 
 def test_a_python_tool_without_a_docstring_is_named_with_what_to_do(tmp_path: Path) -> None:
     from replio_replay.errors import ToolSetError
+    from replio_replay.tools.child import ForkServer
     from replio_replay.tools.function import python_tool
     from replio_replay.tools.permissions import Category
 
     (tmp_path / "t.py").write_text("def shout(text: str) -> str:\n    return text.upper()\n")
+    server = ForkServer()
     with pytest.raises(ToolSetError, match=r"tools.json: t.py:shout: the function has no docstring to describe the "
                                            r"tool; give it one, or the tool a \"description\"$"):
         python_tool("shout", "t.py:shout", base_dir=tmp_path, where="tools.json", category=Category.READ,
-                    description=None, source="test")
+                    description=None, source="test", server=server)
     made = python_tool("shout", "t.py:shout", base_dir=tmp_path, where="tools.json", category=Category.READ,
-                       description="Shout the text.", source="test")
+                       description="Shout the text.", source="test", server=server)
     assert made.description == "Shout the text."

@@ -1,0 +1,356 @@
+"""The child processes that run the project's Python, seen from replio: a fork server, and one child per fixture.
+
+Environments and Python tools by path never run in replio's process. A `ForkServer` (one per
+load of a project's tool sets, started when it first has something to do) is a process of
+replio's own (``childmain``) in a session of its own: it imports the project's modules and
+describes their classes and functions as tools (`describe`), keeping what it built. Each fixture
+(each trial) gets a `Child` forked from it, which starts from that state, holds the fixture's
+environment instances and makes its calls; nothing one child does reaches another, and the
+server itself never runs a method.
+
+Every request is one JSON line, and so is its answer (NaN and Infinity are refused both ways).
+Each is bounded: by `LOAD_TIMEOUT` for a description, by the caller's timeout (the fixture's
+`tool_timeout`) and the run's cancel event for a child. A child that takes longer, that ends
+(`os._exit`, a crash) or that answers more than `MESSAGE_CAP` bytes is killed with its whole
+process group (what it forked), and stays stopped: every later request of its fixture raises
+`UserCodeError` with the first reason (`environment Shop: cancel_order took longer than 1 s;
+stopped`). `Child.close` kills what is left of its group when the fixture ends; the server is
+tracked by `_runtime.groups` with a mark all its children inherit, so whatever escaped a group
+(a `setsid` daemon) is killed when replio exits, and a server that died (a module calling
+`os._exit` at import) is started again for the next request, describing again what it had.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .._runtime.deadline import Interrupted, TimedOut
+from .._runtime.groups import end_group, marked, track_group
+from .._runtime.jsoncanon import canonical
+from ..errors import ToolSetError, UserCodeError
+
+__all__ = ["LOAD_TIMEOUT", "MESSAGE_CAP", "Child", "ForkServer", "child_env", "wire"]
+
+#: Seconds importing a module and describing one class or function may take.
+LOAD_TIMEOUT = 60.0
+#: Bytes one answer of a child may take (a state is at most 1,000,000 characters; a result is cut for the model).
+MESSAGE_CAP = 64 * 1024 * 1024
+#: How often a wait wakes to look at the cancel event.
+_STEP = 0.05
+_CHUNK = 1 << 16
+#: The variables the child's environment keeps from replio's: what Python and a module need, never a key.
+_KEPT = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHASHSEED",
+         "PYTHONDONTWRITEBYTECODE", "PYTHONUTF8", "SSL_CERT_FILE", "SSL_CERT_DIR")
+#: The server's command: its own folder is not put first on `sys.path` (a project's `json.py` shadows nothing).
+_MAIN = "import sys; del sys.path[0]; from replio_replay.tools.childmain import main; main(sys.argv[1:])"
+
+
+def wire(message: Mapping[str, Any]) -> bytes:
+    """`message` as one line of the protocol: JSON in ASCII (a lone surrogate crosses as its escape);
+    ValueError when it holds NaN or Infinity."""
+    return (json.dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n").encode("ascii")
+
+
+def child_env() -> dict[str, str]:
+    """The fork server's environment: `_KEPT`, from replio's own; unbuffered, so what the project's
+    code prints is on replio's stderr at once, even from a child that is then killed."""
+    return {**{name: os.environ[name] for name in _KEPT if name in os.environ}, "PYTHONUNBUFFERED": "1"}
+
+
+class _Gone(Exception):
+    """The other end closed its line: the process ended."""
+
+
+class _TooLong(Exception):
+    """An answer went over `MESSAGE_CAP`."""
+
+
+class _Line:
+    """JSON lines over one end of a socket pair, each wait bounded by a deadline and a cancel event."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        self.sock = sock
+        self.kept = bytearray()
+        self.looked = 0  # how far `kept` holds no newline
+
+    def send(self, data: bytes | memoryview, deadline: float, cancel: threading.Event | None) -> None:
+        """Send one `wire` line."""
+        data = memoryview(data)
+        while data:
+            self._wait(select.POLLOUT, deadline, cancel)
+            try:
+                data = data[self.sock.send(data):]
+            except BlockingIOError:
+                continue
+            except OSError:  # its end is closed: the answer's read says how it ended
+                raise _Gone() from None
+
+    def receive(self, deadline: float, cancel: threading.Event | None) -> dict[str, Any]:
+        while (end := self.kept.find(b"\n", self.looked)) < 0:
+            self.looked = len(self.kept)
+            if self.looked > MESSAGE_CAP:
+                raise _TooLong()
+            self._wait(select.POLLIN, deadline, cancel)
+            try:
+                chunk = self.sock.recv(_CHUNK)
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                raise _Gone()
+            self.kept += chunk
+        line = bytes(self.kept[:end])
+        del self.kept[:end + 1]
+        self.looked = 0
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def _wait(self, event: int, deadline: float, cancel: threading.Event | None) -> None:
+        poller = select.poll()
+        poller.register(self.sock, event | select.POLLHUP)
+        while True:
+            if cancel is not None and cancel.is_set():
+                raise Interrupted()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimedOut()
+            if poller.poll(min(_STEP, left) * 1000):
+                return
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _ended(status: int | None) -> str:
+    """How a process ended, from its wait status as `ForkServer.reap` gives it."""
+    if status is None:
+        return "ended its process"
+    if status < 0:
+        return f"ended its process (killed by signal {-status})"
+    return f"ended its process (exit status {status})"
+
+
+class ForkServer:
+    """The process that imports the project's Python and forks each fixture's `Child` (see the module docstring).
+
+    Thread-safe: requests to the server go one at a time. Nothing is started until the first
+    `describe` or fork; `close` (or the object's end, or replio's exit) kills it and its children.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._line: _Line | None = None
+        self._passing: socket.socket | None = None
+        self._units: dict[str, tuple[int, dict[str, Any]]] = {}  # spec's canonical JSON -> (unit, answer)
+        self._good: list[tuple[int, dict[str, Any]]] = []  # described without a problem: told again to a new server
+        self._finalizer: weakref.finalize | None = None
+
+    def describe(self, spec: Mapping[str, Any], what: str) -> tuple[int, dict[str, Any]]:
+        """The unit number and description of what `spec` names (a class or a function: see
+        `childmain`), described once per server; ToolSetError naming `what` (the declaring file and
+        field) when the server finds a problem, ends, or takes longer than `LOAD_TIMEOUT`."""
+        key = canonical(spec)
+        with self._lock:
+            if key not in self._units:
+                unit = len(self._units) + 1
+                answer = self._describe(unit, dict(spec), what)
+                self._units[key] = unit, answer
+                if "problem" not in answer:
+                    self._good.append((unit, dict(spec)))
+            unit, answer = self._units[key]
+        if "problem" in answer:
+            raise ToolSetError(answer["problem"])
+        return unit, answer["description"]
+
+    def child(self, root: Path, timeout: float, *, cancel: threading.Event | None = None, network: bool = True,
+              web_allow: Sequence[str] = ()) -> Child:
+        """A fixture's child, forked on its first request: its tools' `ToolContext` has the worktree
+        `root`, `timeout`, `network` and `web_allow`; `cancel` interrupts its every wait."""
+        context = {"root": str(root), "timeout": timeout, "network": network, "web_allow": list(web_allow)}
+        return Child(self, context, cancel)
+
+    def close(self) -> None:
+        """Kill the server and every child it forked."""
+        with self._lock:
+            self._stop()
+
+    def _describe(self, unit: int, spec: dict[str, Any], what: str) -> dict[str, Any]:
+        try:
+            return self._ask({"op": "describe", "unit": unit, "spec": spec}, LOAD_TIMEOUT)
+        except TimedOut:
+            self._stop()
+            return {"problem": f"{what}: loading it took longer than {LOAD_TIMEOUT:g} s; stopped"}
+        except _Gone:
+            status = self._stop()
+            return {"problem": f"{what}: loading it {_ended(status)}; fix the module"}
+
+    def fork(self, cancel: threading.Event | None) -> tuple[int, _Line]:
+        """A new child (its pid and line), forked from the server: started first when it is not running."""
+        mine, theirs = socket.socketpair()
+        try:
+            with self._lock:
+                for attempt in (1, 2):  # a server that has died since its last request is started again once
+                    try:
+                        self._running()
+                        assert self._passing is not None
+                        socket.send_fds(self._passing, [b"f"], [theirs.fileno()])
+                        pid = int(self._ask({"op": "fork"}, LOAD_TIMEOUT, cancel)["pid"])
+                        return pid, _Line(mine)
+                    except (_Gone, OSError, TimedOut):
+                        self._stop()
+                        if attempt == 2:
+                            raise
+        except BaseException:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
+        raise AssertionError("unreachable")
+
+    def reap(self, pid: int) -> int | None:
+        """The wait status of child `pid`, killed first (an exit status, or minus the signal); None
+        when the server is gone (its children went with it)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+        with self._lock:
+            if self._proc is None:
+                return None
+            try:
+                status = self._ask({"op": "reap", "pid": pid}, LOAD_TIMEOUT)["status"]
+            except (_Gone, TimedOut):
+                self._stop()
+                return None
+        return status if isinstance(status, int) else None
+
+    def _ask(self, message: dict[str, Any], timeout: float,
+             cancel: threading.Event | None = None) -> dict[str, Any]:
+        self._running()
+        assert self._line is not None
+        deadline = time.monotonic() + timeout
+        try:
+            self._line.send(wire(message), deadline, cancel)
+            return self._line.receive(deadline, cancel)
+        except (Interrupted, KeyboardInterrupt, _TooLong):  # mid-request: its state is unknown
+            self._stop()
+            raise
+
+    def _running(self) -> None:
+        """Start the server unless it runs, describing again what the last one had described."""
+        if self._proc is not None:
+            return
+        mine, theirs = socket.socketpair()
+        passing, passed = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        env, token = marked(child_env())
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-c", _MAIN, str(theirs.fileno()), str(passed.fileno())],
+                stdin=subprocess.DEVNULL, stdout=2,  # what the project's code prints goes to stderr, never into replio's output
+                pass_fds=(theirs.fileno(), passed.fileno()), env=env, start_new_session=True,
+            )
+        finally:
+            theirs.close()
+            passed.close()
+        track_group(self._proc.pid, token)
+        self._line, self._passing = _Line(mine), passing
+        self._finalizer = weakref.finalize(self, _kill, self._proc, mine, passing)
+        for unit, spec in self._good:
+            self._ask({"op": "describe", "unit": unit, "spec": spec}, LOAD_TIMEOUT)
+
+    def _stop(self) -> int | None:
+        """Kill the server and its children; its exit status (None: it was not running)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        _kill(proc, self._line.sock if self._line else None, self._passing)
+        self._line = self._passing = None
+        return proc.returncode
+
+
+def _kill(proc: subprocess.Popen[bytes], *sockets: socket.socket | None) -> None:
+    end_group(proc.pid)  # its group, and by its mark every child it forked
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+    for sock in sockets:
+        if sock is not None:
+            sock.close()
+
+
+class Child:
+    """One fixture's (one trial's) child process; see the module docstring. Forked on its first
+    request; `close` ends it and all it started. Used by one thread at a time."""
+
+    def __init__(self, server: ForkServer, context: dict[str, Any], cancel: threading.Event | None) -> None:
+        self.server = server
+        self.context = context
+        self.cancel = cancel
+        self.pid: int | None = None
+        self.line: _Line | None = None
+        #: Why it was stopped (the first reason), once it was: every later request raises it.
+        self.stopped: str | None = None
+
+    def ask(self, message: Mapping[str, Any], *, what: str, timeout: float) -> dict[str, Any]:
+        """The child's answer to `message`, within `timeout` seconds. UserCodeError naming `what`
+        (``environment Shop: cancel_order``) when it takes longer, ends or answers too much: the
+        child is then killed and stays stopped; Interrupted when the run's cancel event is set;
+        ValueError, before anything is sent, when `message` holds NaN or Infinity."""
+        if self.stopped is not None:
+            raise UserCodeError(self.stopped)
+        data = wire(message)
+        deadline = time.monotonic() + timeout
+        try:
+            line = self._line()
+            line.send(data, deadline, self.cancel)
+            return line.receive(deadline, self.cancel)
+        except TimedOut:
+            why = f"{what} took longer than {timeout:g} s; stopped"
+        except _TooLong:
+            why = f"{what} answered with more than {MESSAGE_CAP // (1024 * 1024)} MiB; stopped"
+        except _Gone:
+            why = f"{what} {_ended(self._reap())}"
+        except (Interrupted, KeyboardInterrupt):
+            self.stopped = "the run was interrupted"
+            self.close()
+            raise
+        self.stopped = why
+        self.close()
+        raise UserCodeError(why)
+
+    def close(self) -> None:
+        """Kill the child and what it started, if it was started."""
+        self._reap()
+        if self.line is not None:
+            self.line.close()
+            self.line = None
+
+    def _reap(self) -> int | None:
+        pid, self.pid = self.pid, None
+        return self.server.reap(pid) if pid is not None else None
+
+    def _line(self) -> _Line:
+        """The line to the child, forked now if it is not yet, and told its context (which it does not answer)."""
+        if self.line is None:
+            try:
+                self.pid, self.line = self.server.fork(self.cancel)
+            except (_Gone, TimedOut, OSError) as exc:
+                self.stopped = f"the process that runs the project's Python could not start this fixture's ({exc!r})"
+                raise UserCodeError(self.stopped) from None
+            self.line.send(wire({"op": "context", **self.context}), time.monotonic() + LOAD_TIMEOUT, self.cancel)
+        return self.line

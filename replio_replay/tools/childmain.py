@@ -1,0 +1,200 @@
+"""The process that runs the project's Python: the fork server, and each fixture's child forked from it.
+
+Started by `child.ForkServer` (``main(CONTROL, PASSING)``, in a session of its own), it reads one
+JSON request a line on the socket CONTROL and answers each with one line:
+
+- ``{"op": "describe", "unit": N, "spec": {...}}``: load an environment's class (``"kind":
+  "environment"``) or a Python tool's function (``"kind": "function"``) and make its tools
+  (`pyobjects`), kept as unit N: ``{"description": {...}}``, or ``{"problem": "..."}`` whatever
+  the module raises (a `BaseException` too);
+- ``{"op": "fork"}``, one end of a socket pair passed on PASSING beforehand: fork a child serving
+  that socket, in a session of its own: ``{"pid": N}``;
+- ``{"op": "reap", "pid": N}``: wait for that child (replio killed it): ``{"status": S}``, an exit
+  status or minus the signal.
+
+A fixture's child has every unit the server had described when it forked. It is told its context
+first (``{"op": "context", ...}``: the worktree and limits its tools' `ToolContext` gets; not
+answered), then answers:
+
+- ``{"op": "build", "env", "unit", "initial"}``: ``Class(**initial)`` kept as environment `env`:
+  ``{}``, or ``{"problem": ...}``;
+- ``{"op": "call", "unit", "tool", "arguments"}``: ``{"result": text}``, ``{"failure": ...}`` (a
+  `ToolFailure`: the model reads ``Error: ...``), ``{"raised": [class name, message]}`` (whatever
+  else the code raised, a `BaseException` too) or ``{"invalid": ...}`` (the arguments do not fit
+  its hints);
+- ``{"op": "state", "env"}``: ``{"state": {...}}``, or ``{"problem": ...}``.
+
+Nothing here bounds the project's code: replio does, and kills a child that overruns or ends. A
+process the project's code forks keeps no line to replio: its end of the socket is /dev/null.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import json
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Union
+
+from ..errors import ToolSetError
+from .base import InvalidArguments, Tool, ToolContext, ToolFailure
+from .child import wire
+from .environment import EnvironmentDecl
+from .permissions import Category
+from .pyobjects import class_tools, path_tool, state_of
+from .sandbox import Sandbox, SandboxError
+
+__all__ = ["main"]
+
+
+@dataclass(frozen=True)
+class _Class:
+    """An environment's class and its tools by name; `where` names its declaration."""
+
+    cls: type
+    tools: dict[str, Tool]
+    where: str
+
+
+Unit = Union[_Class, Tool]
+
+
+def main(argv: list[str]) -> None:
+    """Serve replio's requests on the sockets whose descriptors `argv` holds, until it closes CONTROL."""
+    control = socket.socket(fileno=int(argv[0]))
+    passing = socket.socket(fileno=int(argv[1]))
+    units: dict[int, Unit] = {}
+    for line in control.makefile("rb"):
+        message = json.loads(line)
+        if message["op"] == "fork":
+            answer: dict[str, Any] = {"pid": _fork(control, passing, units)}
+        elif message["op"] == "reap":
+            answer = {"status": _reap(message["pid"])}
+        else:
+            answer = _describe(units, message)
+        control.sendall(wire(answer))
+
+
+def _describe(units: dict[int, Unit], message: dict[str, Any]) -> dict[str, Any]:
+    spec = message["spec"]
+    try:
+        unit = _unit(spec)
+        answer = {"description": _description(unit)}
+        wire(answer)  # a schema holding NaN, say
+    except ToolSetError as exc:
+        return {"problem": str(exc)}
+    except BaseException as exc:  # the project's code, whatever it raises
+        return {"problem": f"{spec['field']}: loading {spec['python']} failed: {type(exc).__name__}: {exc}; "
+                           "fix the module"}
+    units[message["unit"]] = unit
+    return answer
+
+
+def _unit(spec: dict[str, Any]) -> Unit:
+    base_dir = Path(spec["base_dir"])
+    if spec["kind"] == "function":
+        return path_tool(spec["name"], spec["python"], base_dir=base_dir, where=spec["where"],
+                         category=Category(spec["category"]), description=spec["description"])
+    decl = EnvironmentDecl.model_validate(spec["decl"])
+    cls, tools = class_tools(spec["name"], decl, base_dir=base_dir, where=spec["where"])
+    return _Class(cls, tools, spec["field"])
+
+
+def _description(unit: Unit) -> dict[str, Any]:
+    if isinstance(unit, Tool):
+        return {"tool": _tool(unit)}
+    return {"class": unit.cls.__name__, "tools": [_tool(t) for t in unit.tools.values()]}
+
+
+def _tool(tool: Tool) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters),
+            "checks_schema": tool.checks_schema, "touches_worktree": tool.touches_worktree}
+
+
+def _reap(pid: int) -> int | None:
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:  # not ours (an earlier server's), or reaped already
+        return None
+    return os.waitstatus_to_exitcode(status)
+
+
+def _fork(control: socket.socket, passing: socket.socket, units: dict[int, Unit]) -> int:
+    """Fork a fixture's child on the socket passed on `passing`; its pid (in the child: never returns)."""
+    _, fds, _, _ = socket.recv_fds(passing, 1, 1)
+    gc.freeze()  # what the server built is only read by its children: the collector leaves it (and its pages) alone
+    pid = os.fork()
+    if pid:
+        os.close(fds[0])
+        return pid
+    code = 0
+    try:
+        os.setsid()  # its own session and group: killed as one, with all it forks
+        control.close()
+        passing.close()
+        os.set_inheritable(fds[0], False)
+        _serve(socket.socket(fileno=fds[0]), units)
+    except BaseException:  # replio's line broke: nothing left to answer
+        code = 1
+    finally:
+        os._exit(code)  # a forked child never runs the server's exit
+
+
+def _serve(channel: socket.socket, units: dict[int, Unit]) -> None:
+    os.register_at_fork(after_in_child=functools.partial(_unplug, channel.fileno()))
+    ctx = ToolContext(Sandbox(Path(os.devnull)))
+    for line in channel.makefile("rb"):
+        message = json.loads(line)
+        if message["op"] == "context":
+            ctx = ToolContext(Sandbox(Path(message["root"])), timeout=message["timeout"], network=message["network"],
+                              web_allow=tuple(message["web_allow"]))
+            continue
+        channel.sendall(wire(_answer(message, units, ctx)))
+
+
+def _unplug(fd: int) -> None:
+    """In a process the project's code forked: its copy of replio's line becomes /dev/null, so it
+    never answers replio, nor keeps the line open once the child has ended."""
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, fd, inheritable=False)
+    os.close(null)
+
+
+def _answer(message: dict[str, Any], units: dict[int, Unit], ctx: ToolContext) -> dict[str, Any]:
+    op = message["op"]
+    if op == "call":
+        return _call(units[message["unit"]], message["tool"], message["arguments"], ctx)
+    env = message["env"]
+    if op == "state":
+        try:
+            return {"state": state_of(env, ctx.environments[env])}
+        except ToolSetError as exc:
+            return {"problem": str(exc)}
+        except BaseException as exc:  # a `__repr__` of the project's
+            return {"problem": f"environment {env!r}: reading its state failed: {type(exc).__name__}: {exc}"}
+    unit = units[message["unit"]]
+    assert isinstance(unit, _Class)
+    try:
+        ctx.environments[env] = unit.cls(**message["initial"])
+    except BaseException as exc:  # the project's code
+        return {"problem": f"{unit.where}: {unit.cls.__name__}(**initial) failed: {type(exc).__name__}: {exc}; "
+                           "make `initial` match the class's parameters"}
+    return {}
+
+
+def _call(unit: Unit, name: str, arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    """One call, answered as the toolbox words each outcome for the model."""
+    tool = unit if isinstance(unit, Tool) else unit.tools[name]
+    try:
+        return {"result": tool.invoke(arguments, ctx)}
+    except InvalidArguments as exc:
+        return {"invalid": exc.problem}
+    except (ToolFailure, SandboxError) as exc:
+        return {"failure": str(exc)}
+    except OSError as exc:
+        return {"failure": f"{name} failed: {exc.strerror or type(exc).__name__}"}
+    except BaseException as exc:  # the project's code, whatever it raises
+        return {"raised": [type(exc).__name__, str(exc)]}
