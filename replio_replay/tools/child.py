@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ from .._runtime.groups import end_group, marked, track_group
 from .._runtime.jsoncanon import canonical
 from ..errors import ToolSetError, UserCodeError
 
-__all__ = ["LOAD_TIMEOUT", "MESSAGE_CAP", "Child", "ForkServer", "child_env", "wire"]
+__all__ = ["LOAD_TIMEOUT", "MESSAGE_CAP", "Child", "Fetch", "ForkServer", "child_env", "wire"]
 
 #: Seconds importing a module and describing one class or function may take.
 LOAD_TIMEOUT = 60.0
@@ -56,6 +56,10 @@ _KEPT = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "VIRTUAL_
          "PYTHONDONTWRITEBYTECODE", "PYTHONUTF8", "SSL_CERT_FILE", "SSL_CERT_DIR")
 #: The server's command: its own folder is not put first on `sys.path` (a project's `json.py` shadows nothing).
 _MAIN = "import sys; del sys.path[0]; from replio_replay.tools.childmain import main; main(sys.argv[1:])"
+
+
+#: Makes an HTTP request a child's `ToolContext.http` sent (``{"op": "http", ...}``), and gives the answer to send back.
+Fetch = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def wire(message: Mapping[str, Any]) -> bytes:
@@ -114,6 +118,8 @@ class _Line:
             if not chunk:
                 raise _Gone()
             self.kept += chunk
+        if end > MESSAGE_CAP:
+            raise _TooLong()
         line = bytes(self.kept[:end])
         del self.kept[:end + 1]
         self.looked = 0
@@ -134,6 +140,11 @@ class _Line:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def _bytes(size: int) -> str:
+    mib = 1024 * 1024
+    return f"{size // mib} MiB" if size % mib == 0 else f"{size:,} bytes"
 
 
 def _ended(status: int | None) -> str:
@@ -201,7 +212,10 @@ class ForkServer:
             return {"problem": f"{what}: loading it {_ended(status)}; fix the module"}
 
     def fork(self, cancel: threading.Event | None) -> tuple[int, _Line]:
-        """A new child (its pid and line), forked from the server: started first when it is not running."""
+        """A new child (its pid and line), forked from the server: started first when it is not running;
+        Interrupted, and nothing forked, once `cancel` is set."""
+        if cancel is not None and cancel.is_set():
+            raise Interrupted()
         mine, theirs = socket.socketpair()
         try:
             with self._lock:
@@ -210,7 +224,7 @@ class ForkServer:
                         self._running()
                         assert self._passing is not None
                         socket.send_fds(self._passing, [b"f"], [theirs.fileno()])
-                        pid = int(self._ask({"op": "fork"}, LOAD_TIMEOUT, cancel)["pid"])
+                        pid = int(self._ask({"op": "fork"}, LOAD_TIMEOUT)["pid"])
                         return pid, _Line(mine)
                     except (_Gone, OSError, TimedOut):
                         self._stop()
@@ -306,11 +320,13 @@ class Child:
         #: Why it was stopped (the first reason), once it was: every later request raises it.
         self.stopped: str | None = None
 
-    def ask(self, message: Mapping[str, Any], *, what: str, timeout: float) -> dict[str, Any]:
+    def ask(self, message: Mapping[str, Any], *, what: str, timeout: float,
+            fetch: Fetch | None = None) -> dict[str, Any]:
         """The child's answer to `message`, within `timeout` seconds. UserCodeError naming `what`
         (``environment Shop: cancel_order``) when it takes longer, ends or answers too much: the
         child is then killed and stays stopped; Interrupted when the run's cancel event is set;
-        ValueError, before anything is sent, when `message` holds NaN or Infinity."""
+        ValueError, before anything is sent, when `message` holds NaN or Infinity. A request the
+        child's `ToolContext.http` sends meanwhile (``{"op": "http"}``) is answered by `fetch`."""
         if self.stopped is not None:
             raise UserCodeError(self.stopped)
         data = wire(message)
@@ -318,15 +334,18 @@ class Child:
         try:
             line = self._line()
             line.send(data, deadline, self.cancel)
-            return line.receive(deadline, self.cancel)
+            while (answer := line.receive(deadline, self.cancel)).get("op") == "http":
+                line.send(wire(fetch(answer) if fetch is not None else {"refused": "no HTTP in this call"}), deadline,
+                          self.cancel)
+            return answer
         except TimedOut:
             why = f"{what} took longer than {timeout:g} s; stopped"
         except _TooLong:
-            why = f"{what} answered with more than {MESSAGE_CAP // (1024 * 1024)} MiB; stopped"
+            why = f"{what} answered with more than {_bytes(MESSAGE_CAP)}; stopped"
         except _Gone:
             why = f"{what} {_ended(self._reap())}"
-        except (Interrupted, KeyboardInterrupt):
-            self.stopped = "the run was interrupted"
+        except BaseException as exc:  # interrupted, or the harness failed fetching (a replay that lacks the request)
+            self.stopped = "the run was interrupted" if isinstance(exc, (Interrupted, KeyboardInterrupt)) else str(exc)
             self.close()
             raise
         self.stopped = why

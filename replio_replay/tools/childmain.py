@@ -24,8 +24,10 @@ answered), then answers:
   its hints);
 - ``{"op": "state", "env"}``: ``{"state": {...}}``, or ``{"problem": ...}``.
 
-Nothing here bounds the project's code: replio does, and kills a child that overruns or ends. A
-process the project's code forks keeps no line to replio: its end of the socket is /dev/null.
+In the middle of a call, the child may send ``{"op": "http", ...}`` and read replio's answer: a
+request of the call's `ctx.http` (see `childhttp`). Nothing here bounds the project's code: replio
+does, and kills a child that overruns or ends. A process the project's code forks keeps no line to
+replio: its end of the socket is /dev/null.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import os
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import IO, TYPE_CHECKING, Any, Union
 
 from ..errors import ToolSetError
 from .base import InvalidArguments, Tool, ToolContext, ToolFailure
@@ -46,6 +48,9 @@ from .environment import EnvironmentDecl
 from .permissions import Category
 from .pyobjects import class_tools, path_tool, state_of
 from .sandbox import Sandbox, SandboxError
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["main"]
 
@@ -143,14 +148,31 @@ def _fork(control: socket.socket, passing: socket.socket, units: dict[int, Unit]
         os._exit(code)  # a forked child never runs the server's exit
 
 
+class _Context(ToolContext):
+    """A call's `ToolContext` in the child: its `http` sends each request to replio (see `childhttp`)."""
+
+    line: tuple[socket.socket, IO[bytes]] | None = None
+
+    @property
+    def http(self) -> httpx.Client:
+        if self._client is None:
+            from .childhttp import relayed_client
+
+            assert self.line is not None
+            self._client = relayed_client(self.line[0].sendall, self.line[1])
+        return self._client
+
+
 def _serve(channel: socket.socket, units: dict[int, Unit]) -> None:
     os.register_at_fork(after_in_child=functools.partial(_unplug, channel.fileno()))
-    ctx = ToolContext(Sandbox(Path(os.devnull)))
-    for line in channel.makefile("rb"):
+    requests = channel.makefile("rb")
+    ctx = _Context(Sandbox(Path(os.devnull)))
+    for line in requests:
         message = json.loads(line)
         if message["op"] == "context":
-            ctx = ToolContext(Sandbox(Path(message["root"])), timeout=message["timeout"], network=message["network"],
-                              web_allow=tuple(message["web_allow"]))
+            ctx = _Context(Sandbox(Path(message["root"])), timeout=message["timeout"], network=message["network"],
+                           web_allow=tuple(message["web_allow"]))
+            ctx.line = channel, requests
             continue
         channel.sendall(wire(_answer(message, units, ctx)))
 

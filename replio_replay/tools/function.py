@@ -29,6 +29,7 @@ server describes them (`pyobjects`) and each fixture's child calls them (`remote
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -89,9 +90,11 @@ def remote(unit: int, name: str, what: str) -> Invoke:
     def invoke(arguments: dict[str, Any], ctx: ToolContext) -> str:
         if ctx.child is None:  # a harness bug: the runner gives a fixture offering such a tool its child
             raise RuntimeError(f"tool {name!r} runs in a child process, and this fixture has none")
+        from .childhttp import fetch
+
         message = {"op": "call", "unit": unit, "tool": name, "arguments": arguments}
         try:
-            answer = ctx.child.ask(message, what=what, timeout=ctx.timeout)
+            answer = ctx.child.ask(message, what=what, timeout=ctx.timeout, fetch=functools.partial(fetch, ctx))
         except ValueError:
             raise InvalidArguments("NaN and Infinity are no JSON values; pass numbers JSON can write") from None
         if "result" in answer:

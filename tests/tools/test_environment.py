@@ -13,7 +13,7 @@ from replio_replay.fixtures.model import load_fixture
 from replio_replay.plan.offer import for_fixture
 from replio_replay.tools.base import ToolContext
 from replio_replay.tools.builtin import builtin_tools
-from replio_replay.tools.environment import build, states
+from replio_replay.tools.environment import build
 from replio_replay.tools.permissions import Category, Permissions
 from replio_replay.tools.pyobjects import state_of
 from replio_replay.tools.resolve import resolve_toolset

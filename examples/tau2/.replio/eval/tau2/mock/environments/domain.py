@@ -276,3 +276,11 @@ def _tool(name, requestor):
 
 for _name, _requestor in _SPEC["tools"].items():
     setattr(Mock, _name, _tool(_name, _requestor))
+
+
+# Each side's toolkit module and pristine database, read once where this module is imported (once a
+# run, before any fixture's child is forked): each environment then starts from a copy of them.
+for _side in ("agent", "user"):
+    if _SPEC.get(_side):
+        _module(_SPEC[_side]["module"])
+        _pristine(_side)
