@@ -1,4 +1,4 @@
-"""Processes replio started (tool commands, MCP servers): each ended with all it spawned.
+"""Processes replio started (commands, MCP servers, the fork server of the project's Python), each ended with all it spawned.
 
 Whoever starts a program gives it the environment `marked` returns, `track_group`s it and ends
 it (`end_group`) when done; what is still tracked when replio exits is killed then: a thread

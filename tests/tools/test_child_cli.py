@@ -72,7 +72,7 @@ class Faults:
             with open(self.pids, "a") as out:
                 out.write(f"{pid}\\n")
         with open(self.pids, "a") as out:
-            out.write(f"{os.getpid()}\\n")
+            out.write(f"{os.getpid()}\\n{os.getppid()}\\n")
         return "forked"
 '''
 
@@ -229,5 +229,25 @@ def test_nothing_a_method_forks_outlives_the_run(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert [c["result"] for c in results["fork"]["trace"]] == ["forked", "fine"]
     forked = [int(line) for line in pids.read_text().split()]
-    assert len(forked) == 3  # the copy, the daemon and the child itself
+    assert len(forked) == 4  # the copy, the daemon, the child itself and the fork server it came from
     assert [pid for pid in forked if _alive(pid)] == []
+
+
+def test_a_signal_ends_a_run_within_5_s_while_a_module_spins_in_c_at_import(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    project = _project(tmp_path / "p", {"good": {}}, {"good": _calls("fine")})
+    write_module(project / ".replio" / "envs" / "spin.py", f"from pathlib import Path\n\nPath({str(started)!r})"
+                 ".write_text('1')\nsum(range(10 ** 13))\n")
+    write_json(project / ".replio" / "eval" / "spin.json", {
+        "task": "t", "environments": {"s": {"python": "../envs/spin.py:Spin"}}})
+    proc = subprocess.Popen([replio_command(), "eval", "--path", str(project), "run", "--no-cassettes"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, "the import never started"
+        time.sleep(0.05)
+    signalled = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - signalled < 5, err
+    assert proc.returncode == 130 and "interrupted while starting" in err, err
