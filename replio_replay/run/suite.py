@@ -478,13 +478,17 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     from ..recording.network import network_blocked
     from ..tools.mcp.logs import routed
 
-    with network_blocked(_live_mcp_urls(runs, plan.request.mcp_live)) if settings.record_mode is RecordMode.NONE \
-            else nullcontext(), routed(plan.redactor):
-        _run_all(runs, options, outcome, observer)
-    recorded_again = []
-    if sessions is not None and sessions.mode is RecordMode.STALE:
-        recording = dataclasses.replace(options, session=dataclasses.replace(sessions, mode=RecordMode.ALL))
-        recorded_again = _record_drifted(runs, recording, outcome)
+    try:
+        with network_blocked(_live_mcp_urls(runs, plan.request.mcp_live)) if settings.record_mode is RecordMode.NONE \
+                else nullcontext(), routed(plan.redactor):
+            _run_all(runs, options, outcome, observer)
+        recorded_again = []
+        if sessions is not None and sessions.mode is RecordMode.STALE:
+            recording = dataclasses.replace(options, session=dataclasses.replace(sessions, mode=RecordMode.ALL))
+            recorded_again = _record_drifted(runs, recording, outcome)
+    finally:
+        for server in {id(r.toolset.python): r.toolset.python for r in plan.runs}.values():
+            server.close()  # the project's Python ends with the run (a later run starts it again)
     # The one redaction step: everything reported or approved from here on is free of secrets.
     outcome.runs = [plan.redactor.model(run) for run in outcome.runs]
     outcome.problems = [(f, plan.redactor.text(m)) for f, m in outcome.problems]
