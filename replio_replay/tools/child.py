@@ -219,23 +219,26 @@ class ForkServer:
         mine, theirs = socket.socketpair()
         try:
             with self._lock:
-                for attempt in (1, 2):  # a server that has died since its last request is started again once
-                    try:
-                        self._running()
-                        assert self._passing is not None
-                        socket.send_fds(self._passing, [b"f"], [theirs.fileno()])
-                        pid = int(self._ask({"op": "fork"}, LOAD_TIMEOUT)["pid"])
-                        return pid, _Line(mine)
-                    except (_Gone, OSError, TimedOut):
-                        self._stop()
-                        if attempt == 2:
-                            raise
+                try:
+                    pid = self._fork(theirs)
+                except (_Gone, OSError, TimedOut):  # it died since its last request: started again, once
+                    pid = self._fork(theirs)
         except BaseException:
             mine.close()
             raise
         finally:
             theirs.close()
-        raise AssertionError("unreachable")
+        return pid, _Line(mine)
+
+    def _fork(self, theirs: socket.socket) -> int:
+        try:
+            self._running()
+            assert self._passing is not None
+            socket.send_fds(self._passing, [b"f"], [theirs.fileno()])
+            return int(self._ask({"op": "fork"}, LOAD_TIMEOUT)["pid"])
+        except (_Gone, OSError, TimedOut):
+            self._stop()  # a descriptor passed and not taken must not reach the next fork
+            raise
 
     def reap(self, pid: int) -> int | None:
         """The wait status of child `pid`, killed first (an exit status, or minus the signal); None

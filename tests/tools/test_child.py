@@ -191,3 +191,16 @@ def test_ctx_http_in_the_child_is_replios_client_checked_and_recorded_there(tmp_
     refused = box(()).call("fetch", {"url": url})
     assert refused.startswith(f"Error: refused to fetch {url}: 127.0.0.1 is ")
     assert len(llm_server.requests) == 1
+
+
+def test_a_fork_server_killed_between_fixtures_is_started_again_for_the_next(tmp_path: Path) -> None:
+    import signal
+
+    toolset = _toolset(tmp_path)
+    first = _toolbox(toolset)
+    assert first.call("echo", {"text": "one"}) == "one"
+    server = toolset.python._proc
+    assert server is not None
+    os.kill(server.pid, signal.SIGKILL)
+    server.wait()
+    assert _toolbox(toolset).call("echo", {"text": "two"}) == "two"
