@@ -51,11 +51,22 @@ MESSAGE_CAP = 64 * 1024 * 1024
 #: How often a wait wakes to look at the cancel event.
 _STEP = 0.05
 _CHUNK = 1 << 16
+#: The folder holding the `replio_replay` package this process runs.
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 #: The variables the child's environment keeps from replio's: what Python and a module need, never a key.
 _KEPT = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHASHSEED",
          "PYTHONDONTWRITEBYTECODE", "PYTHONUTF8", "SSL_CERT_FILE", "SSL_CERT_DIR")
-#: The server's command: its own folder is not put first on `sys.path` (a project's `json.py` shadows nothing).
-_MAIN = "import sys; del sys.path[0]; from replio_replay.tools.childmain import main; main(sys.argv[1:])"
+#: The server's command, given the folder replio's own package is in (so the server runs the replio that
+#: started it, whatever `sys.path` it would have) and its two sockets. The current folder is not put first on
+#: `sys.path` (a project's `json.py` shadows nothing), nor is replio's folder left there for the project's code.
+_MAIN = """import sys
+if sys.path[:1] == [""]:
+    del sys.path[0]
+sys.path.insert(0, sys.argv[1])
+from replio_replay.tools.childmain import main
+sys.path.remove(sys.argv[1])
+main(sys.argv[2:])
+"""
 
 
 #: Makes an HTTP request a child's `ToolContext.http` sent (``{"op": "http", ...}``), and gives the answer to send back.
@@ -276,7 +287,7 @@ class ForkServer:
         env, token = marked(child_env())
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-c", _MAIN, str(theirs.fileno()), str(passed.fileno())],
+                [sys.executable, "-c", _MAIN, _PACKAGE_ROOT, str(theirs.fileno()), str(passed.fileno())],
                 stdin=subprocess.DEVNULL, stdout=2,  # what the project's code prints goes to stderr, never into replio's output
                 pass_fds=(theirs.fileno(), passed.fileno()), env=env, start_new_session=True,
             )
