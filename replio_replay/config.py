@@ -24,6 +24,7 @@ from .tools.mcp.config import McpServers
 __all__ = [
     "CONFIG_FILE",
     "Env",
+    "MAX_TRIALS",
     "ProjectConfig",
     "ProviderConfig",
     "load_project_config",
@@ -31,6 +32,8 @@ __all__ = [
 ]
 
 CONFIG_FILE = Path(".replio") / "config.json"
+#: The most times a fixture may run (`trials`, `--trials`); a saved result holds no more.
+MAX_TRIALS = 100
 
 
 class ProviderConfig(BaseModel):
@@ -66,7 +69,7 @@ class ProjectConfig(BaseModel):
     tool_timeout: float = Field(30.0, gt=0, le=3600, allow_inf_nan=False,
                                 description="Seconds one tool call may take; a fixture may lower it.")
     jobs: int | None = Field(None, ge=1, le=1024, description="Fixtures run at once (default: 4 live, 1 for a replay or a local preset).")
-    trials: int = Field(1, ge=1, le=100, description="Times each fixture runs (see pass^k).")
+    trials: int = Field(1, ge=1, le=MAX_TRIALS, description="Times each fixture runs (see pass^k).")
     cassettes: str | None = Field(None, description="The cassette folder (default cassettes).")
     golden: str | None = Field(None, description="The golden folder (default golden).")
     record_mode: str | None = Field(None, description="none, once, new_episodes, all or stale (default once).")

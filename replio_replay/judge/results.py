@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..config import MAX_TRIALS
+
 if TYPE_CHECKING:
     from ..fixtures.layout import RunKey
 
-__all__ = ["FixtureResult", "JudgeVerdict", "RunResult", "SavedRuns", "Status", "Summary", "TraceCall", "TrialResult", "saved_runs"]
+__all__ = ["MAX_NUMBER", "FixtureResult", "JudgeVerdict", "RunResult", "SavedRuns", "Status", "Summary", "TraceCall", "TrialResult", "saved_runs"]
 
 
 class Status(str, Enum):
@@ -33,11 +35,21 @@ class _Model(BaseModel):
     model_config = ConfigDict(populate_by_name=True, frozen=True, defer_build=True, allow_inf_nan=False)
 
 
-#: A fraction (accuracy, a pass rate), and a count that cannot be negative.
+#: The largest count or amount a result holds: 2**53 - 1, the largest integer every JSON reader keeps
+#: exactly (RFC 8259, section 6). A saved result is read back as input, and its numbers are computed
+#: with (rates, sums, a float's digits): none may be so large that doing so fails or means nothing.
+MAX_NUMBER = 2**53 - 1
+
+#: A fraction (accuracy, a pass rate, a standard error, an interval's end), in [0, 1].
 _Fraction = Annotated[float, Field(ge=0, le=1)]
-_Count = Annotated[int, Field(ge=0)]
+#: A count (calls, tokens, fixtures) that cannot be negative.
+_Count = Annotated[int, Field(ge=0, le=MAX_NUMBER)]
+#: Trials of a fixture, or which trial: from 1 to `MAX_TRIALS`, as a run takes them.
+_Trials = Annotated[int, Field(ge=1, le=MAX_TRIALS)]
 #: USD (see `replio_replay.prices`); absent from the JSON when no price is known, never a made-up 0.
-_Usd = Annotated[float, Field(ge=0)]
+_Usd = Annotated[float, Field(ge=0, le=MAX_NUMBER)]
+#: Wall-clock seconds.
+_Seconds = Annotated[float, Field(ge=0, le=MAX_NUMBER)]
 
 
 class TraceCall(_Model):
@@ -83,7 +95,7 @@ class FixtureResult(_Model):
     state: dict[str, Any] | None = Field(
         None, description="Each environment's end state (absent when the fixture has no environment).")
     #: The turn (0-based) of each trace call, so parallel calls can be told from sequential ones.
-    turns: list[int] = Field(default_factory=list, exclude=True)
+    turns: list[_Count] = Field(default_factory=list, exclude=True)
     request_drift: list[dict[str, Any]] | None = Field(
         None, description="Replayed request bodies vs recorded ones: null when nothing was replayed."
     )
@@ -94,19 +106,19 @@ class FixtureResult(_Model):
     drift_info: list[dict[str, Any]] | None = Field(
         None, description="Changes from the golden that do not fail it (token counts within tokens_tolerance)."
     )
-    timing: dict[str, float] | None = Field(None, description="Volatile wall-clock figures.")
+    timing: dict[str, _Seconds] | None = Field(None, description="Volatile wall-clock figures.")
     #: Wall-clock seconds the fixture took (all its trials, once combined); JUnit's `time`.
-    seconds: float = Field(0.0, exclude=True)
+    seconds: _Seconds = Field(0.0, exclude=True)
     #: Which trial this result is (1-based); the JSON shows it inside `trials`.
-    trial: int = Field(1, exclude=True)
+    trial: _Trials = Field(1, exclude=True)
     trials: list[TrialResult] | None = Field(None, description="Each trial's outcome, when the run has several.")
     passes: _Count | None = Field(None, description="Trials that passed (c), when the run has several.")
-    n: int | None = Field(None, ge=1, description="Trials run (n), when the run has several.")
+    n: _Trials | None = Field(None, description="Trials run (n), when the run has several.")
     conversation: list[dict[str, Any]] | None = Field(
         None, description="A conversation's messages in order (a fixture with `turns` or a simulated `user`): "
         "{role: user|assistant|tool, content}, an assistant's tool calls as `calls` [{name, arguments}], a "
         "tool result's `name`.")
-    tokens_by_role: dict[str, dict[str, int]] | None = Field(
+    tokens_by_role: dict[str, dict[str, _Count]] | None = Field(
         None, description="Role (agent, user) -> {prompt, completion} tokens, when a role beside the agent "
         "sent requests (`tokens` stays the agent's).")
     judge: JudgeVerdict | list[JudgeVerdict] | None = Field(
@@ -169,7 +181,7 @@ def _title_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
 class TrialResult(_Model):
     """One trial of a fixture, in brief."""
 
-    trial: int
+    trial: _Trials
     status: Status
     passed: bool = Field(alias="pass")
     accuracy: _Fraction | None = None
@@ -200,7 +212,7 @@ class Summary(_Model):
     cost_by_role: dict[str, _Usd] | None = None
     drifted: _Count = 0
     new: _Count = 0
-    trials: int | None = Field(None, ge=1, description="Trials per fixture, when more than one.")
+    trials: _Trials | None = Field(None, description="Trials per fixture, when more than one.")
     pass_hat_k: dict[str, _Fraction] | None = Field(
         None, description="k -> mean over fixtures of C(c,k)/C(n,k): the chance all of k trials pass."
     )
@@ -208,9 +220,9 @@ class Summary(_Model):
         None, description="k -> mean over fixtures of 1 - C(n-c,k)/C(n,k): the chance one of k trials passes."
     )
     flaky: list[str] | None = Field(None, description="Fixtures that passed some trials but not all.")
-    se: dict[str, float] | None = Field(
+    se: dict[str, _Fraction] | None = Field(
         None, description="metric (`pass_rate`, `accuracy`, `pass^k`) -> its standard error over fixtures.")
-    ci95: dict[str, tuple[float, float]] | None = Field(None, description="metric -> its 95 % interval.")
+    ci95: dict[str, tuple[_Fraction, _Fraction]] | None = Field(None, description="metric -> its 95 % interval.")
     ci_method: dict[str, str] | None = Field(
         None, description="metric -> how its error bar was made: `wilson`, `clt` (over fixture means) or `clustered`.")
 
