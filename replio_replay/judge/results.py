@@ -92,6 +92,11 @@ class FixtureResult(_Model):
     error: str | None = None
     reasons: list[str] = Field(default_factory=list, description="Why the verifier failed.")
     answer: str = Field("", description="The model's final text.")
+    finish: list[str | None] | None = Field(
+        None, description="Each model turn's finish reason, in order, as its provider said it (OpenAI's "
+                          "finish_reason, Anthropic's stop_reason, Gemini's finishReason, the Responses API's status "
+                          "or incomplete_details.reason, Ollama's done_reason; null for a turn it gave none); "
+                          "absent when no turn had one (the mock).")
     state: dict[str, Any] | None = Field(
         None, description="Each environment's end state (absent when the fixture has no environment).")
     #: The turn (0-based) of each trace call, so parallel calls can be told from sequential ones.
@@ -248,7 +253,7 @@ class RunResult(_Model):
         """The contract's dict: `pass` spelled as such, `timing` only where it was measured."""
         data = self.model_dump(mode="json", by_alias=True)
         for fx in data["fixtures"]:
-            for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "conversation",
+            for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "conversation", "finish",
                         "tokens_by_role", "judge", "cost", "cost_by_role", "agent_stderr", "user_trace"):
                 if fx.get(key) is None:
                     fx.pop(key, None)

@@ -21,6 +21,7 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "Exchange",
+    "Finish",
     "Message",
     "Provider",
     "ProviderSettings",
@@ -89,6 +90,25 @@ class ChatRequest:
 
 
 @dataclass(frozen=True)
+class Finish:
+    """Why a model turn ended, as its provider said it: `reason` verbatim (`stop`, `end_turn`,
+    `SAFETY`, ...), the wire `field` it came in (`finish_reason`, `stop_reason`, `finishReason`,
+    `incomplete_details.reason`, `done_reason`), the provider's explanation when it gave one
+    (Gemini's `finishMessage`), and what the format says it means (`kind`):
+
+    - ``done``: the turn ended as turns do, with an answer or with tool calls;
+    - ``length``: a length limit (the response's `max_tokens`, the context window) cut it short;
+    - ``abnormal``: anything else: a content filter, a refusal, a malformed call, a reason the
+      format's list does not know.
+    """
+
+    reason: str
+    field: str
+    kind: Literal["done", "length", "abnormal"]
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
 class ChatResponse:
     """A model's turn: its text and its tool calls (both may be present).
 
@@ -96,13 +116,15 @@ class ChatResponse:
     fields cannot hold (the Responses API's reasoning items, Gemini's thought signatures), as
     received: the engine carries them on the assistant message and the format that made them
     sends them back unchanged. Nothing else reads them: they reach cassettes and request drift
-    only as part of the request body.
+    only as part of the request body. `finish` is why the turn ended (None: the provider did not
+    say, as the scripted mock does not).
     """
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
     provider_items: tuple[dict[str, Any], ...] = ()
+    finish: Finish | None = None
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,7 @@ def _read(out: Transcript, relay: Relay, turns: list[AgentTurn]) -> None:
     except AgentError as exc:
         _ended(out, Status.ERROR, str(exc))
         return
-    out.records, out.messages = trace.records, trace.messages
+    out.records, out.messages, out.finishes = trace.records, trace.messages, trace.finishes
     out.answer = turns[-1].answer if turns else ""
     out.turn_ends = [TurnEvidence(calls, turn.answer) for calls, turn in zip(trace.turn_calls, turns)]
     for usage in trace.usage:

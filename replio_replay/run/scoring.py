@@ -77,6 +77,7 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
         error=t.error,
         reasons=reasons,
         answer=t.answer,
+        finish=t.finishes if any(f is not None for f in t.finishes) else None,
         turns=[r.turn for r in t.records],
         state=t.state,
         conversation=conversation_json(t.messages, redactor)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..._runtime.redact import NO_SECRETS, Redactor
 from ...errors import ProviderResponseError
-from ..base import Arguments, ChatRequest, ToolCall
+from ..base import Arguments, ChatRequest, Finish, ToolCall
 
 __all__ = [
     "PREVIEW_CHARS",
@@ -31,6 +31,7 @@ __all__ = [
     "assistant_turn",
     "content_text",
     "error_text",
+    "finish",
     "nonempty",
     "parse_arguments",
     "preview",
@@ -178,6 +179,18 @@ def function_calls(raw_calls: Any, *, provider: str, data: Any, turn: int) -> tu
             arguments=parse_arguments(function.get("arguments")),
         ))
     return tuple(calls)
+
+
+def finish(field: str, reason: Any, *, done: frozenset[str], length: frozenset[str],
+           detail: Any = None) -> Finish | None:
+    """A turn's finish reason as its format's `field` gave it: `done` and `length` are the format's
+    reasons for a turn that ended as turns do and for one a length limit cut short; any other
+    reason is abnormal. None when the body gives none (no field, or not a string)."""
+    if not isinstance(reason, str) or not reason:
+        return None
+    if reason in done:
+        return Finish(reason, field, "done", nonempty(detail))
+    return Finish(reason, field, "length" if reason in length else "abnormal", nonempty(detail))
 
 
 def nonempty(value: Any) -> str | None:

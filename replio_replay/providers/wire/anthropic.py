@@ -4,7 +4,8 @@ Request: ``{model, max_tokens, system, messages, tools, temperature}``; the syst
 the top-level ``system``; tools as ``{name, description, input_schema}``; an assistant's calls
 as ``tool_use`` blocks (arguments as an object); results as ``tool_result`` blocks in a user
 message, consecutive results together in ONE user message. The API has no seed. Response:
-``content`` blocks (``text`` and ``tool_use``) and ``usage.input_tokens`` / ``output_tokens``.
+``content`` blocks (``text`` and ``tool_use``), ``stop_reason`` and ``usage.input_tokens`` /
+``output_tokens``.
 
 Streamed, the message comes as events: ``message_start`` (the message, its input tokens),
 ``content_block_start`` / ``content_block_delta`` / ``content_block_stop`` per block (a call's
@@ -23,6 +24,7 @@ from . import (
     as_int,
     content_text,
     error_text,
+    finish,
     nonempty,
     parse_arguments,
     shape_error,
@@ -42,6 +44,12 @@ __all__ = [
 PROVIDER = "anthropic"
 #: The ``anthropic-version`` header this format is written against.
 API_VERSION = "2023-06-01"
+
+#: The stop reasons of a turn that ended as turns do (`pause_turn`: a server tool's loop paused,
+#: to be continued), and of one a length limit cut short (the response's `max_tokens`, or the
+#: context window); any other (`refusal`, a newer one) is abnormal.
+DONE = frozenset({"end_turn", "tool_use", "stop_sequence", "pause_turn"})
+LENGTH = frozenset({"max_tokens", "model_context_window_exceeded"})
 
 
 def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
@@ -152,6 +160,7 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
         usage=Usage(
             prompt=as_int(usage.get("input_tokens")), completion=as_int(usage.get("output_tokens"))
         ),
+        finish=finish("stop_reason", data.get("stop_reason"), done=DONE, length=LENGTH),
     )
 
 

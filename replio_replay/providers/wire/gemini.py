@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
-from . import ToolResult, as_int, error_text, nonempty, parse_arguments, shape_error
+from ..base import ChatRequest, ChatResponse, Finish, Message, ProviderSettings, ToolCall, Usage
+from . import ToolResult, as_int, error_text, finish, nonempty, parse_arguments, shape_error
 from .geminischema import gemini_schema
 
 __all__ = [
@@ -38,6 +38,12 @@ __all__ = [
 ]
 
 PROVIDER = "gemini"
+
+#: The finish reasons of a candidate that ended as turns do, and of one `maxOutputTokens` cut
+#: short; any other (SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, LANGUAGE,
+#: IMAGE_SAFETY, MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER, ...) is abnormal.
+DONE = frozenset({"STOP"})
+LENGTH = frozenset({"MAX_TOKENS"})
 
 
 def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
@@ -125,7 +131,7 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     return body
 
 
-def _candidate_parts(data: dict[str, Any]) -> list[Any]:
+def _candidate(data: dict[str, Any]) -> dict[str, Any]:
     candidates = data.get("candidates")
     if not isinstance(candidates, list) or not candidates:
         feedback = data.get("promptFeedback")
@@ -135,11 +141,20 @@ def _candidate_parts(data: dict[str, Any]) -> list[Any]:
     candidate = candidates[0]
     if not isinstance(candidate, dict):
         raise shape_error(PROVIDER, "candidates[0] is not an object", data)
+    return candidate
+
+
+def _candidate_parts(candidate: dict[str, Any], data: dict[str, Any]) -> list[Any]:
     content = candidate.get("content")
     parts = content.get("parts", []) if isinstance(content, dict) else []
     if not isinstance(parts, list):
         raise shape_error(PROVIDER, "candidates[0].content.parts is not a list", data)
-    return parts  # none at all: the model said nothing (finishReason tells why), an empty answer
+    return parts  # none at all: the model said nothing (finishReason tells why)
+
+
+def _finish(candidate: dict[str, Any]) -> Finish | None:
+    return finish("finishReason", candidate.get("finishReason"), done=DONE, length=LENGTH,
+                  detail=candidate.get("finishMessage"))
 
 
 def _usage(data: dict[str, Any]) -> Usage:
@@ -159,7 +174,8 @@ def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
         error = data["error"]
         message = error.get("message") if isinstance(error, dict) else error
         raise shape_error(PROVIDER, f"the server reported an error: {message}", data)
-    parts = _candidate_parts(data)
+    candidate = _candidate(data)
+    parts = _candidate_parts(candidate, data)
     texts: list[str] = []
     calls: list[ToolCall] = []
     for i, part in enumerate(parts):
@@ -179,7 +195,7 @@ def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
         elif isinstance(part.get("text"), str) and not part.get("thought"):
             texts.append(part["text"])
     return ChatResponse(text="".join(texts), tool_calls=tuple(calls), usage=_usage(data),
-                        provider_items=tuple(parts))
+                        provider_items=tuple(parts), finish=_finish(candidate))
 
 
 def _text_part(part: Any) -> bool:

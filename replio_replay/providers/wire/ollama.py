@@ -3,8 +3,8 @@
 Request: ``{model, messages, tools, stream: false, options: {temperature, seed, num_predict}}``;
 tools as ``{"type": "function", "function": {name, description, parameters}}``; an assistant's
 calls as ``tool_calls`` with object arguments and no ids; results as ``role: "tool"``
-messages carrying ``tool_name``. Response: ``message`` (text and ``tool_calls``) and the
-counts ``prompt_eval_count`` / ``eval_count``. Ollama gives calls no ids, so stable ones are
+messages carrying ``tool_name``. Response: ``message`` (text and ``tool_calls``), ``done_reason``
+and the counts ``prompt_eval_count`` / ``eval_count``. Ollama gives calls no ids, so stable ones are
 made from the assistant turn and the call's position: ``call_{turn}_{i}``.
 
 Streamed, the answer comes as one JSON object a line (NDJSON), each with the next piece of
@@ -22,6 +22,7 @@ from . import (
     as_int,
     assistant_turn,
     content_text,
+    finish,
     function_calls,
     nonempty,
     shape_error,
@@ -40,6 +41,11 @@ __all__ = [
 ]
 
 PROVIDER = "ollama"
+
+#: The done reasons of a turn that ended as turns do (with calls too), and of one `num_predict`
+#: cut short; any other is abnormal.
+DONE = frozenset({"stop"})
+LENGTH = frozenset({"length"})
 
 
 def encode_message(message: Message) -> dict[str, Any]:
@@ -97,6 +103,7 @@ def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
         usage=Usage(
             prompt=as_int(data.get("prompt_eval_count")), completion=as_int(data.get("eval_count"))
         ),
+        finish=finish("done_reason", data.get("done_reason"), done=DONE, length=LENGTH),
     )
 
 

@@ -3,7 +3,8 @@
 Request: ``{model, messages, tools, temperature, seed, max_tokens, stream: false}``; tools as
 ``{"type": "function", "function": {name, description, parameters}}``; an assistant's calls as
 ``tool_calls`` with JSON-string arguments; results as ``role: "tool"`` messages with
-``tool_call_id``. Response: ``choices[0].message`` (text and ``tool_calls``) and ``usage``.
+``tool_call_id``. Response: ``choices[0].message`` (text and ``tool_calls``), its
+``finish_reason`` and ``usage``.
 
 Streamed (``stream: true``), the answer comes as ``chat.completion.chunk`` objects whose
 ``choices[0].delta`` carry pieces of the text and of each call (keyed by ``index``), with the
@@ -21,6 +22,7 @@ from . import (
     ToolResult,
     as_int,
     content_text,
+    finish,
     function_calls,
     nonempty,
     shape_error,
@@ -38,6 +40,12 @@ __all__ = [
 ]
 
 PROVIDER = "openai"
+
+#: The finish reasons of a turn that ended as turns do (`function_call`: the legacy name for a
+#: call), and of one a length limit cut short (Mistral says `model_length` for its context);
+#: any other (`content_filter`, a server's own) is abnormal.
+DONE = frozenset({"stop", "tool_calls", "function_call"})
+LENGTH = frozenset({"length", "model_length"})
 
 
 def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
@@ -154,6 +162,7 @@ def decode_response(
             total=as_int(usage.get("total_tokens")),
             cached=as_int(details.get("cached_tokens")),
         ),
+        finish=finish("finish_reason", choices[0].get("finish_reason"), done=DONE, length=LENGTH),
     )
 
 
@@ -195,7 +204,7 @@ def aggregate_stream(events: list[Any]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": None}
     calls: dict[Any, dict[str, Any]] = {}
     body: dict[str, Any] = {"object": "chat.completion"}
-    finish, usage = None, None
+    reason, usage = None, None
     for chunk in events:
         if not isinstance(chunk, dict):
             raise shape_error(PROVIDER, "a stream chunk is not an object", chunk)
@@ -209,10 +218,10 @@ def aggregate_stream(events: list[Any]) -> dict[str, Any]:
         for choice in choices if isinstance(choices, list) else []:
             if isinstance(choice, dict) and choice.get("index", 0) == 0:
                 _add_delta(message, calls, choice.get("delta"))
-                finish = choice.get("finish_reason") or finish
+                reason = choice.get("finish_reason") or reason
     if calls:
         message["tool_calls"] = list(calls.values())
-    body["choices"] = [{"index": 0, "message": message, "finish_reason": finish}]
+    body["choices"] = [{"index": 0, "message": message, "finish_reason": reason}]
     body["usage"] = usage
     return body
 

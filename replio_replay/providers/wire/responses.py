@@ -6,8 +6,9 @@ include: ["reasoning.encrypted_content"], stream: false}``; the system prompt on
 (the schema as given, not made strict); ``input`` items: user and assistant messages,
 ``function_call`` items (JSON-string arguments) and ``function_call_output`` items carrying the
 ``call_id`` they answer. Response: ``output`` items (``message`` with ``output_text`` parts,
-``function_call`` with ``call_id``, ``reasoning``) and ``usage.input_tokens`` /
-``output_tokens`` / ``total_tokens``.
+``function_call`` with ``call_id``, ``reasoning``), ``status`` (``completed``, or ``incomplete``
+with ``incomplete_details.reason``) and ``usage.input_tokens`` / ``output_tokens`` /
+``total_tokens``.
 
 With ``store: false`` the server keeps nothing, so a turn's output items are sent back in the
 next request as received (`ChatResponse.provider_items`): each reasoning item, with its
@@ -24,11 +25,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
+from ..base import ChatRequest, ChatResponse, Finish, Message, ProviderSettings, ToolCall, Usage
 from . import (
     ToolResult,
     as_int,
     content_text,
+    finish,
     nonempty,
     parse_arguments,
     shape_error,
@@ -48,6 +50,10 @@ __all__ = [
 PROVIDER = "openai-responses"
 #: What a stateless request asks to get back, so reasoning can be carried across tool calls.
 INCLUDE = ("reasoning.encrypted_content",)
+
+#: An incomplete response's reason when `max_output_tokens` cut it short; any other
+#: (`content_filter`, a newer one) is abnormal, as is any status but `completed`.
+LENGTH = frozenset({"max_output_tokens"})
 
 
 def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
@@ -144,6 +150,15 @@ def _call(item: dict[str, Any], index: int, data: Any) -> ToolCall:
     return ToolCall(id=call_id, name=name, arguments=parse_arguments(item.get("arguments")))
 
 
+def _finish(data: dict[str, Any]) -> Finish | None:
+    """Why the response ended: its status, or for an incomplete one the reason given for it."""
+    details = data.get("incomplete_details")
+    reason = details.get("reason") if isinstance(details, dict) else None
+    if data.get("status") == "incomplete" and isinstance(reason, str) and reason:
+        return finish("incomplete_details.reason", reason, done=frozenset(), length=LENGTH)
+    return finish("status", data.get("status"), done=frozenset({"completed"}), length=frozenset())
+
+
 def decode_response(data: dict[str, Any]) -> ChatResponse:
     """A Responses body as a neutral response, its output items kept to be sent back; raises
     ProviderResponseError on the wrong shape or a failed response."""
@@ -176,6 +191,7 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
             total=as_int(usage.get("total_tokens")),
         ),
         provider_items=tuple(output),
+        finish=_finish(data),
     )
 
 
