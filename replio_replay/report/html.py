@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from ..judge.baseline import Comparison
 from ..judge.results import FixtureResult, RunResult, TrialResult
-from ..recording.modes import RecordMode, record_flags
+from ..recording.again import fixture_hint
 from .text import (
     compared,
     describe_change,
@@ -293,9 +293,8 @@ def _side(fid: str, column: Column, result: FixtureResult | None, cells: list[Ce
             changes.append(Changes("golden", f"drift from golden{trial}: {_changes(unit.drift)}",
                                    [(sign, result.shown_text(text)) for sign, text in map(describe_change, unit.drift)]))
         if unit.request_drift:
-            how = record_flags(RecordMode.ALL, fid, column.run.tools)
-            changes.append(Changes("request", f"request drift{trial}: {_changes(unit.request_drift)}; "
-                                              f"re-record with {how}",
+            hint = fixture_hint(unit.request_drift, fid, column.run.tools)
+            changes.append(Changes("request", f"request drift{trial}: {_changes(unit.request_drift)}; {hint}",
                                    [_request_change(c) for c in unit.request_drift]))
     calls = [Call(result.shown(c.name), _arguments(c.arguments), c.result) for c in result.trace]
     said = None if result.conversation is None else [_said(result, m) for m in result.conversation]

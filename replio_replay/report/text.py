@@ -10,7 +10,7 @@ from .._runtime.diffing import Change
 from .._runtime.wording import plural
 from ..judge.metrics import units
 from ..judge.results import Status
-from ..recording.modes import RecordMode, record_flags
+from ..recording.again import fixture_hint, run_hint, stale_judge_alone
 from .table import plain_lines, render_table, table_width
 
 if TYPE_CHECKING:
@@ -314,8 +314,8 @@ def _comparison(unit: TrialResult | FixtureResult, fixture_id: str, tools: str, 
     if unit.drift_info:
         parts.append("token count changed (within tokens_tolerance: not drift)")
     if unit.request_drift:
-        how = record_flags(RecordMode.ALL, fixture_id, tools)
-        parts.append(f"request drift ({plural(len(unit.request_drift), 'change')}; re-record with {how})")
+        hint = fixture_hint(unit.request_drift, fixture_id, tools)
+        parts.append(f"request drift ({plural(len(unit.request_drift), 'change')}; {hint})")
     elif full and unit.request_drift == []:
         parts.append("requests as recorded")
     return "; ".join(parts)
@@ -415,10 +415,10 @@ def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
         render_table(None, columns, rows, out, rich=rich)
     else:
         out.write("no cassettes or goldens yet\n")
-    stale_count = sum(1 for e in inv.entries if e.stale)
-    if stale_count:
-        out.write(f"{plural(stale_count, 'stale cassette')}: re-record them with "
-                  "--record-mode stale (and --tools NAME for a tool set)\n")
+    for judge, which in ((False, ""), (True, " whose judge alone changed")):
+        count = sum(1 for e in inv.entries if e.stale and stale_judge_alone(e.stale) is judge)
+        if count:
+            out.write(f"{plural(count, 'stale cassette')}{which}: {run_hint(judge)} (and --tools NAME for a tool set)\n")
     if inv.orphans:
         out.write(f"orphans ({len(inv.orphans)}): files for fixtures that no longer exist\n")
         out.write("".join(f"  {p}\n" for p in inv.orphans))
