@@ -18,7 +18,8 @@ from ..config import MAX_TRIALS
 if TYPE_CHECKING:
     from ..fixtures.layout import RunKey
 
-__all__ = ["MAX_NUMBER", "FixtureResult", "JudgeVerdict", "RunResult", "SavedRuns", "Status", "Summary", "TraceCall", "TrialResult", "saved_runs"]
+__all__ = ["MAX_NUMBER", "FixtureResult", "JudgeVerdict", "RunResult", "SavedRuns", "Status", "Summary", "TraceCall",
+           "TrialResult", "saved_runs"]
 
 
 class Status(str, Enum):
