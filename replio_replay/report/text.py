@@ -40,8 +40,9 @@ def comparison_line(c: dict[str, Any]) -> str:
     """One paired comparison as the table prints it: `B vs A: pass rate +0.07 [-0.09, +0.23], p = 0.41,
     no detectable difference (detects ±0.18)`."""
     name = c["metric"].replace("_", " ")
+    detects = "no spread to tell what it detects" if c["mde"] is None else f"detects ±{c['mde']:.2f}"
     return (f"{c['b']} vs {c['a']}: {name} {c['diff']:+.2f} [{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], "
-            f"p = {c['p_value']:.2g}, {c['verdict']} (detects ±{c['mde']:.2f})")
+            f"p = {c['p_value']:.2g}, {c['verdict']} ({detects})")
 
 
 def fmt_usd(value: float | None) -> str:
