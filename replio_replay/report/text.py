@@ -38,9 +38,12 @@ def fmt_rate(s: Summary, metric: str, value: float | None) -> str:
 
 def comparison_line(c: dict[str, Any]) -> str:
     """One paired comparison as the table prints it: `B vs A: pass rate +0.07 [-0.09, +0.23], p = 0.41,
-    no detectable difference (detects ±0.18)`."""
+    no detectable difference (detects ±0.18; about 190 fixtures for ±0.07)`: what this suite
+    detects, and about how many fixtures would detect the difference seen."""
     name = c["metric"].replace("_", " ")
     detects = "no spread to tell what it detects" if c["mde"] is None else f"detects ±{c['mde']:.2f}"
+    if c["verdict"] == "no detectable difference" and c.get("needed") and round(abs(c["diff"]), 2):
+        detects += f"; about {c['needed']} fixtures for ±{abs(c['diff']):.2f}"
     return (f"{c['b']} vs {c['a']}: {name} {c['diff']:+.2f} [{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], "
             f"p = {c['p_value']:.2g}, {c['verdict']} ({detects})")
 

@@ -173,3 +173,4 @@ def test_the_worked_examples_of_the_error_bars_page() -> None:
     c = compare(a, b)
     assert (round(c.p_value, 3), round(c.ci95[0], 2), round(c.ci95[1], 2), round(c.mde, 2)) == (0.289, -0.07, 0.47, 0.39)
     assert needed_fixtures(c, 0.10) == 298
+    assert needed_fixtures(c, abs(c.diff)) == 75  # the table's "about 75 fixtures for ±0.20"
