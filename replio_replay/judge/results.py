@@ -50,13 +50,14 @@ class TraceCall(_Model):
 
 class JudgeVerdict(_Model):
     """The LLM judge's verdict on one rubric item: `yes` or `no` as it answered, or `error` when its
-    answer was not the JSON object asked for (then `raw` keeps it, redacted and capped)."""
+    answer held no one verdict object as asked; `raw` keeps its answer, redacted and capped."""
 
     rubric: str
     verdict: Literal["yes", "no", "error"]
     reason: str
     passed: bool
-    raw: str | None = Field(None, description="The judge's answer when it did not parse.")
+    raw: str | None = Field(None, description="The judge's answer as it came (secrets redacted, at most 2000 "
+                            "characters); a structured answer given as data, as JSON. Null in older results.")
 
 
 class FixtureResult(_Model):

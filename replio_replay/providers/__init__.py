@@ -7,6 +7,7 @@ from .base import (
     Message,
     Provider,
     ProviderSettings,
+    ResponseSchema,
     ToolCall,
     Usage,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "Message",
     "Provider",
     "ProviderSettings",
+    "ResponseSchema",
     "ToolCall",
     "Usage",
     "create_provider",

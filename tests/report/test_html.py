@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 
 from replio_replay.judge.metrics import combine_trials, summarize
-from replio_replay.judge.results import FixtureResult, RunResult, Status, TraceCall, saved_runs
+from replio_replay.judge.results import (
+    FixtureResult,
+    JudgeVerdict,
+    RunResult,
+    Status,
+    TraceCall,
+    saved_runs,
+)
 from replio_replay.report.html import PLOT, TOP, build_report, render_html
 from tests.support.report_project import (
     HOSTILE,
@@ -247,6 +254,18 @@ def test_run_html_writes_the_report_of_the_run(tmp_path: Path, compare: tuple[st
     assert html.count("drift from golden: 1 change") == len(labels)
     assert TODO_LINE in html
     assert HOSTILE not in html
+
+
+def test_the_judges_raw_answer_is_under_each_verdict_open_for_an_error_and_absent_in_an_older_result() -> None:
+    verdicts = [JudgeVerdict(rubric="a", verdict="no", reason="missing", passed=False, raw='{"verdict": "no"} <i>x'),
+                JudgeVerdict(rubric="b", verdict="error", reason="unread", passed=False, raw="```json\n{"),
+                JudgeVerdict(rubric="c", verdict="yes", reason="older result", passed=True)]
+    html = render_html([run("m", fx("judged", judge=verdicts))])
+    items = html.split('<div class="judge">', 1)[1].split("</ul></div>", 1)[0].split("<li ")[1:]
+    assert ('<details class="raw"><summary>the judge\'s answer</summary><pre>{&#34;verdict&#34;: &#34;no&#34;} '
+            "&lt;i&gt;x</pre></details>") in items[0]
+    assert '<details class="raw" open><summary>' in items[1] and "```json\n{</pre>" in items[1]
+    assert "details" not in items[2]
 
 
 def test_the_simulated_users_own_calls_are_shown_apart_from_the_agents() -> None:

@@ -6,6 +6,11 @@ as ``tool_use`` blocks (arguments as an object); results as ``tool_result`` bloc
 message, consecutive results together in ONE user message. The API has no seed. Response:
 ``content`` blocks (``text`` and ``tool_use``) and ``usage.input_tokens`` / ``output_tokens``.
 
+Structured output is a tool: a request with a `ResponseSchema` (where structured output is on)
+offers one more tool, named for the schema, with it as ``input_schema``, and forces its use
+(``tool_choice: {"type": "tool", name}``); the input of that call is the answer
+(`ChatResponse.structured`), not a call to run.
+
 Streamed, the message comes as events: ``message_start`` (the message, its input tokens),
 ``content_block_start`` / ``content_block_delta`` / ``content_block_stop`` per block (a call's
 input as pieces of JSON text), ``message_delta`` (stop reason, output tokens), ``message_stop``:
@@ -17,7 +22,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
+from ..base import (
+    ChatRequest,
+    ChatResponse,
+    Message,
+    ProviderSettings,
+    ResponseSchema,
+    ToolCall,
+    Usage,
+)
 from . import (
     ToolResult,
     as_int,
@@ -32,6 +45,7 @@ __all__ = [
     "API_VERSION",
     "PROVIDER",
     "aggregate_stream",
+    "answer_tool",
     "decode_response",
     "encode_messages",
     "encode_request",
@@ -42,6 +56,8 @@ __all__ = [
 PROVIDER = "anthropic"
 #: The ``anthropic-version`` header this format is written against.
 API_VERSION = "2023-06-01"
+#: The description of the tool a structured answer is given through.
+_ANSWER_TOOL = "Give your answer: call this tool once, its input the JSON object asked for."
 
 
 def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
@@ -109,15 +125,27 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     if system:
         body["system"] = system
     body["messages"] = messages
-    if request.tools:
-        body["tools"] = [encode_tool(t) for t in request.tools]
+    tools = [encode_tool(t) for t in request.tools]
+    schema = answer_tool(request, settings)
+    if schema is not None:  # structured output: one tool whose input is the answer, its use forced
+        tools.append({"name": schema.name, "description": _ANSWER_TOOL, "input_schema": schema.schema})
+        body["tool_choice"] = {"type": "tool", "name": schema.name}
+    if tools:
+        body["tools"] = tools
     if settings.temperature is not None:
         body["temperature"] = settings.temperature
     return body
 
 
-def decode_response(data: dict[str, Any]) -> ChatResponse:
-    """A Messages body as a neutral response; ProviderResponseError on the wrong shape."""
+def answer_tool(request: ChatRequest, settings: ProviderSettings) -> ResponseSchema | None:
+    """The schema whose tool the model is made to call for its answer: the request's
+    `response_schema` where structured output is on (the API has no other), else None."""
+    return request.response_schema if settings.structured_output else None
+
+
+def decode_response(data: dict[str, Any], *, answer: str | None = None) -> ChatResponse:
+    """A Messages body as a neutral response; ProviderResponseError on the wrong shape. A call of
+    the tool named `answer` (`answer_tool`'s) is no call but the answer: its input is `structured`."""
     if not isinstance(data, dict):
         raise shape_error(PROVIDER, "expected a JSON object", data)
     if data.get("type") == "error" or ("error" in data and "content" not in data):
@@ -129,6 +157,7 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
         raise shape_error(PROVIDER, "no content list", data)
     texts: list[str] = []
     calls: list[ToolCall] = []
+    structured: list[Any] = []
     for i, block in enumerate(content):
         if not isinstance(block, dict):
             raise shape_error(PROVIDER, f"content[{i}] is not an object", data)
@@ -141,6 +170,9 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
                 raise shape_error(
                     PROVIDER, f"content[{i}] is a tool_use without a name or id", data
                 )
+            if name == answer:
+                structured.append(block.get("input"))
+                continue
             calls.append(
                 ToolCall(id=call_id, name=name, arguments=parse_arguments(block.get("input")))
             )
@@ -149,6 +181,7 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
     return ChatResponse(
         text="".join(texts),
         tool_calls=tuple(calls),
+        structured=tuple(structured),
         usage=Usage(
             prompt=as_int(usage.get("input_tokens")), completion=as_int(usage.get("output_tokens"))
         ),

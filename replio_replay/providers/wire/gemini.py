@@ -1,7 +1,9 @@
 """Gemini's own wire format (``POST /v1beta/models/{model}:generateContent``), camelCase throughout.
 
 Request: ``{systemInstruction, contents, tools: [{functionDeclarations}], toolConfig,
-generationConfig: {temperature, maxOutputTokens, seed}}``; the system prompt only in
+generationConfig: {temperature, maxOutputTokens, seed, responseMimeType, responseSchema}}``
+(the last two, JSON and the schema in Gemini's subset, only for a request with a `ResponseSchema`
+where structured output is on; the prompt alone asks for JSON otherwise); the system prompt only in
 ``systemInstruction``; ``contents`` of role ``user`` and ``model``; a model's calls as
 ``functionCall`` parts (object ``args``); all function responses of one model turn in ONE
 ``user`` content, in the order of the calls, each ``response`` an object (``{"result": ...}``,
@@ -121,6 +123,10 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     generation["maxOutputTokens"] = settings.max_tokens
     if settings.seed is not None:
         generation["seed"] = settings.seed + request.trial - 1
+    schema = request.response_schema
+    if schema is not None and settings.structured_output:
+        generation["responseMimeType"] = "application/json"
+        generation["responseSchema"] = gemini_schema(schema.name, schema.schema)
     body["generationConfig"] = generation
     return body
 

@@ -1,6 +1,8 @@
 """The Ollama native chat wire format (``POST /api/chat``, not streamed).
 
-Request: ``{model, messages, tools, stream: false, options: {temperature, seed, num_predict}}``;
+Request: ``{model, messages, tools, stream: false, format, options: {temperature, seed,
+num_predict}}`` (``format``, a JSON schema or ``"json"`` where structured output is off, only for a
+request with a `ResponseSchema`);
 tools as ``{"type": "function", "function": {name, description, parameters}}``; an assistant's
 calls as ``tool_calls`` with object arguments and no ids; results as ``role: "tool"``
 messages carrying ``tool_name``. Response: ``message`` (text and ``tool_calls``) and the
@@ -68,8 +70,8 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     if request.tools:
         body["tools"] = [encode_tool(t) for t in request.tools]
     body["stream"] = False
-    if request.json_mode:
-        body["format"] = "json"
+    if request.response_schema is not None:
+        body["format"] = request.response_schema.schema if settings.structured_output else "json"
     options: dict[str, Any] = {} if settings.temperature is None else {"temperature": settings.temperature}
     if settings.seed is not None:
         options["seed"] = settings.seed + request.trial - 1
