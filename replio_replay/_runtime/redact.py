@@ -11,7 +11,8 @@ Each secret is also looked for in every spelling a server, a tool or a model may
 match redacts the whole base64 token around it), as hex in either case, and as its UTF-16 or UTF-32
 bytes read one per character; bytes (a cassette's body) are read in every encoding JSON may use.
 Results are redacted once, as a run ends, before anything is written: goldens, JSON, JUnit,
-tables, the pytest plugin's reports and error messages all come from the redacted results.
+HTML, Markdown, tables, the pytest plugin's reports and error messages all come from the redacted
+results (and a progress line, shown while the run goes on, from its fixture's result redacted).
 
 Text cut short during a run (a quoted answer, an error body, a tool result in the trace) is cut
 with `Redactor.cut` alone: it redacts the whole text first, so no cut can split a secret into a
@@ -22,11 +23,11 @@ of one of `MIN_FRAGMENT` characters or more is redacted wherever it appears, so 
 cassette too. Shorter parts are left: they would also match public prefixes (``sk-ant-api03-``).
 
 Lengths count the secret's characters in every spelling, never the spelling's: a start or an end
-is its first or last `MIN_FRAGMENT` characters spelled (20 to 22 characters of base64, 32 of hex),
-and a start at a cut its first `MIN_PREFIX` characters spelled. So no spelling makes a shorter part
-of a secret count, and a public prefix is as safe in base64 as it is written out. The shortest
-base64 looked for is the core of a secret of `MIN_SECRET` characters: 10 characters, 60 of its 64
-bits, at each of the three offsets.
+is its first or last `MIN_FRAGMENT` characters spelled (of an ASCII secret: 20 or 21 characters of
+base64, 32 of hex), and a start at a cut its first `MIN_PREFIX` characters spelled. So no spelling
+makes a shorter part of a secret count, and a public prefix is as safe in base64 as written out.
+The shortest base64 looked for is the core of a secret of `MIN_SECRET` characters: 10 characters,
+60 of its 64 bits, at each of the three offsets.
 """
 
 from __future__ import annotations
