@@ -134,6 +134,8 @@ class Redactor:
     _forms_of: dict[str, list[_Form]] = field(default_factory=dict, init=False, repr=False, compare=False)
     _pattern: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
     _every: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)  # overlapping too
+    #: Something looked for has no character below U+0100 (a password in CJK, say): see `readings`.
+    _wide_only: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         secrets = sorted({s for s in self.secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
@@ -148,6 +150,7 @@ class Redactor:
         object.__setattr__(self, "secrets", tuple(secrets))
         object.__setattr__(self, "_forms", tuple(sorted(forms.values(), key=lambda f: len(f.text), reverse=True)))
         self._forms_of.update({literal: [forms[t] for t in sorted(texts)] for literal, texts in owners.items()})
+        object.__setattr__(self, "_wide_only", any(min(literal) >= "\u0100" for literal in owners))
         if forms:
             literals = _alternatives(owners)
             object.__setattr__(self, "_pattern", re.compile(literals))
@@ -203,7 +206,7 @@ class Redactor:
         spelling; bytes in any encoding JSON may use (their `readings`)."""
         if self._pattern is None:
             return False
-        texts = readings(value) if isinstance(value, bytes) else [value]
+        texts = readings(value, wide_only=self._wide_only) if isinstance(value, bytes) else [value]
         return any(self._pattern.search(text) is not None for text in texts)
 
     def cut(self, text: str, limit: int, more: str = "...") -> str:

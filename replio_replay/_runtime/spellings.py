@@ -120,10 +120,17 @@ SPELLINGS = (
 )
 
 
-def readings(data: bytes) -> Iterator[str]:
+def readings(data: bytes, *, wide_only: bool = False) -> Iterator[str]:
     """`data` as UTF-8, then as UTF-16 and UTF-32 in both byte orders from each alignment: text
-    in any encoding JSON may use, wherever it starts, is whole in one of them."""
+    in any encoding JSON may use, wherever it starts, is whole in one of them.
+
+    Without a zero byte in `data` the other readings hold no character below U+0100 (each UTF-16
+    code unit read has two bytes that are not zero, and every UTF-32 one has a zero byte), so
+    they are left out unless `wide_only`: something looked for is made of such characters only.
+    """
     yield data.decode("utf-8", "replace")
+    if b"\x00" not in data and not wide_only:
+        return
     for codec, width in _WIDE:
         for at in range(width):
             yield data[at:].decode(codec, "replace")

@@ -172,3 +172,12 @@ def test_text_with_no_secret_is_left_alone_whatever_its_encoding() -> None:
         for form in (base64.b64encode(data), base64.urlsafe_b64encode(data), binascii.hexlify(data)):
             assert redactor.text(form.decode()) == form.decode()
         assert not redactor.found(data)
+
+
+def test_a_key_of_characters_from_u0100_up_is_found_in_utf16_bytes_without_a_zero_byte() -> None:
+    password = "密碼與鑰匙不可外洩"  # its UTF-16 has no zero byte, so the bytes hold none
+    body = json.dumps({"echo": password}, ensure_ascii=False).encode("utf-16-le")[2:]  # '{' and its zero byte cut
+    assert b"\x00" in body and b"\x00" not in password.encode("utf-16-le")
+    assert Redactor((password,)).found(password.encode("utf-16-le"))
+    assert Redactor((password,)).found(body)
+    assert not Redactor((KEY,)).found(password.encode("utf-16-be"))
