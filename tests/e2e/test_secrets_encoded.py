@@ -135,6 +135,9 @@ def test_a_key_written_encoded_by_the_simulated_user_and_the_agent_reaches_no_si
                     "--html", str(out / "report.html"), "--markdown", str(out / "review.md")),
             _replio(project, tmp_path, "run", "--output", "table")]
     runs.append(_replio(project, tmp_path, "report", str(out / "run.json"), "-o", str(out / "again.html")))
+    # an error message quoting what the user typed: the key, hex-encoded, as a provider's name
+    runs.append(_replio(project, tmp_path, "run", "--provider", KEY.encode().hex()))
+    assert runs[-1].returncode == 2 and "unknown provider '[REDACTED]'" in runs[-1].stderr, runs[-1].stderr
     result = json.loads((out / "run.json").read_text())
     fixtures = {f["id"]: f for f in result["fixtures"]}
     # the key was there to be found in each of these places: each shows the mark instead
