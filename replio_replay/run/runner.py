@@ -86,11 +86,12 @@ class RunOptions:
     budget: Budget | None = None  # --max-cost: live fixtures stop starting once it is spent
 
     def observed(self, observer: Observer | None, label: str) -> RunOptions:
-        """These options, reporting each fixture's start and end to `observer` as the run `label`."""
+        """These options, reporting each fixture's start and end to `observer` as the run `label`;
+        the results it sees are redacted (a progress line quotes a fixture's error)."""
         if observer is None:
             return self
         return dataclasses.replace(self, on_start=lambda case: observer.started(label),
-                                   on_result=lambda result: observer.finished(label, result))
+                                   on_result=lambda result: observer.finished(label, self.redactor.model(result)))
 
 
 def run_fixture(
