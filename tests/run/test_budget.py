@@ -230,7 +230,8 @@ def test_an_answer_whose_cost_cannot_be_counted_stops_the_recording_under_max_co
     assert "cost" not in json.loads(done.stdout)["summary"]
 
 
-def test_without_max_cost_an_answer_without_usage_leaves_the_cost_unknown(project: Path, agent: LLMServer) -> None:
+def test_without_max_cost_an_answer_without_usage_leaves_the_cost_unknown(project: Path, agent: LLMServer,
+                                                                         tmp_path: Path) -> None:
     _priced(project)
     _without_usage(agent, {"total_tokens": 110})
     done = _run(project, agent)
@@ -239,9 +240,13 @@ def test_without_max_cost_an_answer_without_usage_leaves_the_cost_unknown(projec
     assert [f["cost_unknown"] for f in data["fixtures"]] == [["agent"], ["agent"]]
     assert all("cost" not in f and "cost_by_role" not in f for f in data["fixtures"])
     assert data["summary"]["cost_unknown"] == 2 and "cost" not in data["summary"]
+    junit, html = tmp_path / "junit.xml", tmp_path / "report.html"
     table = subprocess.run([replio_command(), "eval", "--path", str(project), "run", "--fixture", "alpha",
-                            "--record-mode", "none", "--fail-over", "cost=1"], capture_output=True, text=True,
-                           timeout=120)
+                            "--record-mode", "none", "--fail-over", "cost=1", "--junit-xml", str(junit),
+                            "--html", str(html)], capture_output=True, text=True, timeout=120)
+    assert '<property name="cost.unknown" value="agent" />' in junit.read_text()
+    assert 'name="cost"' not in junit.read_text()
+    assert "cost unknown" in html.read_text()
     header = table.stdout.splitlines()[1].split()
     row = next(line.split() for line in table.stdout.splitlines() if line.split()[:1] == ["alpha"])
     assert row[header.index("cost")] == "unknown"  # the replay reports what the recording cost: unknown
