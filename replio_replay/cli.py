@@ -392,7 +392,8 @@ def _ignore_interrupts() -> None:
               "answers in the cassettes; fixtures without a judge replay.")
 @click.option("--max-cost", type=_Dollars(), metavar="USD",
               help="Refuse to start recording when the estimate (the last recordings' tokens x price) is more; "
-                   "stop starting fixtures that record once this much is spent.")
+                   "stop starting fixtures that record once this much is spent, or once an answer's cost cannot "
+                   "be counted.")
 @gate_options()
 @click.pass_obj
 def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path | None,

@@ -77,6 +77,9 @@ class FixtureResult(_Model):
     cost: _Usd | None = Field(None, description="USD its tokens cost (all trials), when a price is known.")
     cost_by_role: dict[str, _Usd] | None = Field(
         None, description="`cost` by who spent it: agent (the model under test), user (a simulated user), judge.")
+    cost_unknown: list[str] | None = Field(
+        None, description="The roles whose model has a price but an answer of which did not give its prompt and "
+                          "completion tokens: what they spent is unknown, so `cost` is left out.")
     status: Status = Status.OK
     error: str | None = None
     reasons: list[str] = Field(default_factory=list, description="Why the verifier failed.")
@@ -180,6 +183,7 @@ class TrialResult(_Model):
     tokens: _Count = 0
     cost: _Usd | None = None
     cost_by_role: dict[str, _Usd] | None = None
+    cost_unknown: list[str] | None = None
     error: str | None = None
     drift: list[dict[str, Any]] | None = None
     drift_info: list[dict[str, Any]] | None = None
@@ -197,8 +201,11 @@ class Summary(_Model):
     redundant: _Count = 0
     errors: _Count = 0
     tokens: _Count = 0
-    cost: _Usd | None = Field(None, description="USD of every fixture with a known price (see `cost`).")
+    cost: _Usd | None = Field(None, description="USD of every fixture with a known price (see `cost`); left "
+                              "out when a fixture's cost is unknown (`cost_unknown`), as the rest would understate it.")
     cost_by_role: dict[str, _Usd] | None = None
+    cost_unknown: _Count | None = Field(
+        None, description="How many fixtures (trials) have a cost that is unknown (their `cost_unknown`).")
     drifted: _Count = 0
     new: _Count = 0
     trials: int | None = Field(None, ge=1, description="Trials per fixture, when more than one.")
@@ -238,17 +245,18 @@ class RunResult(_Model):
         data = self.model_dump(mode="json", by_alias=True)
         for fx in data["fixtures"]:
             for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "conversation",
-                        "tokens_by_role", "judge", "cost", "cost_by_role", "agent_stderr", "user_trace"):
+                        "tokens_by_role", "judge", "cost", "cost_by_role", "cost_unknown", "agent_stderr",
+                        "user_trace"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
             for verdict in fx["judge"] if isinstance(fx.get("judge"), list) else [fx.get("judge") or {}]:
                 if verdict.get("raw", ...) is None:
                     verdict.pop("raw")
             for trial in fx.get("trials", ()):
-                for key in ("drift_info", "judge", "cost", "cost_by_role"):
+                for key in ("drift_info", "judge", "cost", "cost_by_role", "cost_unknown"):
                     if trial.get(key) is None:
                         trial.pop(key)
-        for key in ("trials", "pass_hat_k", "pass_at_k", "flaky", "cost", "cost_by_role"):
+        for key in ("trials", "pass_hat_k", "pass_at_k", "flaky", "cost", "cost_by_role", "cost_unknown"):
             if data["summary"].get(key) is None:
                 data["summary"].pop(key, None)
         return data

@@ -57,13 +57,20 @@ class Message:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts as the provider reported them; any may be missing. `cached` is the part of
-    `prompt` the provider served from its prompt cache (priced apart: `replio_replay.prices`)."""
+    """Token counts as the provider reported them; any may be missing (None: not reported as a
+    whole number of tokens). `cached` is the part of `prompt` the provider served from its prompt
+    cache (priced apart: `replio_replay.prices`)."""
 
     prompt: int | None = None
     completion: int | None = None
     total: int | None = None
     cached: int | None = None
+
+    @property
+    def counted(self) -> bool:
+        """Whether the prompt and completion tokens are both known: what a cost is counted from
+        (a total alone does not say how much of it was prompt, which is priced differently)."""
+        return self.prompt is not None and self.completion is not None
 
     @property
     def tokens(self) -> int:

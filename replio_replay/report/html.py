@@ -26,10 +26,11 @@ from .text import (
     compared,
     describe_change,
     drift_text,
+    fmt_cost,
     fmt_metric,
     fmt_rate,
     fmt_ratio,
-    fmt_usd,
+    has_cost,
     request_drift_text,
     units,
     whose,
@@ -338,8 +339,7 @@ def _summary(columns: Sequence[Column]) -> list[tuple[str, list[str]]]:
         ("redundant", [str(s.redundant) for s in summaries]),
         ("errors", [str(s.errors) for s in summaries]),
         ("tokens", [str(s.tokens) for s in summaries]),
-        *([("cost (USD)", [fmt_usd(s.cost) for s in summaries])] if any(s.cost is not None for s in summaries)
-          else []),
+        *([("cost (USD)", [fmt_cost(s) for s in summaries])] if any(has_cost(s) for s in summaries) else []),
         ("golden drift", [str(s.drifted) for s in summaries]),
         ("request drift", [str(sum(map(_request_drift, c.run.fixtures))) for c in columns]),
         ("no golden yet", [str(s.new) for s in summaries]),
@@ -405,5 +405,5 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("replio_replay.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True)
-    env.globals["fmt_usd"] = fmt_usd
+    env.globals["fmt_cost"] = fmt_cost
     return env

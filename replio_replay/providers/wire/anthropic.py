@@ -37,6 +37,7 @@ from . import (
     content_text,
     error_text,
     nonempty,
+    omitted_as_zero,
     parse_arguments,
     shape_error,
 )
@@ -177,15 +178,19 @@ def decode_response(data: dict[str, Any], *, answer: str | None = None) -> ChatR
                 ToolCall(id=call_id, name=name, arguments=parse_arguments(block.get("input")))
             )
         # other blocks (thinking, redacted_thinking, ...) are not part of the answer
+    return ChatResponse(text="".join(texts), tool_calls=tuple(calls), structured=tuple(structured), usage=_usage(data))
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    """`usage`: `input_tokens` are the prompt tokens not read from or written to the prompt cache, so
+    the prompt is those and both cache counts (when there), of which the cache reads are `cached`
+    (a cache write is priced at the input rate); a cache count that is there but no count leaves the
+    prompt unknown."""
     usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
-    return ChatResponse(
-        text="".join(texts),
-        tool_calls=tuple(calls),
-        structured=tuple(structured),
-        usage=Usage(
-            prompt=as_int(usage.get("input_tokens")), completion=as_int(usage.get("output_tokens"))
-        ),
-    )
+    read, written = (omitted_as_zero(usage, key) for key in ("cache_read_input_tokens", "cache_creation_input_tokens"))
+    uncached = as_int(usage.get("input_tokens"))
+    prompt = None if uncached is None or read is None or written is None else uncached + read + written
+    return Usage(prompt=prompt, completion=as_int(usage.get("output_tokens")), cached=read or None)
 
 
 #: The block field each text-like delta extends (an ``input_json_delta`` is gathered apart).

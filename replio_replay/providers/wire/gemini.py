@@ -26,7 +26,15 @@ import json
 from typing import Any
 
 from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
-from . import ToolResult, as_int, error_text, nonempty, parse_arguments, shape_error
+from . import (
+    ToolResult,
+    as_int,
+    error_text,
+    nonempty,
+    omitted_as_zero,
+    parse_arguments,
+    shape_error,
+)
 from .geminischema import gemini_schema
 
 __all__ = [
@@ -149,11 +157,14 @@ def _candidate_parts(data: dict[str, Any]) -> list[Any]:
 
 
 def _usage(data: dict[str, Any]) -> Usage:
+    """`usageMetadata`: the prompt's count, and the answer's and the thoughts' (both billed as output),
+    each left out by Gemini's JSON when it is 0; without `usageMetadata` or its prompt count, none."""
     meta: dict[str, Any] = data["usageMetadata"] if isinstance(data.get("usageMetadata"), dict) else {}
-    answer, thoughts = as_int(meta.get("candidatesTokenCount")), as_int(meta.get("thoughtsTokenCount"))
-    output = None if answer is None and thoughts is None else (answer or 0) + (thoughts or 0)
-    return Usage(prompt=as_int(meta.get("promptTokenCount")), completion=output,
-                 total=as_int(meta.get("totalTokenCount")))
+    answer, thoughts = (omitted_as_zero(meta, key) for key in ("candidatesTokenCount", "thoughtsTokenCount"))
+    prompt = as_int(meta.get("promptTokenCount"))
+    output = None if prompt is None or answer is None or thoughts is None else answer + thoughts
+    cached = omitted_as_zero(meta, "cachedContentTokenCount")
+    return Usage(prompt=prompt, completion=output, total=as_int(meta.get("totalTokenCount")), cached=cached or None)
 
 
 def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:

@@ -26,6 +26,7 @@ from . import (
     content_text,
     function_calls,
     nonempty,
+    omitted_as_zero,
     shape_error,
 )
 from .openai import encode_tool  # Ollama's function tools are OpenAI's
@@ -96,9 +97,9 @@ def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
     return ChatResponse(
         text=text,
         tool_calls=calls,
-        usage=Usage(
-            prompt=as_int(data.get("prompt_eval_count")), completion=as_int(data.get("eval_count"))
-        ),
+        # Ollama leaves `prompt_eval_count` out when it is 0 (the whole prompt came from its cache);
+        # `eval_count` it always sends for an answer, which is at least one token.
+        usage=Usage(prompt=omitted_as_zero(data, "prompt_eval_count"), completion=as_int(data.get("eval_count"))),
     )
 
 

@@ -173,6 +173,7 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
             calls.append(_call(item, i, data))
         # reasoning and any other item are not part of the answer; they go back as received
     usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+    details = usage["input_tokens_details"] if isinstance(usage.get("input_tokens_details"), dict) else {}
     return ChatResponse(
         text="".join(texts),
         tool_calls=tuple(calls),
@@ -180,6 +181,7 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
             prompt=as_int(usage.get("input_tokens")),
             completion=as_int(usage.get("output_tokens")),
             total=as_int(usage.get("total_tokens")),
+            cached=as_int(details.get("cached_tokens")),
         ),
         provider_items=tuple(output),
     )
