@@ -79,7 +79,8 @@ class Inventory:
 
 
 def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) -> Inventory:
-    """Scan the cassette and golden folders against the catalog and the project's tool sets."""
+    """Scan the cassette and golden folders against the catalog and the project's tool sets;
+    ToolSetError for a broken tool-set file (the default set's, or one the recordings name)."""
     store = GoldenStore(settings.golden)
     ids = set(catalog.fixtures)
     inv = Inventory()
@@ -98,7 +99,7 @@ def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) ->
         name, model = parse_spec(settings.config.provider)
         if model:
             files.setdefault(RunKey(name, model), {})
-    toolsets = _toolsets(settings, pm, sorted({k.tools for k in files}))
+    toolsets = _toolsets(settings, pm, sorted({k.tools for k in files} | {DEFAULT_TOOLSET}))
     for key in sorted(files, key=lambda k: (k.provider, k.model, k.tools != DEFAULT_TOOLSET, k.tools)):
         slots = sorted({(i, 1) for i in catalog.fixtures} | set(files[key]))
         for fixture_id, trial in slots:
@@ -132,7 +133,8 @@ def _ours(path: Path, kind: str) -> bool:
 
 
 def _toolsets(settings: Settings, pm: pluggy.PluginManager, names: list[str]) -> dict[str, ToolSet | str]:
-    """Each tool set by name, or the message saying why it cannot be resolved."""
+    """Each tool set by name, or the message saying why it cannot be found (recordings of a tool
+    set since removed, say); ToolSetError for one whose file is broken, as a run raises it."""
     out: dict[str, ToolSet | str] = {}
     for name in names:
         if given_by_path(name):  # its name holds a digest of the path, not the path
@@ -142,7 +144,7 @@ def _toolsets(settings: Settings, pm: pluggy.PluginManager, names: list[str]) ->
         try:
             (toolset,), _ = load_toolsets(settings.project, [name], settings.config.tools, pm,
                                           settings.config.mcp_servers, agent=settings.config.agent)
-        except ReplioError as exc:
+        except UsageError as exc:
             out[name] = str(exc)
             continue
         out[name] = toolset
