@@ -309,6 +309,29 @@ def test_a_broken_config_or_tool_set_is_a_configuration_error_for_every_command(
     assert broken in message and ("max_turn" in message or "tools.x.description" in message)
 
 
+MOCK_NOTE = ("replio: note: mock:scripted plays its script and records nothing: no cassette is read or written "
+             "for it (status shows its cassettes as `scripted`)\n")
+
+
+def test_a_mock_run_says_once_that_it_records_nothing_and_status_does_not_call_it_missing(mock_project: Path) -> None:
+    ran = invoke(mock_project, "run", "--fixture", "hello", "--fixture", "needs-grep", "--record-mode", "once",
+                 "--update-golden")
+    assert ran.exit_code == 0, ran.stderr
+    assert ran.stderr == MOCK_NOTE
+    assert not (mock_project / "cassettes").exists()
+    for quiet in (("--no-cassettes",), ("--record-mode", "none"), ()):  # no recording asked for: nothing to say
+        assert invoke(mock_project, "run", "--fixture", "hello", *quiet).stderr == ""
+    config = mock_project / ".replio" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "record_mode": "all"}))
+    assert invoke(mock_project, "run", "--fixture", "hello").stderr == MOCK_NOTE
+    status = invoke(mock_project, "status", "--fixture", "hello", "--fixture", "needs-grep")
+    rows = [line.split() for line in status.stdout.splitlines()[2:]]
+    assert rows == [["mock:scripted", "hello", "scripted", "yes", "-", "-"],
+                    ["mock:scripted", "needs-grep", "scripted", "yes", "-", "-"]]
+    entries = json.loads(invoke(mock_project, "status", "--output", "json", "--fixture", "hello").stdout)["entries"]
+    assert [(e["fixture"], e["cassette"], e["scripted"]) for e in entries] == [("hello", None, True)]
+
+
 def test_a_bad_flag_value_is_a_usage_error(mock_project: Path) -> None:
     result = CliRunner().invoke(main, ["eval", "--path", str(mock_project), "run", "--output", "xml"])
     assert result.exit_code == 2
