@@ -150,15 +150,11 @@ def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tup
              no_bundled: bool) -> None:
     """List the fixtures, where each comes from, and any broken files."""
     from ._runtime.env import Env
-    from .config import ProjectConfig, load_project_config
+    from .config import load_project_config
     from .plan.listing import listing
 
     try:
-        try:
-            config = load_project_config(project)
-        except ConfigError:  # the listing reports the broken file among its problems
-            config = ProjectConfig()
-        plugins, pm = _plugins(config)
+        plugins, pm = _plugins(load_project_config(project))
         with _report_owns_stdout():
             found = listing(project, Env.current().global_fixture_dir, pm,
                             patterns=fixture_ids, tags=tags, no_bundled=no_bundled)

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 if TYPE_CHECKING:
     from ..fixtures.layout import RunKey
 
-__all__ = ["FixtureResult", "JudgeVerdict", "RunResult", "SavedRuns", "Status", "Summary", "TraceCall", "TrialResult", "saved_runs"]
+__all__ = ["FixtureResult", "JudgeVerdict", "RunResult", "SavedRuns", "StateCheck", "Status", "Summary", "TraceCall",
+           "TrialResult", "saved_runs"]
 
 
 class Status(str, Enum):
@@ -60,6 +61,16 @@ class JudgeVerdict(_Model):
                             "characters); a structured answer given as data, as JSON. Null in older results.")
 
 
+class StateCheck(_Model):
+    """One state check of a fixture's verifier (or of a turn's) and whether it held, as reports show
+    it beside the end state; why one failed is among the fixture's `reasons`."""
+
+    check: str = Field(description="`state.KEY` (a `state` key), `state_from_calls` or `results_from_calls`.")
+    turn: int | None = Field(None, description="The user turn (1-based) whose verifier holds it; null: the fixture's.")
+    expected: Any = Field(None, description="What a `state` key must match, as written; null for the others.")
+    passed: bool = Field(alias="pass")
+
+
 class FixtureResult(_Model):
     """One fixture against one provider and model."""
 
@@ -86,6 +97,9 @@ class FixtureResult(_Model):
     answer: str = Field("", description="The model's final text.")
     state: dict[str, Any] | None = Field(
         None, description="Each environment's end state (absent when the fixture has no environment).")
+    state_checks: list[StateCheck] | None = Field(
+        None, description="Each state check of the verifiers and whether it held (absent when the fixture has "
+                          "none, or its run ended in error or was cancelled).")
     #: The turn (0-based) of each trace call, so parallel calls can be told from sequential ones.
     turns: list[int] = Field(default_factory=list, exclude=True)
     request_drift: list[dict[str, Any]] | None = Field(
@@ -244,9 +258,9 @@ class RunResult(_Model):
         """The contract's dict: `pass` spelled as such, `timing` only where it was measured."""
         data = self.model_dump(mode="json", by_alias=True)
         for fx in data["fixtures"]:
-            for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "conversation",
-                        "tokens_by_role", "judge", "cost", "cost_by_role", "cost_unknown", "agent_stderr",
-                        "user_trace"):
+            for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "state_checks",
+                        "conversation", "tokens_by_role", "judge", "cost", "cost_by_role", "cost_unknown",
+                        "agent_stderr", "user_trace"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
             for verdict in fx["judge"] if isinstance(fx.get("judge"), list) else [fx.get("judge") or {}]:

@@ -421,7 +421,7 @@ def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
         age = e.age_days(inv.today)
         stale = ("; ".join(e.stale) or "-") if e.cassette else ""
         rows.append((e.key.label, e.fixture_id if e.trial == 1 else f"{e.fixture_id} (trial {e.trial})",
-                     "yes" if e.cassette else "missing",
+                     "yes" if e.cassette else "scripted" if e.scripted else "missing",
                      "yes" if e.golden else "missing", e.recorded or "-", "-" if age is None else f"{age}d",
                      stale))
     if rows:

@@ -15,6 +15,7 @@ from ..fixtures.model import Fixture
 from ..judge.llm import verdict_reasons
 from ..judge.metrics import accuracy, redundant
 from ..judge.results import FixtureResult, JudgeVerdict, Status, TraceCall
+from ..judge.state import state_checks
 from ..judge.turns import turn_reasons
 from ..judge.verifier import Evidence, verify
 from ..prices import Price, cost
@@ -50,6 +51,8 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
                       for n, r in t.turn_references.items()}
         reasons = turn_reasons(fixture, t.turn_ends, evidence, references) + reasons
         passed = not reasons
+    # a run that ended in error or was cancelled is not judged: its checks have no verdict
+    checks = state_checks(fixture, reasons) if t.status not in _UNFINISHED else None
     if t.judged is not None:
         reasons += verdict_reasons(t.judged)
         passed = passed and all(v.passed for v in t.judged)
@@ -81,6 +84,7 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
         answer=t.answer,
         turns=[r.turn for r in t.records],
         state=t.state,
+        state_checks=checks,
         conversation=conversation_json(t.messages, redactor)
         if fixture.turns is not None or fixture.user is not None else None,
         tokens_by_role=t.tokens_by_role if len(t.tokens_by_role) > 1 else None,

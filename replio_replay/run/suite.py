@@ -414,9 +414,17 @@ BUNDLED_NOTE = ("note: the bundled catalog's fixtures run along with this projec
 
 
 def announce(plan: Plan) -> list[str]:
-    """The lines to say before the run: what the selection did, what will be sent to providers, and,
-    on a project's first run that sends bundled fixtures beside its own, how to leave them out."""
+    """The lines to say before the run: what the selection did, what will be sent to providers, that
+    a scripted provider (the mock) records nothing when a recording was asked for (`--record-mode`
+    or the config's `record_mode`, not the default), and, on a project's first run that sends
+    bundled fixtures beside its own, how to leave them out."""
     lines = [*plan.selection, *filter(None, [plan.header()])]
+    asked = plan.request.record_mode or plan.settings.config.record_mode
+    if asked and plan.settings.record_mode not in (None, RecordMode.NONE):
+        scripted = dict.fromkeys(f"{r.provider.settings.name}:{r.provider.model}" for r in plan.runs
+                                 if not r.provider.speaks_http)
+        lines += [f"note: {label} plays its script and records nothing: no cassette is read or written for it "
+                  "(status shows its cassettes as `scripted`)" for label in scripted]
     if any(c.id in plan.bundled_beside_local for c in plan.live_cases()) \
             and first_time(plan.settings.env.cache_dir, plan.request.project, "bundled"):
         lines.append(BUNDLED_NOTE)
