@@ -50,6 +50,9 @@ class ProviderConfig(BaseModel):
     timeout: float | None = Field(None, gt=0, le=86_400, description="Seconds one request may take, whole.")
     retries: int | None = Field(None, ge=0, le=100, description="Tries again after a failure another try can fix.")
     max_response_bytes: int | None = Field(None, ge=1, le=2**40, description="The largest response body accepted.")
+    structured_output: bool | None = Field(
+        None, strict=True, description="Ask a judge for its verdict as structured output (a JSON schema) where the API "
+        "takes one (default true; false for llamacpp); false: its JSON mode, or the prompt alone.")
     script: str | None = Field(None, description="mock only: a JSON script of model turns (its responses, in order) per fixture, "
                         "relative to the project.")
 

@@ -18,8 +18,8 @@ from ..config import MAX_TRIALS
 if TYPE_CHECKING:
     from ..fixtures.layout import RunKey
 
-__all__ = ["MAX_NUMBER", "FixtureResult", "JudgeVerdict", "RunResult", "SavedRuns", "Status", "Summary", "TraceCall",
-           "TrialResult", "saved_runs"]
+__all__ = ["MAX_NUMBER", "FixtureResult", "JudgeVerdict", "RunResult", "SavedRuns", "StateCheck", "Status", "Summary",
+           "TraceCall", "TrialResult", "saved_runs"]
 
 
 class Status(str, Enum):
@@ -45,6 +45,8 @@ MAX_NUMBER = 2**53 - 1
 _Fraction = Annotated[float, Field(ge=0, le=1)]
 #: A count (calls, tokens, fixtures) that cannot be negative.
 _Count = Annotated[int, Field(ge=0, le=MAX_NUMBER)]
+#: A position counted from 1 (a user turn).
+_Ordinal = Annotated[int, Field(ge=1, le=MAX_NUMBER)]
 #: Trials of a fixture, or which trial: from 1 to `MAX_TRIALS`, as a run takes them.
 _Trials = Annotated[int, Field(ge=1, le=MAX_TRIALS)]
 #: USD (see `replio_replay.prices`); absent from the JSON when no price is known, never a made-up 0.
@@ -63,13 +65,25 @@ class TraceCall(_Model):
 
 class JudgeVerdict(_Model):
     """The LLM judge's verdict on one rubric item: `yes` or `no` as it answered, or `error` when its
-    answer was not the JSON object asked for (then `raw` keeps it, redacted and capped)."""
+    answer held no one verdict object as asked; `raw` keeps its answer, redacted and capped."""
 
     rubric: str
     verdict: Literal["yes", "no", "error"]
     reason: str
     passed: bool
-    raw: str | None = Field(None, description="The judge's answer when it did not parse.")
+    raw: str | None = Field(None, description="The judge's answer as it came (secrets redacted, at most 2000 "
+                            "characters); a structured answer given as data, as JSON. Null in older results.")
+
+
+class StateCheck(_Model):
+    """One state check of a fixture's verifier (or of a turn's) and whether it held, as reports show
+    it beside the end state; why one failed is among the fixture's `reasons`."""
+
+    check: str = Field(description="`state.KEY` (a `state` key), `state_from_calls` or `results_from_calls`.")
+    turn: _Ordinal | None = Field(None, description="The user turn (1-based) whose verifier holds it; null: the "
+                                  "fixture's.")
+    expected: Any = Field(None, description="What a `state` key must match, as written; null for the others.")
+    passed: bool = Field(alias="pass")
 
 
 class FixtureResult(_Model):
@@ -89,6 +103,9 @@ class FixtureResult(_Model):
     cost: _Usd | None = Field(None, description="USD its tokens cost (all trials), when a price is known.")
     cost_by_role: dict[str, _Usd] | None = Field(
         None, description="`cost` by who spent it: agent (the model under test), user (a simulated user), judge.")
+    cost_unknown: list[str] | None = Field(
+        None, description="The roles whose model has a price but an answer of which did not give its prompt and "
+                          "completion tokens: what they spent is unknown, so `cost` is left out.")
     status: Status = Status.OK
     error: str | None = None
     reasons: list[str] = Field(default_factory=list, description="Why the verifier failed.")
@@ -100,6 +117,9 @@ class FixtureResult(_Model):
                           "absent when no turn had one (the mock).")
     state: dict[str, Any] | None = Field(
         None, description="Each environment's end state (absent when the fixture has no environment).")
+    state_checks: list[StateCheck] | None = Field(
+        None, description="Each state check of the verifiers and whether it held (absent when the fixture has "
+                          "none, or its run ended in error or was cancelled).")
     #: The turn (0-based) of each trace call, so parallel calls can be told from sequential ones.
     turns: list[_Count] = Field(default_factory=list, exclude=True)
     request_drift: list[dict[str, Any]] | None = Field(
@@ -197,6 +217,7 @@ class TrialResult(_Model):
     tokens: _Count = 0
     cost: _Usd | None = None
     cost_by_role: dict[str, _Usd] | None = None
+    cost_unknown: list[str] | None = None
     error: str | None = None
     drift: list[dict[str, Any]] | None = None
     drift_info: list[dict[str, Any]] | None = None
@@ -214,8 +235,11 @@ class Summary(_Model):
     redundant: _Count = 0
     errors: _Count = 0
     tokens: _Count = 0
-    cost: _Usd | None = Field(None, description="USD of every fixture with a known price (see `cost`).")
+    cost: _Usd | None = Field(None, description="USD of every fixture with a known price (see `cost`); left "
+                              "out when a fixture's cost is unknown (`cost_unknown`), as the rest would understate it.")
     cost_by_role: dict[str, _Usd] | None = None
+    cost_unknown: _Count | None = Field(
+        None, description="How many fixtures (trials) have a cost that is unknown (their `cost_unknown`).")
     drifted: _Count = 0
     new: _Count = 0
     trials: _Trials | None = Field(None, description="Trials per fixture, when more than one.")
@@ -254,18 +278,19 @@ class RunResult(_Model):
         """The contract's dict: `pass` spelled as such, `timing` only where it was measured."""
         data = self.model_dump(mode="json", by_alias=True)
         for fx in data["fixtures"]:
-            for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "conversation", "finish",
-                        "tokens_by_role", "judge", "cost", "cost_by_role", "agent_stderr", "user_trace"):
+            for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "state_checks",
+                        "conversation", "finish", "tokens_by_role", "judge", "cost", "cost_by_role", "cost_unknown",
+                        "agent_stderr", "user_trace"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
             for verdict in fx["judge"] if isinstance(fx.get("judge"), list) else [fx.get("judge") or {}]:
                 if verdict.get("raw", ...) is None:
                     verdict.pop("raw")
             for trial in fx.get("trials", ()):
-                for key in ("drift_info", "judge", "cost", "cost_by_role"):
+                for key in ("drift_info", "judge", "cost", "cost_by_role", "cost_unknown"):
                     if trial.get(key) is None:
                         trial.pop(key)
-        for key in ("trials", "pass_hat_k", "pass_at_k", "flaky", "cost", "cost_by_role"):
+        for key in ("trials", "pass_hat_k", "pass_at_k", "flaky", "cost", "cost_by_role", "cost_unknown"):
             if data["summary"].get(key) is None:
                 data["summary"].pop(key, None)
         return data

@@ -8,6 +8,7 @@ from .base import (
     Message,
     Provider,
     ProviderSettings,
+    ResponseSchema,
     ToolCall,
     Usage,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "Message",
     "Provider",
     "ProviderSettings",
+    "ResponseSchema",
     "ToolCall",
     "Usage",
     "create_provider",

@@ -25,6 +25,7 @@ __all__ = [
     "Message",
     "Provider",
     "ProviderSettings",
+    "ResponseSchema",
     "ToolCall",
     "Usage",
 ]
@@ -57,13 +58,20 @@ class Message:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts as the provider reported them; any may be missing. `cached` is the part of
-    `prompt` the provider served from its prompt cache (priced apart: `replio_replay.prices`)."""
+    """Token counts as the provider reported them; any may be missing (None: not reported as a
+    whole number of tokens). `cached` is the part of `prompt` the provider served from its prompt
+    cache (priced apart: `replio_replay.prices`)."""
 
     prompt: int | None = None
     completion: int | None = None
     total: int | None = None
     cached: int | None = None
+
+    @property
+    def counted(self) -> bool:
+        """Whether the prompt and completion tokens are both known: what a cost is counted from
+        (a total alone does not say how much of it was prompt, which is priced differently)."""
+        return self.prompt is not None and self.completion is not None
 
     @property
     def tokens(self) -> int:
@@ -74,19 +82,34 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class ResponseSchema:
+    """An answer asked for as one JSON object valid against `schema` (a JSON Schema every format's
+    structured output takes: an object, its properties required, no others), named `name` where the
+    format wants a name (OpenAI's `json_schema`, Anthropic's forced tool)."""
+
+    name: str
+    schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class ChatRequest:
     """One turn's conversation and tool specs; sampling settings are the provider's own.
 
     `trial` is which of a run's repeated trials (1-based) this turn belongs to: a provider that
-    takes a seed sends its seed + trial - 1, so trials differ only by their seed. `json_mode` asks
-    for an answer that is one JSON object, in the provider's JSON mode where it has one (OpenAI's
-    `response_format`, Ollama's `format`); a provider without one is asked by the prompt alone.
+    takes a seed sends its seed + trial - 1, so trials differ only by their seed.
+
+    `response_schema` asks for an answer that is one JSON object of that schema: as structured
+    output where the provider's settings say its server takes it (`ProviderSettings.structured_output`:
+    OpenAI's `json_schema` response format, the Responses API's `text.format`, Gemini's
+    `responseSchema`, Ollama's `format` schema, Anthropic's forced tool), else in the format's JSON
+    mode where it has one without a schema (OpenAI Chat's `json_object`, Ollama's `"json"`), else by
+    the prompt alone.
     """
 
     messages: tuple[Message, ...]
     tools: tuple[dict[str, Any], ...]
     trial: int = 1
-    json_mode: bool = False
+    response_schema: ResponseSchema | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +147,10 @@ class ChatResponse:
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
     provider_items: tuple[dict[str, Any], ...] = ()
+    #: The answers to a `response_schema` request that the format gives as data, not as text
+    #: (Anthropic's forced tool: one input per call of it), as received; empty for the others,
+    #: whose structured answer is the text.
+    structured: tuple[Any, ...] = ()
     finish: Finish | None = None
 
 
@@ -157,6 +184,9 @@ class ProviderSettings:
     retries: int = 3
     max_response_bytes: int = 16 * 1024 * 1024
     options: dict[str, Any] = field(default_factory=dict)
+    #: Whether a `response_schema` is sent as structured output (default: the class's
+    #: `default_structured_output`), else as the format's plain JSON mode or in the prompt alone.
+    structured_output: bool = True
     #: Whether the model was named (in the spec, --model or the config) rather than the provider's
     #: default: only a named model replaces the one a user's agent asks for (`providers.relay`).
     model_named: bool = True
@@ -175,6 +205,8 @@ class Provider(ABC):
     api_key_env_fallbacks: ClassVar[tuple[str, ...]] = ()
     #: Whether the provider talks HTTP (and so has exchanges to record or replay).
     speaks_http: ClassVar[bool] = False
+    #: Whether a `response_schema` is sent as structured output unless the config says otherwise.
+    default_structured_output: ClassVar[bool] = True
     #: A server on this machine (llama.cpp, Ollama): it shares the cores with the run, so
     #: fixtures run one at a time by default and a request that timed out is not sent again.
     local: ClassVar[bool] = False

@@ -104,8 +104,8 @@ def _read(out: Transcript, relay: Relay, turns: list[AgentTurn]) -> None:
     for usage in trace.usage:
         out.tokens += usage.tokens
         out.count("agent", usage)
-    if not out.tokens_by_role:
-        out.count("agent", Usage())
+    if not out.tokens_by_role:  # no answer: nothing spent
+        out.count("agent", Usage(0, 0))
     if not relay.exchanges and out.status is Status.OK:
         _ended(out, Status.ERROR, "the agent never sent the model a request: point its SDK at the relay "
                                   "(OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL, OLLAMA_HOST or "

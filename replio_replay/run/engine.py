@@ -95,6 +95,9 @@ class Transcript:
     #: `cached`, of the prompt, when a provider reported any); `tokens` is the agent's total as its
     #: provider reports it. What the cost is computed from (`replio_replay.prices`).
     tokens_by_role: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: The roles an answer of which did not give its prompt and completion tokens (`Usage.counted`):
+    #: what they spent is unknown, so they have no cost.
+    uncounted: set[str] = field(default_factory=set)
     #: Role -> the provider (name, model) that spoke as it, besides the agent: what prices the role.
     spoken_by: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: The LLM judge's verdicts, one per rubric item (None: not judged).
@@ -105,7 +108,9 @@ class Transcript:
     finishes: list[str | None] = field(default_factory=list)
 
     def count(self, role: str, usage: Usage) -> None:
-        """Add `usage` to `role`'s tokens."""
+        """Add `usage` to `role`'s tokens (one answer's, or a simulated user's sum: `Simulator.usage`)."""
+        if not usage.counted:
+            self.uncounted.add(role)
         kept = self.tokens_by_role.setdefault(role, {"prompt": 0, "completion": 0})
         kept["prompt"] += usage.prompt or 0
         kept["completion"] += usage.completion or 0

@@ -13,7 +13,6 @@ This module holds the helpers they share.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +25,7 @@ __all__ = [
     "PREVIEW_CHARS",
     "ToolResult",
     "as_int",
+    "omitted_as_zero",
     "clean",
     "clean_text",
     "assistant_turn",
@@ -144,14 +144,18 @@ def unparsed_arguments(arguments: Arguments) -> str:
 
 
 def as_int(value: Any) -> int | None:
-    """An integer token count, or None when the field is missing, not a number, or not a sane one
-    (negative, NaN, infinite, or more than a 64-bit count: `total_tokens: 1e400` is no count)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A token count: a whole JSON number from 0 to a 64-bit count; None when the field is missing
+    or anything else (a string `"12"`, a float `12.5` or `12.0`, negative, NaN, `1e400`): what a
+    provider did not report as a count is not counted, and so not priced (`prices`)."""
+    if isinstance(value, bool) or not isinstance(value, int):
         return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    count = int(value)
-    return count if 0 <= count < 2**63 else None
+    return value if 0 <= value < 2**63 else None
+
+
+def omitted_as_zero(data: dict[str, Any], key: str) -> int | None:
+    """`as_int` of `data[key]`, and 0 when it is absent or null: for the counts a format leaves out
+    when they are 0 (Gemini's proto3 JSON, Ollama's `omitempty`, Anthropic's cache counts)."""
+    return 0 if data.get(key) is None else as_int(data[key])
 
 
 def assistant_turn(request: ChatRequest) -> int:

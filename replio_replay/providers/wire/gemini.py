@@ -1,7 +1,9 @@
 """Gemini's own wire format (``POST /v1beta/models/{model}:generateContent``), camelCase throughout.
 
 Request: ``{systemInstruction, contents, tools: [{functionDeclarations}], toolConfig,
-generationConfig: {temperature, maxOutputTokens, seed}}``; the system prompt only in
+generationConfig: {temperature, maxOutputTokens, seed, responseMimeType, responseSchema}}``
+(the last two, JSON and the schema in Gemini's subset, only for a request with a `ResponseSchema`
+where structured output is on; the prompt alone asks for JSON otherwise); the system prompt only in
 ``systemInstruction``; ``contents`` of role ``user`` and ``model``; a model's calls as
 ``functionCall`` parts (object ``args``); all function responses of one model turn in ONE
 ``user`` content, in the order of the calls, each ``response`` an object (``{"result": ...}``,
@@ -24,7 +26,16 @@ import json
 from typing import Any
 
 from ..base import ChatRequest, ChatResponse, Finish, Message, ProviderSettings, ToolCall, Usage
-from . import ToolResult, as_int, error_text, finish, nonempty, parse_arguments, shape_error
+from . import (
+    ToolResult,
+    as_int,
+    error_text,
+    finish,
+    nonempty,
+    omitted_as_zero,
+    parse_arguments,
+    shape_error,
+)
 from .geminischema import gemini_schema
 
 __all__ = [
@@ -127,6 +138,10 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     generation["maxOutputTokens"] = settings.max_tokens
     if settings.seed is not None:
         generation["seed"] = settings.seed + request.trial - 1
+    schema = request.response_schema
+    if schema is not None and settings.structured_output:
+        generation["responseMimeType"] = "application/json"
+        generation["responseSchema"] = gemini_schema(schema.name, schema.schema)
     body["generationConfig"] = generation
     return body
 
@@ -158,11 +173,14 @@ def _finish(candidate: dict[str, Any]) -> Finish | None:
 
 
 def _usage(data: dict[str, Any]) -> Usage:
+    """`usageMetadata`: the prompt's count, and the answer's and the thoughts' (both billed as output),
+    each left out by Gemini's JSON when it is 0; without `usageMetadata` or its prompt count, none."""
     meta: dict[str, Any] = data["usageMetadata"] if isinstance(data.get("usageMetadata"), dict) else {}
-    answer, thoughts = as_int(meta.get("candidatesTokenCount")), as_int(meta.get("thoughtsTokenCount"))
-    output = None if answer is None and thoughts is None else (answer or 0) + (thoughts or 0)
-    return Usage(prompt=as_int(meta.get("promptTokenCount")), completion=output,
-                 total=as_int(meta.get("totalTokenCount")))
+    answer, thoughts = (omitted_as_zero(meta, key) for key in ("candidatesTokenCount", "thoughtsTokenCount"))
+    prompt = as_int(meta.get("promptTokenCount"))
+    output = None if prompt is None or answer is None or thoughts is None else answer + thoughts
+    cached = omitted_as_zero(meta, "cachedContentTokenCount")
+    return Usage(prompt=prompt, completion=output, total=as_int(meta.get("totalTokenCount")), cached=cached or None)
 
 
 def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:

@@ -1,6 +1,8 @@
 """The OpenAI Chat Completions wire format (also spoken by vLLM, llama.cpp, LM Studio, Ollama's /v1).
 
-Request: ``{model, messages, tools, temperature, seed, max_tokens, stream: false}``; tools as
+Request: ``{model, messages, tools, temperature, seed, max_tokens, response_format, stream: false}``
+(``response_format`` only for a request with a `ResponseSchema`: ``json_schema``, strict, or
+``json_object`` where structured output is off); tools as
 ``{"type": "function", "function": {name, description, parameters}}``; an assistant's calls as
 ``tool_calls`` with JSON-string arguments; results as ``role: "tool"`` messages with
 ``tool_call_id``. Response: ``choices[0].message`` (text and ``tool_calls``), its
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, Usage
+from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ResponseSchema, Usage
 from . import (
     ToolResult,
     as_int,
@@ -87,6 +89,14 @@ def encode_message(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": message.content}
 
 
+def _response_format(schema: ResponseSchema, structured: bool) -> dict[str, Any]:
+    """The ``response_format`` asking for `schema`: strict structured output, else JSON mode
+    (``json_object``: any one object, which llama.cpp's server and most compatible ones take)."""
+    if not structured:
+        return {"type": "json_object"}
+    return {"type": "json_schema", "json_schema": {"name": schema.name, "schema": schema.schema, "strict": True}}
+
+
 def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str, Any]:
     """The JSON body of ``POST {base_url}/chat/completions`` (sent with keys sorted)."""
     body: dict[str, Any] = {
@@ -100,8 +110,8 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     if settings.seed is not None:
         body["seed"] = settings.seed + request.trial - 1
     body["max_tokens"] = settings.max_tokens
-    if request.json_mode:  # llama.cpp's server takes it too
-        body["response_format"] = {"type": "json_object"}
+    if request.response_schema is not None:
+        body["response_format"] = _response_format(request.response_schema, settings.structured_output)
     body["stream"] = False
     return body
 

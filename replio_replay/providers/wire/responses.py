@@ -1,7 +1,9 @@
 """The OpenAI Responses wire format (``POST /v1/responses``, not streamed, nothing stored).
 
-Request: ``{model, instructions, input, tools, temperature, max_output_tokens, store: false,
-include: ["reasoning.encrypted_content"], stream: false}``; the system prompt only in
+Request: ``{model, instructions, input, tools, temperature, max_output_tokens, text, store: false,
+include: ["reasoning.encrypted_content"], stream: false}`` (``text.format``, a strict
+``json_schema``, only for a request with a `ResponseSchema` where structured output is on; the
+prompt alone asks for JSON otherwise); the system prompt only in
 ``instructions``; tools as ``{"type": "function", name, description, parameters, strict: false}``
 (the schema as given, not made strict); ``input`` items: user and assistant messages,
 ``function_call`` items (JSON-string arguments) and ``function_call_output`` items carrying the
@@ -111,6 +113,10 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     if settings.temperature is not None:
         body["temperature"] = settings.temperature
     body["max_output_tokens"] = settings.max_tokens
+    schema = request.response_schema
+    if schema is not None and settings.structured_output:
+        body["text"] = {"format": {"type": "json_schema", "name": schema.name, "schema": schema.schema,
+                                   "strict": True}}
     body["store"] = False
     body["include"] = list(INCLUDE)
     body["stream"] = False
@@ -182,6 +188,7 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
             calls.append(_call(item, i, data))
         # reasoning and any other item are not part of the answer; they go back as received
     usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+    details = usage["input_tokens_details"] if isinstance(usage.get("input_tokens_details"), dict) else {}
     return ChatResponse(
         text="".join(texts),
         tool_calls=tuple(calls),
@@ -189,6 +196,7 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
             prompt=as_int(usage.get("input_tokens")),
             completion=as_int(usage.get("output_tokens")),
             total=as_int(usage.get("total_tokens")),
+            cached=as_int(details.get("cached_tokens")),
         ),
         provider_items=tuple(output),
         finish=_finish(data),

@@ -312,7 +312,9 @@ def test_anthropic_text_stream_with_ping_and_usage_from_start_and_delta():
     assert data["usage"] == {"input_tokens": 506, "cache_creation_input_tokens": 0,
                              "cache_read_input_tokens": 400, "output_tokens": 12}
     response = anthropic_wire.decode_response(data)
-    assert (response.text, response.usage.prompt, response.usage.completion) == ("Port 8743.", 506, 12)
+    # the prompt is the uncached input and both cache counts; the cache reads are its cached part
+    assert (response.text, response.usage.prompt, response.usage.completion) == ("Port 8743.", 906, 12)
+    assert response.usage.cached == 400
 
 
 def test_anthropic_thinking_then_two_tool_uses_with_split_and_empty_input():
