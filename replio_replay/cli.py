@@ -150,15 +150,11 @@ def list_cmd(project: Path, output: str, fixture_ids: tuple[str, ...], tags: tup
              no_bundled: bool) -> None:
     """List the fixtures, where each comes from, and any broken files."""
     from ._runtime.env import Env
-    from .config import ProjectConfig, load_project_config
+    from .config import load_project_config
     from .plan.listing import listing
 
     try:
-        try:
-            config = load_project_config(project)
-        except ConfigError:  # the listing reports the broken file among its problems
-            config = ProjectConfig()
-        plugins, pm = _plugins(config)
+        plugins, pm = _plugins(load_project_config(project))
         with _report_owns_stdout():
             found = listing(project, Env.current().global_fixture_dir, pm,
                             patterns=fixture_ids, tags=tags, no_bundled=no_bundled)
@@ -392,7 +388,8 @@ def _ignore_interrupts() -> None:
               "answers in the cassettes; fixtures without a judge replay.")
 @click.option("--max-cost", type=_Dollars(), metavar="USD",
               help="Refuse to start recording when the estimate (the last recordings' tokens x price) is more; "
-                   "stop starting fixtures that record once this much is spent.")
+                   "stop starting fixtures that record once this much is spent, or once an answer's cost cannot "
+                   "be counted.")
 @gate_options()
 @click.pass_obj
 def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path | None,

@@ -24,6 +24,7 @@ from .tools.mcp.config import McpServers
 __all__ = [
     "CONFIG_FILE",
     "Env",
+    "MAX_TRIALS",
     "ProjectConfig",
     "ProviderConfig",
     "load_project_config",
@@ -31,6 +32,8 @@ __all__ = [
 ]
 
 CONFIG_FILE = Path(".replio") / "config.json"
+#: The most times a fixture may run (`trials`, `--trials`); a saved result holds no more.
+MAX_TRIALS = 100
 
 
 class ProviderConfig(BaseModel):
@@ -47,6 +50,9 @@ class ProviderConfig(BaseModel):
     timeout: float | None = Field(None, gt=0, le=86_400, description="Seconds one request may take, whole.")
     retries: int | None = Field(None, ge=0, le=100, description="Tries again after a failure another try can fix.")
     max_response_bytes: int | None = Field(None, ge=1, le=2**40, description="The largest response body accepted.")
+    structured_output: bool | None = Field(
+        None, strict=True, description="Ask a judge for its verdict as structured output (a JSON schema) where the API "
+        "takes one (default true; false for llamacpp); false: its JSON mode, or the prompt alone.")
     script: str | None = Field(None, description="mock only: a JSON script of model turns (its responses, in order) per fixture, "
                         "relative to the project.")
 
@@ -66,7 +72,7 @@ class ProjectConfig(BaseModel):
     tool_timeout: float = Field(30.0, gt=0, le=3600, allow_inf_nan=False,
                                 description="Seconds one tool call may take; a fixture may lower it.")
     jobs: int | None = Field(None, ge=1, le=1024, description="Fixtures run at once (default: 4 live, 1 for a replay or a local preset).")
-    trials: int = Field(1, ge=1, le=100, description="Times each fixture runs (see pass^k).")
+    trials: int = Field(1, ge=1, le=MAX_TRIALS, description="Times each fixture runs (see pass^k).")
     cassettes: str | None = Field(None, description="The cassette folder (default cassettes).")
     golden: str | None = Field(None, description="The golden folder (default golden).")
     record_mode: str | None = Field(None, description="none, once, new_episodes, all or stale (default once).")

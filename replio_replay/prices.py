@@ -1,5 +1,6 @@
 """Pure: what tokens cost. The price table (USD per million tokens per `PROVIDER:MODEL`), its
-small dated default, and a fixture's cost from its prompt and completion token counts.
+small dated default, a fixture's cost from its prompt and completion token counts, and amounts of
+USD as every message and report writes them (`dollars`).
 
 A price is only ever looked up, never guessed: a model with no entry has no cost (the results
 leave `cost` out), never a cost of 0. Cached prompt tokens cost `cached_input` when the entry
@@ -9,11 +10,13 @@ has it and the provider reported them, else `input` like the rest of the prompt.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DEFAULT_PRICES", "PRICES_AS_OF", "Price", "PriceKey", "Prices", "cost", "price_for", "price_table"]
+__all__ = ["DEFAULT_PRICES", "PRICES_AS_OF", "Price", "PriceKey", "Prices", "cost", "dollars", "price_for",
+           "price_table"]
 
 
 class Price(BaseModel):
@@ -69,3 +72,14 @@ def cost(price: Price, prompt: int, completion: int, cached: int = 0) -> float:
     cached_rate = price.input if price.cached_input is None else price.cached_input
     usd = ((prompt - cached) * price.input + cached * cached_rate + completion * price.output) / 1_000_000
     return round(usd, 6)
+
+
+def dollars(usd: float) -> str:
+    """`usd` as every message and report writes an amount (without the `$`): at least two decimals,
+    and as many more as it has, so a fraction of a cent is never shown as `0.00` (`0.000042`).
+    Costs are counted to a millionth of a dollar; float noise past that (a sum's) is not shown, an
+    amount given finer (a limit) is shown whole."""
+    counted = round(usd, 6)
+    text = f"{counted:.6f}".rstrip("0") if abs(counted - usd) < 1e-12 else format(Decimal(repr(usd)), "f")
+    whole, _, decimals = text.partition(".")
+    return f"{whole}.{decimals.ljust(2, '0')}"

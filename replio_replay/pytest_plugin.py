@@ -188,7 +188,11 @@ def _plan(config: pytest.Config) -> tuple[Any, set[tuple[str, str, str]] | None]
             shard=None if shard is None else Shard.parse(shard, "--replio-shard"),
         )
         plugins = choose_plugins(settings.config.plugins)
-        stash["plan"] = prepare(request, plugin_manager(plugins.active))
+        stash["plan"] = plan = prepare(request, plugin_manager(plugins.active))
+        if plan.settings.baseline is not None:  # read before anything runs: a bad one stops the suite here
+            from .report.saved import read_saved
+
+            stash["baseline"] = read_saved(plan.settings.baseline)
         stash["notice"] = plugins.notice()
         named = opt("replio_provider") or opt("replio_tools")
         stash["wanted"] = None if named or not recorded else set(recorded.values())
@@ -252,17 +256,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     if not gates and plan.settings.baseline is None:
         return
-    from .errors import UsageError
+    if plan.settings.baseline is not None and "baseline" not in stash:
+        return  # it could not be read: collection said why, and nothing ran
     from .judge.baseline import check_runs
-    from .report.saved import read_saved
 
     runs = [_run_result(run, results, plan.settings.trials) for run, results in stash["results"].values()]
-    try:
-        baseline = None if plan.settings.baseline is None else read_saved(plan.settings.baseline)
-        if baseline is None and any(g.needs_baseline for g in gates):
-            raise UsageError("--replio-max-drop measures from a baseline: give --replio-baseline FILE")
-    except UsageError as exc:
-        stash["checked"] = (runs, None, [f"replio: {exc}"])
+    baseline = stash.get("baseline")
+    if baseline is None and any(g.needs_baseline for g in gates):
+        stash["checked"] = (runs, None, ["replio: --replio-max-drop measures from a baseline: give --replio-baseline "
+                                         "FILE"])
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
         return
     checked = check_runs(runs, gates, baseline.runs if baseline else None, str(plan.settings.baseline or ""))

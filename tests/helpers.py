@@ -60,6 +60,13 @@ def write_json(path: Path, data: Any) -> Path:
     return path
 
 
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (None) under `folder`, by relative path; {} when there is none."""
+    if not folder.exists():
+        return {}
+    return {p.relative_to(folder).as_posix(): (p.read_bytes() if p.is_file() else None) for p in folder.rglob("*")}
+
+
 def builtin_toolset(name: str = "default") -> ToolSet:
     """The eight built-in tools under the default system prompt."""
     return ToolSet(name, builtin_tools())

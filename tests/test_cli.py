@@ -286,6 +286,52 @@ def test_a_broken_config_exits_2(mock_project: Path) -> None:
     assert "config.json" in message and "max_turn" in message
 
 
+@pytest.mark.parametrize(("command", "broken"), [
+    (command, broken) for broken in ("config.json", "tools.json", "tools/fast.json")
+    for command in ("list", "status", "diff", "run")
+    if (command, broken) != ("list", "tools/fast.json")  # list lists what the default tool set offers
+])
+def test_a_broken_config_or_tool_set_is_a_configuration_error_for_every_command(
+        mock_project: Path, command: str, broken: str) -> None:
+    config = mock_project / ".replio" / "config.json"
+    if broken == "config.json":
+        config.write_text('{"provider": "mock", "max_turn": 3}')
+    else:
+        write_json(mock_project / ".replio" / broken, {"tools": {"x": {"description": 5}}})
+    if broken == "tools/fast.json":  # a variant: run and diff use it when asked; status when it has recordings
+        cassette = mock_project / "cassettes" / "mock" / "scripted" / "tools=fast" / "hello.yaml"
+        cassette.parent.mkdir(parents=True)
+        cassette.write_text("interactions: []\n")
+    flags = ("--tools", "fast") if broken == "tools/fast.json" and command in ("run", "diff") else ()
+    result = invoke(mock_project, command, *flags)
+    message = one_line_error(result)
+    assert result.stdout == ""
+    assert broken in message and ("max_turn" in message or "tools.x.description" in message)
+
+
+MOCK_NOTE = ("replio: note: mock:scripted plays its script and records nothing: no cassette is read or written "
+             "for it (status shows its cassettes as `scripted`)\n")
+
+
+def test_a_mock_run_says_once_that_it_records_nothing_and_status_does_not_call_it_missing(mock_project: Path) -> None:
+    ran = invoke(mock_project, "run", "--fixture", "hello", "--fixture", "needs-grep", "--record-mode", "once",
+                 "--update-golden")
+    assert ran.exit_code == 0, ran.stderr
+    assert ran.stderr == MOCK_NOTE
+    assert not (mock_project / "cassettes").exists()
+    for quiet in (("--no-cassettes",), ("--record-mode", "none"), ()):  # no recording asked for: nothing to say
+        assert invoke(mock_project, "run", "--fixture", "hello", *quiet).stderr == ""
+    config = mock_project / ".replio" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "record_mode": "all"}))
+    assert invoke(mock_project, "run", "--fixture", "hello").stderr == MOCK_NOTE
+    status = invoke(mock_project, "status", "--fixture", "hello", "--fixture", "needs-grep")
+    rows = [line.split() for line in status.stdout.splitlines()[2:]]
+    assert rows == [["mock:scripted", "hello", "scripted", "yes", "-", "-"],
+                    ["mock:scripted", "needs-grep", "scripted", "yes", "-", "-"]]
+    entries = json.loads(invoke(mock_project, "status", "--output", "json", "--fixture", "hello").stdout)["entries"]
+    assert [(e["fixture"], e["cassette"], e["scripted"]) for e in entries] == [("hello", None, True)]
+
+
 def test_a_bad_flag_value_is_a_usage_error(mock_project: Path) -> None:
     result = CliRunner().invoke(main, ["eval", "--path", str(mock_project), "run", "--output", "xml"])
     assert result.exit_code == 2

@@ -11,7 +11,16 @@ from replio_replay.config import load_project_config
 from replio_replay.errors import ConfigError
 from replio_replay.judge.metrics import combine_trials, summarize
 from replio_replay.judge.results import FixtureResult, RunResult
-from replio_replay.prices import DEFAULT_PRICES, PRICES_AS_OF, Price, cost, price_for, price_table
+from replio_replay.prices import (
+    DEFAULT_PRICES,
+    PRICES_AS_OF,
+    Price,
+    cost,
+    dollars,
+    price_for,
+    price_table,
+)
+from replio_replay.providers.base import Usage
 from replio_replay.run.engine import Transcript
 from replio_replay.run.scoring import judge_transcript
 from tests.helpers import make_fixture
@@ -59,9 +68,10 @@ def test_a_priced_transcript_costs_what_its_agent_spent_and_an_unpriced_one_has_
     transcript = Transcript(tokens=1500, tokens_by_role={"agent": {"prompt": 1000, "completion": 500}})
     priced = judge_transcript(fixture, transcript, prices=price)
     assert priced.cost == 0.0105 and priced.cost_by_role == {"agent": 0.0105}
-    totals_only = judge_transcript(fixture, Transcript(tokens=1500, tokens_by_role={
-        "agent": {"prompt": 0, "completion": 0}}), prices=price)
-    assert totals_only.cost is None and totals_only.cost_by_role is None
+    totals_only = Transcript(tokens=1500)
+    totals_only.count("agent", Usage(total=1500))
+    unknown = judge_transcript(fixture, totals_only, prices=price)
+    assert unknown.cost is None and unknown.cost_by_role is None and unknown.cost_unknown == ["agent"]
     unpriced = judge_transcript(fixture, transcript)
     assert unpriced.cost is None and "cost" not in RunResult(
         provider="p", model="m", fixtures=[unpriced], summary=summarize([unpriced])).to_json()["fixtures"][0]
@@ -90,3 +100,42 @@ def test_the_summary_adds_costs_per_role_over_trials_and_leaves_cost_out_when_no
     plain = [FixtureResult(id="a", tokens=10)]
     data = RunResult(provider="p", model="m", fixtures=plain, summary=summarize(plain)).to_json()
     assert "cost" not in data["summary"] and "cost_by_role" not in data["summary"]
+
+
+def test_a_role_whose_answers_were_not_all_counted_makes_the_fixture_s_cost_unknown() -> None:
+    fixture = make_fixture(id="a", task="t")
+    transcript = Transcript()
+    for usage in (Usage(100, 10), Usage(None, None), Usage(100, 10)):  # one answer without usage
+        transcript.count("judge", usage)
+    transcript.count("agent", Usage(1000, 500))
+    transcript.count("user", Usage(prompt=30))  # no completion count: uncounted, but the user has no price
+    prices = {"agent": Price(input=3.0, output=15.0), "judge": Price(input=1.0, output=1.0)}
+    result = judge_transcript(fixture, transcript, prices=prices)
+    assert result.cost is None and result.cost_by_role is None and result.cost_unknown == ["judge"]
+    counted = judge_transcript(fixture, transcript, prices={"agent": prices["agent"]})  # only the agent priced
+    assert counted.cost == 0.0105 and counted.cost_unknown is None
+
+
+def test_the_summary_leaves_the_cost_out_and_counts_the_fixtures_whose_cost_is_unknown() -> None:
+    results = [FixtureResult(id="a", trial=1, cost=0.25, cost_by_role={"agent": 0.25}),
+               FixtureResult(id="a", trial=2, cost_unknown=["agent"]),
+               FixtureResult(id="b", cost=0.5, cost_by_role={"agent": 0.5})]
+    combined = combine_trials(results)
+    assert combined[0].cost is None and combined[0].cost_unknown == ["agent"]
+    assert [t.cost_unknown for t in combined[0].trials or []] == [None, ["agent"]]
+    summary = summarize(combined)  # $0.75 counted, and one trial's cost unknown: no total that understates it
+    assert summary.cost is None and summary.cost_by_role is None and summary.cost_unknown == 1
+    data = RunResult(provider="p", model="m", fixtures=combined, summary=summary).to_json()
+    assert data["summary"]["cost_unknown"] == 1 and "cost" not in data["summary"]
+    assert data["fixtures"][0]["cost_unknown"] == ["agent"] and "cost" not in data["fixtures"][0]
+    assert "cost_unknown" not in data["fixtures"][1] and "cost_unknown" not in data["fixtures"][0]["trials"][0]
+
+
+@pytest.mark.parametrize(("usd", "shown"), [
+    (0, "0.00"), (1, "1.00"), (0.1, "0.10"), (1.0312, "1.0312"), (0.000042, "0.000042"), (0.00001, "0.00001"),
+    (0.1 + 0.2, "0.30"),  # float noise past the millionth costs are counted to
+    (1e-7, "0.0000001"),  # an amount given finer (a limit) is shown whole, never as 0.00
+    (1234.5, "1234.50"),
+])
+def test_amounts_are_shown_with_as_many_digits_as_they_have(usd: float, shown: str) -> None:
+    assert dollars(usd) == shown

@@ -219,3 +219,18 @@ def test_a_baseline_and_its_gates_in_the_terminal_summary(pytester: pytest.Pytes
     bad = pytester.runpytest(*_ids(recorded), "--replio-max-drop", "pass_rat=0.1")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     assert "did you mean 'pass_rate'?" in bad.stderr.str()
+
+
+def test_a_baseline_with_a_number_out_of_bounds_stops_the_suite_before_it_runs(pytester: pytest.Pytester,
+                                                                             recorded: Path) -> None:
+    base = recorded / "base.json"
+    saved = CliRunner().invoke(main, [*run_args(recorded, "--record-mode", "none"), "--output-file", str(base)])
+    assert saved.exit_code == 0, saved.output
+    data = json.loads(base.read_text())
+    base.write_text(json.dumps({**data, "summary": {**data["summary"], "tokens": int("9" * 400)}}))
+    result = pytester.runpytest(*_ids(recorded), "--replio-baseline", str(base))
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error: no fixture ran
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"replio: {base}: not a replio result: summary.tokens: Input should be less than "
+                                 "or equal to 9007199254740991; *"])
+    assert "Traceback" not in result.stdout.str() and "OverflowError" not in result.stdout.str()

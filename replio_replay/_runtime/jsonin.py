@@ -1,8 +1,9 @@
 """The one JSON reader for what a user gives replio: strict JSON, nesting bounded; pure.
 
 Fixtures, tool sets, the config, saved results, goldens and the last-failed list are read
-through `read_json`. Python's reader takes `NaN` and `Infinity`, which JSON has not (and
-which replio could then write back as invalid JSON), and it builds data nested as deep as
+through `read_json`. Python's reader takes `NaN` and `Infinity`, which JSON has not, and
+reads a number too large for a float (`1e999`) as infinity (either of which replio could then
+write back as invalid JSON, or compute with into nonsense); and it builds data nested as deep as
 the stack allows, which every later recursive walk (validation, matchers, digests, drift)
 would then exhaust with a traceback. Both are refused here as a `JsonProblem`, whose message
 the caller prefixes with the file's name. `deep_path` applies the same bound to data that
@@ -12,6 +13,7 @@ comes from Python (a plugin's fixtures).
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, NoReturn
 
 __all__ = ["MAX_DEPTH", "JsonProblem", "deep_path", "read_json", "too_deep"]
@@ -33,8 +35,8 @@ def _refuse_constant(name: str) -> NoReturn:
 
 
 def read_json(text: str) -> Any:
-    """`text` parsed as strict JSON; JsonProblem when it is not, holds NaN or Infinity, or
-    nests deeper than `MAX_DEPTH` levels (the message names where)."""
+    """`text` parsed as strict JSON; JsonProblem when it is not, holds NaN or Infinity or a
+    number too large for a float, or nests deeper than `MAX_DEPTH` levels (the message names where)."""
     try:
         data = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
@@ -48,7 +50,26 @@ def read_json(text: str) -> Any:
     where = deep_path(data)
     if where is not None:
         raise JsonProblem(f"nested deeper than {MAX_DEPTH} levels (at {where}); no input of replio needs that")
+    where = _infinite_path(data)
+    if where is not None:
+        raise JsonProblem(f"the number at {where} is too large to be read (beyond 1.8e308, it would be "
+                          "infinity); write a smaller number")
     return data
+
+
+def _infinite_path(data: Any) -> str | None:
+    """Where data holds a number Python read as infinity (`1e999`), as `summary.cost`, or None.
+
+    Called on data `deep_path` passed, so the walk (an explicit stack) stays shallow."""
+    stack: list[tuple[tuple[str, ...], Any]] = [((), data)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, float) and math.isinf(item):
+            return ".".join(path) or "(top level)"
+        if isinstance(item, (dict, list)):
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            stack.extend(reversed([((*path, str(key)), value) for key, value in pairs]))
+    return None
 
 
 def deep_path(data: Any, limit: int = MAX_DEPTH) -> str | None:

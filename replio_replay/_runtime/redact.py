@@ -6,9 +6,13 @@ from), the credential alone of such a value written as an auth header's ``Scheme
 (``Bearer <token>``; a Basic one's password too), and the passwords and key-like query
 parameters (`SECRET_QUERY`) in base URLs. A value under 8 characters is a placeholder a local server
 needs (`OPENAI_API_KEY=x`), not a secret: it is neither redacted nor refused in a cassette.
-Each secret is also looked for as a server may echo it: URL-encoded and JSON-escaped.
+Each secret is also looked for in every spelling a server, a tool or a model may write it in
+(`spellings`): URL-encoded, JSON-escaped, as standard or URL-safe base64 from any byte offset (a
+match redacts the whole base64 token around it), as hex in either case, and as its UTF-16 or UTF-32
+bytes read one per character; bytes (a cassette's body) are read in every encoding JSON may use.
 Results are redacted once, as a run ends, before anything is written: goldens, JSON, JUnit,
-tables, the pytest plugin's reports and error messages all come from the redacted results.
+HTML, Markdown, tables, the pytest plugin's reports and error messages all come from the redacted
+results (and a progress line, shown while the run goes on, from its fixture's result redacted).
 
 Text cut short during a run (a quoted answer, an error body, a tool result in the trace) is cut
 with `Redactor.cut` alone: it redacts the whole text first, so no cut can split a secret into a
@@ -17,20 +21,28 @@ Text cut where no redactor is at hand (a tool's output capped for the model, pyd
 long value's start and end around ``...``) can still hold a part of a secret: a start or an end
 of one of `MIN_FRAGMENT` characters or more is redacted wherever it appears, so is refused in a
 cassette too. Shorter parts are left: they would also match public prefixes (``sk-ant-api03-``).
+
+Lengths count the secret's characters in every spelling, never the spelling's: a start or an end
+is its first or last `MIN_FRAGMENT` characters spelled (of an ASCII secret: 20 or 21 characters of
+base64, 32 of hex), and a start at a cut its first `MIN_PREFIX` characters spelled. So no spelling
+makes a shorter part of a secret count, and a public prefix is as safe in base64 as written out.
+The shortest base64 looked for is the core of a secret of `MIN_SECRET` characters: 10 characters,
+60 of its 64 bits, at each of the three offsets.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel
+
+from .spellings import SPELLINGS, base64_token, readings
 
 __all__ = [
     "MIN_FRAGMENT", "MIN_PREFIX", "MIN_SECRET", "NO_SECRETS", "REDACTED", "SECRET_QUERY", "Redactor", "placeholder_names",
@@ -49,7 +61,6 @@ MIN_FRAGMENT = 16
 _KEY_LIKE = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
 #: An auth header's value: a scheme word, then the credential.
 _SCHEME_CREDENTIAL = re.compile(r"([A-Za-z][\w.-]*) +(\S+)")
-_PERCENT = re.compile(r"%[0-9A-F]{2}")
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -100,28 +111,48 @@ def without_credentials(url: str | None) -> str | None:
 
 
 @dataclass(frozen=True)
-class Redactor:
-    """Replaces every secret in text and data with ``[REDACTED]``."""
+class _Form:
+    """A secret as one spelling writes it."""
 
+    text: str
+    #: Its start this long (the secret's first `MIN_PREFIX` characters, spelled) where text is cut is a secret.
+    least: int
+    #: A match stands for the whole base64 token around it.
+    base64: bool
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """Replaces every secret, in every spelling, in text and data with ``[REDACTED]``."""
+
+    #: The secrets (those of `MIN_SECRET` characters or more), longest first.
     secrets: tuple[str, ...] = ()
-    #: Every secret, and the first and last `MIN_FRAGMENT` characters of each long one: where
-    #: one of these is found, `_spans` looks at what surrounds it.
+    #: Every spelling of every secret, longest first.
+    _forms: tuple[_Form, ...] = field(default=(), init=False, repr=False, compare=False)
+    #: Each text looked for (a form, or a form's spelled first or last `MIN_FRAGMENT` characters of
+    #: the secret) and the forms it starts or ends: where it is found, `_spans` looks around it.
+    _forms_of: dict[str, list[_Form]] = field(default_factory=dict, init=False, repr=False, compare=False)
     _pattern: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
     _every: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)  # overlapping too
-    _secrets_of: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    #: Something looked for has no character below U+0100 (a password in CJK, say): see `readings`.
+    _wide_only: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        long_enough = [s for s in self.secrets if len(s) >= MIN_SECRET]
-        wanted = sorted({form for s in long_enough for form in _encoded(s)}, key=len, reverse=True)
-        object.__setattr__(self, "secrets", tuple(wanted))
-        for secret in wanted:
-            self._secrets_of.setdefault(secret, []).append(secret)
-            # A value with spaces (``Bearer <token>``) has its credential as a secret of its own.
-            if len(secret) > MIN_FRAGMENT and len(secret.split()) == 1:
-                for anchor in {secret[:MIN_FRAGMENT], secret[-MIN_FRAGMENT:]}:
-                    self._secrets_of.setdefault(anchor, []).append(secret)
-        if wanted:
-            literals = "|".join(map(re.escape, sorted(self._secrets_of, key=len, reverse=True)))
+        secrets = sorted({s for s in self.secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
+        forms: dict[str, _Form] = {}
+        owners: dict[str, set[str]] = {}  # each text looked for -> the forms it starts or ends
+        for secret in secrets:
+            for form, fragments in _spelled(secret):
+                known = forms.get(form.text, form)  # two spellings may agree (a key with nothing to escape)
+                forms[form.text] = _Form(form.text, min(form.least, known.least), form.base64 or known.base64)
+                for literal in (form.text, *fragments):
+                    owners.setdefault(literal, set()).add(form.text)
+        object.__setattr__(self, "secrets", tuple(secrets))
+        object.__setattr__(self, "_forms", tuple(sorted(forms.values(), key=lambda f: len(f.text), reverse=True)))
+        self._forms_of.update({literal: [forms[t] for t in sorted(texts)] for literal, texts in owners.items()})
+        object.__setattr__(self, "_wide_only", any(min(literal) >= "\u0100" for literal in owners))
+        if forms:
+            literals = _alternatives(owners)
             object.__setattr__(self, "_pattern", re.compile(literals))
             object.__setattr__(self, "_every", re.compile(f"(?=({literals}))"))
 
@@ -148,17 +179,20 @@ class Redactor:
         return "".join([*out, value[done:]])
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
-        """Where `text` holds a secret or a long start or end of one, overlapping ones joined."""
+        """Where `text` holds a secret or a long start or end of one (the whole base64 token
+        around one spelled in base64), overlapping ones joined."""
         found = []
         for match in self._every.finditer(text) if self._every is not None else ():
             literal, at = match.group(1), match.start()
-            for secret in self._secrets_of[literal]:
-                if secret.startswith(literal):
-                    found.append((at, at + len(os.path.commonprefix([text[at:at + len(secret)], secret]))))
-                if secret.endswith(literal):
+            for form in self._forms_of[literal]:
+                spans = []
+                if form.text.startswith(literal):
+                    spans.append((at, at + len(os.path.commonprefix([text[at:at + len(form.text)], form.text]))))
+                if form.text.endswith(literal):
                     end = at + len(literal)
-                    before = text[max(0, end - len(secret)):end]
-                    found.append((end - len(os.path.commonprefix([before[::-1], secret[::-1]])), end))
+                    before = text[max(0, end - len(form.text)):end]
+                    spans.append((end - len(os.path.commonprefix([before[::-1], form.text[::-1]])), end))
+                found += [base64_token(text, *span) if form.base64 else span for span in spans]
         joined: list[tuple[int, int]] = []
         for start, end in sorted(found):
             if joined and start < joined[-1][1]:
@@ -167,9 +201,13 @@ class Redactor:
                 joined.append((start, end))
         return joined
 
-    def found(self, text: str) -> bool:
-        """Whether `text` holds a secret, or a start or end of one (`MIN_FRAGMENT`)."""
-        return self._pattern is not None and self._pattern.search(text) is not None
+    def found(self, value: str | bytes) -> bool:
+        """Whether `value` holds a secret, or a start or end of one (`MIN_FRAGMENT`), in any
+        spelling; bytes in any encoding JSON may use (their `readings`)."""
+        if self._pattern is None:
+            return False
+        texts = readings(value, wide_only=self._wide_only) if isinstance(value, bytes) else [value]
+        return any(self._pattern.search(text) is not None for text in texts)
 
     def cut(self, text: str, limit: int, more: str = "...") -> str:
         """`text` redacted, then cut to `limit` characters followed by `more` (where ``{left}``
@@ -185,11 +223,18 @@ class Redactor:
         return kept + more.replace("{left}", str(len(text) - limit)) if limit < len(text) else kept
 
     def _masked_tail(self, kept: str) -> str:
-        """`kept` with a trailing start of a secret replaced: what follows it was cut off."""
-        for secret in self.secrets:
-            for size in range(min(len(secret) - 1, len(kept)), MIN_PREFIX - 1, -1):
-                if kept.endswith(secret[:size]):
-                    return kept[:-size] + REDACTED
+        """`kept` with a trailing start of a secret (in any spelling; in base64, from the token's
+        start) replaced: what follows it was cut off."""
+        if not kept:
+            return kept
+        for form in self._forms:
+            # the starts of the form that end in kept's last character, longest first
+            size = form.text.rfind(kept[-1], 0, len(form.text) - 1) + 1
+            while size >= form.least:
+                if kept.endswith(form.text[:size]):
+                    start = len(kept) - size
+                    return kept[:base64_token(kept, start, start)[0] if form.base64 else start] + REDACTED
+                size = form.text.rfind(kept[-1], 0, size - 1) + 1
         return kept
 
     def data(self, value: Any) -> Any:
@@ -233,13 +278,42 @@ class Redactor:
         return value
 
 
-def _encoded(secret: str) -> set[str]:
-    """`secret` and the forms a server may echo it in: URL-encoded (a query, a form body, either
-    case of hex digits) and JSON-escaped (``\\/`` too), where they differ from the secret."""
-    quoted = {quote(secret, safe=""), quote_plus(secret)}
-    quoted |= {_PERCENT.sub(lambda m: m.group().lower(), q) for q in quoted}
-    escaped = json.dumps(secret)[1:-1]
-    return {secret, *quoted, escaped, escaped.replace("/", "\\/")}
+def _spelled(secret: str) -> Iterator[tuple[_Form, tuple[str, ...]]]:
+    """`secret` in each spelling, each with the spelling of its first and last `MIN_FRAGMENT`
+    characters (none for a short secret, or one with spaces: ``Bearer <token>`` starts with a
+    public word, and its credential is a secret of its own)."""
+    fragmented = len(secret) > MIN_FRAGMENT and len(secret.split()) == 1
+    head, tail = secret[:MIN_FRAGMENT], secret[-MIN_FRAGMENT:]
+    tail_at = len(secret[:-MIN_FRAGMENT].encode("utf-8"))
+    for spelling in SPELLINGS:
+        form = _Form(spelling.write(secret, 0), len(spelling.write(secret[:MIN_PREFIX], 0)), spelling.base64)
+        yield form, (spelling.write(head, 0), spelling.write(tail, tail_at)) if fragmented else ()
+
+
+def _alternatives(literals: Iterable[str]) -> str:
+    """A regular expression matching any of `literals`, as a trie: at each position the search
+    follows one branch per character instead of trying every literal in turn."""
+    trie: dict[str, Any] = {}
+    for literal in literals:
+        node = trie
+        for char in literal:
+            node = node.setdefault(char, {})
+        node[""] = {}
+    return _branches(trie)
+
+
+def _branches(node: dict[str, Any]) -> str:
+    """The expression of a trie's node: a run of single characters, then its branches (optional
+    where a literal ends there)."""
+    run = ""
+    while len(node) == 1 and "" not in node:  # one way on: no group needed
+        char, node = next(iter(node.items()))
+        run += re.escape(char)
+    parts = [re.escape(char) + _branches(child) for char, child in sorted(node.items()) if char]
+    if not parts:
+        return run
+    body = parts[0] if len(parts) == 1 else f"(?:{'|'.join(parts)})"
+    return run + (f"(?:{body})?" if "" in node else body)
 
 
 def _with_credential(value: str) -> list[str]:

@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._runtime.wording import did_you_mean
+from .._runtime.wording import did_you_mean, plural
 from ..errors import UsageError
+from ..prices import dollars
 from .paired import comparisons as paired_comparisons
 from .paired import worse
 from .results import FixtureResult, RunResult, Summary
@@ -213,7 +214,7 @@ def failed_gates(gates: Sequence[Gate], now: Summary, baseline: Summary | None) 
         value = metric_value(now, gate.metric)
         if value is None:
             lines.append(f"{gate.metric} not measured by this run: {gate.flag} {gate.metric} cannot be checked "
-                         f"({_why_missing(gate.metric)})")
+                         f"({_why_missing(gate.metric, now)})")
             continue
         if gate.flag == "--fail-under" and value < gate.limit:
             lines.append(f"{gate.metric} {_fmt(gate.metric, value)} < {_fmt(gate.metric, gate.limit)} (--fail-under)")
@@ -245,17 +246,19 @@ def _higher_is_better(metric: str) -> bool:
 
 
 def _fmt(metric: str, value: float) -> str:
-    if metric == "cost":  # dollars to the cent, and the fractions of a cent a cheap run costs
-        text = f"{value:.6f}".rstrip("0")
-        return text if len(text.partition(".")[2]) >= 2 else f"{value:.2f}"
+    if metric == "cost":
+        return dollars(value)
     if metric in ("errors", "tokens"):
         return f"{value:.0f}" if value == int(value) else str(value)
     return f"{value:.2f}"
 
 
-def _why_missing(metric: str) -> str:
+def _why_missing(metric: str, summary: Summary) -> str:
     if metric == "accuracy":
         return "no fixture declares expected calls"
+    if metric == "cost" and summary.cost_unknown:
+        return (f"the cost is unknown for {plural(summary.cost_unknown, 'fixture')}: an answer gave no prompt and "
+                "completion token counts (see cost_unknown in the JSON)")
     if metric == "cost":
         return "no price known for its model: add one under \"prices\" in .replio/config.json"
     return "run more trials, e.g. --trials 3"

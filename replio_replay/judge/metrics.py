@@ -12,8 +12,8 @@ from ..fixtures.trajectory import Call, MatchMode, trajectory_matches
 from .results import FixtureResult, Status, Summary, TrialResult
 from .statistics import Estimate, estimate
 
-__all__ = ["accuracy", "combine_trials", "cost_by_role", "pass_at_k", "pass_hat_k", "redundant", "summarize",
-           "total_cost", "units"]
+__all__ = ["accuracy", "combine_trials", "cost_by_role", "cost_unknown", "pass_at_k", "pass_hat_k", "redundant",
+           "summarize", "total_cost", "units"]
 
 
 def accuracy(calls: Sequence[Call], expected: Sequence[Any] | None, mode: MatchMode = MatchMode.STRICT) -> float | None:
@@ -52,6 +52,7 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
         tokens=sum(t.tokens for t in trials),
         cost=total_cost(trials),
         cost_by_role=cost_by_role(trials),
+        cost_unknown=sum(1 for t in trials if t.cost_unknown) or None,
         drifted=sum(1 for ds in drifts.values() if any(ds)),
         new=sum(1 for i, ds in drifts.items() if any(d is None for d in ds) and not errored[i]),
     )
@@ -92,18 +93,26 @@ def _uncertainty(results: Sequence[FixtureResult], counts: Sequence[tuple[int, i
 
 
 def total_cost(units: Sequence[TrialResult | FixtureResult]) -> float | None:
-    """The USD of those of `units` with a known cost; None when none has one."""
+    """The USD of those of `units` with a known cost; None when none has one, or when one's cost is
+    unknown (`cost_unknown`): the sum of the others would understate it."""
     costs = [u.cost for u in units if u.cost is not None]
-    return round(sum(costs), 6) if costs else None
+    return round(sum(costs), 6) if costs and not cost_unknown(units) else None
 
 
 def cost_by_role(units: Sequence[TrialResult | FixtureResult]) -> dict[str, float] | None:
-    """Each role's USD summed over `units`; None when none has a cost."""
+    """Each role's USD summed over `units`; None when none has a cost, or one's is unknown."""
+    if cost_unknown(units):
+        return None
     roles: dict[str, float] = {}
     for unit in units:
         for role, usd in (unit.cost_by_role or {}).items():
             roles[role] = round(roles.get(role, 0.0) + usd, 6)
     return roles or None
+
+
+def cost_unknown(units: Sequence[TrialResult | FixtureResult]) -> list[str] | None:
+    """The roles whose cost is unknown in any of `units` (see `FixtureResult.cost_unknown`); None: none."""
+    return sorted({role for unit in units for role in unit.cost_unknown or ()}) or None
 
 
 def units(result: FixtureResult) -> list[TrialResult | FixtureResult]:
@@ -132,10 +141,11 @@ def combine_trials(results: Sequence[FixtureResult]) -> list[FixtureResult]:
         runs = sorted(runs, key=lambda r: r.trial)
         trials = [TrialResult(trial=r.trial, status=r.status, passed=r.passed, accuracy=r.accuracy, calls=r.calls,
                               redundant=r.redundant, errors=r.errors, tokens=r.tokens, cost=r.cost,
-                              cost_by_role=r.cost_by_role, error=r.error, drift=r.drift,
+                              cost_by_role=r.cost_by_role, cost_unknown=r.cost_unknown, error=r.error, drift=r.drift,
                               drift_info=r.drift_info, request_drift=r.request_drift, judge=r.judge) for r in runs]
         combined.append(runs[0].model_copy(update={
-            "trials": trials, "cost": total_cost(trials), "cost_by_role": cost_by_role(trials), "passes": sum(t.passed for t in trials), "n": len(trials),
+            "trials": trials, "cost": total_cost(trials), "cost_by_role": cost_by_role(trials),
+            "cost_unknown": cost_unknown(trials), "passes": sum(t.passed for t in trials), "n": len(trials),
             "seconds": sum(r.seconds for r in runs),
         }))
     return combined

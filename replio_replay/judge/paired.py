@@ -13,7 +13,7 @@ from typing import Any
 
 from .metrics import units
 from .results import FixtureResult, RunResult
-from .statistics import compare
+from .statistics import compare, needed_fixtures
 
 __all__ = ["METRICS", "comparisons", "paired", "worse"]
 
@@ -41,7 +41,8 @@ def paired(a: RunResult, b: RunResult, a_label: str, b_label: str) -> list[dict[
         out.append({"a": a_label, "b": b_label, "metric": metric, "n": c.n, "diff": round(c.diff, 6),
                     "se": round(c.se, 6), "ci95": [round(c.ci95[0], 6), round(c.ci95[1], 6)],
                     "p_value": round(c.p_value, 6), "test": c.test, "a_only": c.a_only, "b_only": c.b_only,
-                    "verdict": c.verdict, "mde": round(c.mde, 6)})
+                    "verdict": c.verdict, "mde": None if c.mde is None else round(c.mde, 6),
+                    "needed": needed_fixtures(c, abs(c.diff))})
     return out
 
 

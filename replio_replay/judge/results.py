@@ -13,10 +13,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..config import MAX_TRIALS
+
 if TYPE_CHECKING:
     from ..fixtures.layout import RunKey
 
-__all__ = ["FixtureResult", "JudgeVerdict", "RunResult", "SavedRuns", "Status", "Summary", "TraceCall", "TrialResult", "saved_runs"]
+__all__ = ["MAX_NUMBER", "FixtureResult", "JudgeVerdict", "RunResult", "SavedRuns", "StateCheck", "Status", "Summary",
+           "TraceCall", "TrialResult", "saved_runs"]
 
 
 class Status(str, Enum):
@@ -33,11 +36,23 @@ class _Model(BaseModel):
     model_config = ConfigDict(populate_by_name=True, frozen=True, defer_build=True, allow_inf_nan=False)
 
 
-#: A fraction (accuracy, a pass rate), and a count that cannot be negative.
+#: The largest count or amount a result holds: 2**53 - 1, the largest integer every JSON reader keeps
+#: exactly (RFC 8259, section 6). A saved result is read back as input, and its numbers are computed
+#: with (rates, sums, a float's digits): none may be so large that doing so fails or means nothing.
+MAX_NUMBER = 2**53 - 1
+
+#: A fraction (accuracy, a pass rate, a standard error, an interval's end), in [0, 1].
 _Fraction = Annotated[float, Field(ge=0, le=1)]
-_Count = Annotated[int, Field(ge=0)]
+#: A count (calls, tokens, fixtures) that cannot be negative.
+_Count = Annotated[int, Field(ge=0, le=MAX_NUMBER)]
+#: A position counted from 1 (a user turn).
+_Ordinal = Annotated[int, Field(ge=1, le=MAX_NUMBER)]
+#: Trials of a fixture, or which trial: from 1 to `MAX_TRIALS`, as a run takes them.
+_Trials = Annotated[int, Field(ge=1, le=MAX_TRIALS)]
 #: USD (see `replio_replay.prices`); absent from the JSON when no price is known, never a made-up 0.
-_Usd = Annotated[float, Field(ge=0)]
+_Usd = Annotated[float, Field(ge=0, le=MAX_NUMBER)]
+#: Wall-clock seconds.
+_Seconds = Annotated[float, Field(ge=0, le=MAX_NUMBER)]
 
 
 class TraceCall(_Model):
@@ -50,13 +65,25 @@ class TraceCall(_Model):
 
 class JudgeVerdict(_Model):
     """The LLM judge's verdict on one rubric item: `yes` or `no` as it answered, or `error` when its
-    answer was not the JSON object asked for (then `raw` keeps it, redacted and capped)."""
+    answer held no one verdict object as asked; `raw` keeps its answer, redacted and capped."""
 
     rubric: str
     verdict: Literal["yes", "no", "error"]
     reason: str
     passed: bool
-    raw: str | None = Field(None, description="The judge's answer when it did not parse.")
+    raw: str | None = Field(None, description="The judge's answer as it came (secrets redacted, at most 2000 "
+                            "characters); a structured answer given as data, as JSON. Null in older results.")
+
+
+class StateCheck(_Model):
+    """One state check of a fixture's verifier (or of a turn's) and whether it held, as reports show
+    it beside the end state; why one failed is among the fixture's `reasons`."""
+
+    check: str = Field(description="`state.KEY` (a `state` key), `state_from_calls` or `results_from_calls`.")
+    turn: _Ordinal | None = Field(None, description="The user turn (1-based) whose verifier holds it; null: the "
+                                  "fixture's.")
+    expected: Any = Field(None, description="What a `state` key must match, as written; null for the others.")
+    passed: bool = Field(alias="pass")
 
 
 class FixtureResult(_Model):
@@ -76,14 +103,25 @@ class FixtureResult(_Model):
     cost: _Usd | None = Field(None, description="USD its tokens cost (all trials), when a price is known.")
     cost_by_role: dict[str, _Usd] | None = Field(
         None, description="`cost` by who spent it: agent (the model under test), user (a simulated user), judge.")
+    cost_unknown: list[str] | None = Field(
+        None, description="The roles whose model has a price but an answer of which did not give its prompt and "
+                          "completion tokens: what they spent is unknown, so `cost` is left out.")
     status: Status = Status.OK
     error: str | None = None
     reasons: list[str] = Field(default_factory=list, description="Why the verifier failed.")
     answer: str = Field("", description="The model's final text.")
+    finish: list[str | None] | None = Field(
+        None, description="Each model turn's finish reason, in order, as its provider said it (OpenAI's "
+                          "finish_reason, Anthropic's stop_reason, Gemini's finishReason, the Responses API's status "
+                          "or incomplete_details.reason, Ollama's done_reason; null for a turn it gave none); "
+                          "absent when no turn had one (the mock).")
     state: dict[str, Any] | None = Field(
         None, description="Each environment's end state (absent when the fixture has no environment).")
+    state_checks: list[StateCheck] | None = Field(
+        None, description="Each state check of the verifiers and whether it held (absent when the fixture has "
+                          "none, or its run ended in error or was cancelled).")
     #: The turn (0-based) of each trace call, so parallel calls can be told from sequential ones.
-    turns: list[int] = Field(default_factory=list, exclude=True)
+    turns: list[_Count] = Field(default_factory=list, exclude=True)
     request_drift: list[dict[str, Any]] | None = Field(
         None, description="Replayed request bodies vs recorded ones: null when nothing was replayed."
     )
@@ -94,19 +132,19 @@ class FixtureResult(_Model):
     drift_info: list[dict[str, Any]] | None = Field(
         None, description="Changes from the golden that do not fail it (token counts within tokens_tolerance)."
     )
-    timing: dict[str, float] | None = Field(None, description="Volatile wall-clock figures.")
+    timing: dict[str, _Seconds] | None = Field(None, description="Volatile wall-clock figures.")
     #: Wall-clock seconds the fixture took (all its trials, once combined); JUnit's `time`.
-    seconds: float = Field(0.0, exclude=True)
+    seconds: _Seconds = Field(0.0, exclude=True)
     #: Which trial this result is (1-based); the JSON shows it inside `trials`.
-    trial: int = Field(1, exclude=True)
+    trial: _Trials = Field(1, exclude=True)
     trials: list[TrialResult] | None = Field(None, description="Each trial's outcome, when the run has several.")
     passes: _Count | None = Field(None, description="Trials that passed (c), when the run has several.")
-    n: int | None = Field(None, ge=1, description="Trials run (n), when the run has several.")
+    n: _Trials | None = Field(None, description="Trials run (n), when the run has several.")
     conversation: list[dict[str, Any]] | None = Field(
         None, description="A conversation's messages in order (a fixture with `turns` or a simulated `user`): "
         "{role: user|assistant|tool, content}, an assistant's tool calls as `calls` [{name, arguments}], a "
         "tool result's `name`.")
-    tokens_by_role: dict[str, dict[str, int]] | None = Field(
+    tokens_by_role: dict[str, dict[str, _Count]] | None = Field(
         None, description="Role (agent, user) -> {prompt, completion} tokens, when a role beside the agent "
         "sent requests (`tokens` stays the agent's).")
     judge: JudgeVerdict | list[JudgeVerdict] | None = Field(
@@ -169,7 +207,7 @@ def _title_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
 class TrialResult(_Model):
     """One trial of a fixture, in brief."""
 
-    trial: int
+    trial: _Trials
     status: Status
     passed: bool = Field(alias="pass")
     accuracy: _Fraction | None = None
@@ -179,6 +217,7 @@ class TrialResult(_Model):
     tokens: _Count = 0
     cost: _Usd | None = None
     cost_by_role: dict[str, _Usd] | None = None
+    cost_unknown: list[str] | None = None
     error: str | None = None
     drift: list[dict[str, Any]] | None = None
     drift_info: list[dict[str, Any]] | None = None
@@ -196,11 +235,14 @@ class Summary(_Model):
     redundant: _Count = 0
     errors: _Count = 0
     tokens: _Count = 0
-    cost: _Usd | None = Field(None, description="USD of every fixture with a known price (see `cost`).")
+    cost: _Usd | None = Field(None, description="USD of every fixture with a known price (see `cost`); left "
+                              "out when a fixture's cost is unknown (`cost_unknown`), as the rest would understate it.")
     cost_by_role: dict[str, _Usd] | None = None
+    cost_unknown: _Count | None = Field(
+        None, description="How many fixtures (trials) have a cost that is unknown (their `cost_unknown`).")
     drifted: _Count = 0
     new: _Count = 0
-    trials: int | None = Field(None, ge=1, description="Trials per fixture, when more than one.")
+    trials: _Trials | None = Field(None, description="Trials per fixture, when more than one.")
     pass_hat_k: dict[str, _Fraction] | None = Field(
         None, description="k -> mean over fixtures of C(c,k)/C(n,k): the chance all of k trials pass."
     )
@@ -208,9 +250,9 @@ class Summary(_Model):
         None, description="k -> mean over fixtures of 1 - C(n-c,k)/C(n,k): the chance one of k trials passes."
     )
     flaky: list[str] | None = Field(None, description="Fixtures that passed some trials but not all.")
-    se: dict[str, float] | None = Field(
+    se: dict[str, _Fraction] | None = Field(
         None, description="metric (`pass_rate`, `accuracy`, `pass^k`) -> its standard error over fixtures.")
-    ci95: dict[str, tuple[float, float]] | None = Field(None, description="metric -> its 95 % interval.")
+    ci95: dict[str, tuple[_Fraction, _Fraction]] | None = Field(None, description="metric -> its 95 % interval.")
     ci_method: dict[str, str] | None = Field(
         None, description="metric -> how its error bar was made: `wilson`, `clt` (over fixture means) or `clustered`.")
 
@@ -236,18 +278,19 @@ class RunResult(_Model):
         """The contract's dict: `pass` spelled as such, `timing` only where it was measured."""
         data = self.model_dump(mode="json", by_alias=True)
         for fx in data["fixtures"]:
-            for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "conversation",
-                        "tokens_by_role", "judge", "cost", "cost_by_role", "agent_stderr", "user_trace"):
+            for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "state_checks",
+                        "conversation", "finish", "tokens_by_role", "judge", "cost", "cost_by_role", "cost_unknown",
+                        "agent_stderr", "user_trace"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
             for verdict in fx["judge"] if isinstance(fx.get("judge"), list) else [fx.get("judge") or {}]:
                 if verdict.get("raw", ...) is None:
                     verdict.pop("raw")
             for trial in fx.get("trials", ()):
-                for key in ("drift_info", "judge", "cost", "cost_by_role"):
+                for key in ("drift_info", "judge", "cost", "cost_by_role", "cost_unknown"):
                     if trial.get(key) is None:
                         trial.pop(key)
-        for key in ("trials", "pass_hat_k", "pass_at_k", "flaky", "cost", "cost_by_role"):
+        for key in ("trials", "pass_hat_k", "pass_at_k", "flaky", "cost", "cost_by_role", "cost_unknown"):
             if data["summary"].get(key) is None:
                 data["summary"].pop(key, None)
         return data

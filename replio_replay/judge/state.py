@@ -11,24 +11,26 @@ by the runner: this module runs no user code). `results_from_calls` holds when e
 those reference calls returned is among the results of the run's calls, in any order (each
 result of the run counting once), and, when there are reference calls, the run (in a turn's
 verifier: that turn) made a call: BFCL's multi-turn response and empty-turn checks. Reasons name
-the path and both values, short and redacted.
+the path and both values, short and redacted; `state_checks` reads them back as each check's
+verdict, for reports to show beside the end state.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._runtime.diffing import changes
 from .._runtime.matchers import matches, optional, quoted, written
+from .results import StateCheck
 
 if TYPE_CHECKING:
     from .._runtime.redact import Redactor
     from ..fixtures.model import Fixture, Verifier
     from .verifier import Evidence
 
-__all__ = ["check_results_from_calls", "check_state", "check_state_from_calls", "lookup", "state_path"]
+__all__ = ["check_results_from_calls", "check_state", "check_state_from_calls", "lookup", "state_checks", "state_path"]
 
 #: Differences `state_from_calls` names before it says how many more there are.
 _SHOWN = 3
@@ -129,6 +131,40 @@ def check_results_from_calls(v: Verifier, fx: Fixture, ev: Evidence) -> list[str
             reasons.append(f"results_from_calls: {v.state_from_calls[i].name}'s result {quoted(result, redactor=ev.redactor)} "
                            "is not among the results of the model's calls")
     return reasons
+
+
+def state_checks(fixture: Fixture, reasons: Sequence[str]) -> list[StateCheck] | None:
+    """Each state check of the fixture's verifier and of its turns' (every `state` key,
+    `state_from_calls`, `results_from_calls`), in order, and whether it held: it failed when one
+    of `reasons` (the verifier's, as `verify` and `turn_reasons` give them, a turn's prefixed
+    ``turn N: ``) is its own, or its turn was not reached. None when the fixture has none."""
+    verifiers = [(None, fixture.verifier), *((n, t.verifier) for n, t in enumerate(fixture.scripted_turns, 1))]
+    out: list[StateCheck] = []
+    for turn, v in verifiers:
+        if v is None:
+            continue
+        own = _own(reasons, turn)
+        for key, want in (v.state or {}).items():
+            out.append(StateCheck(check=f"state.{key}", turn=turn, expected=written(want),
+                                  passed=_held(own, f"state.{key}: ", "state: ")))
+        if v.state_from_calls is not None:
+            out.append(StateCheck(check="state_from_calls", turn=turn, passed=_held(own, "state_from_calls")))
+            if v.results_from_calls:
+                out.append(StateCheck(check="results_from_calls", turn=turn, passed=_held(own, "results_from_calls")))
+    return out or None
+
+
+def _own(reasons: Sequence[str], turn: int | None) -> list[str]:
+    """The reasons of the fixture's verifier (`turn` None), or of turn `turn`'s without its prefix."""
+    if turn is None:
+        return [r for r in reasons if not r.startswith("turn ")]
+    prefix = f"turn {turn}: "
+    return [r.removeprefix(prefix) for r in reasons if r.startswith(prefix)]
+
+
+def _held(own: Sequence[str], *heads: str) -> bool:
+    """Whether no reason of `own` starts with one of `heads` (nor says its turn was not reached)."""
+    return not any(r.startswith((*heads, "not reached")) for r in own)
 
 
 def _show(value: Any) -> str:

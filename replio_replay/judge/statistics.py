@@ -10,13 +10,17 @@ two variants run over the same fixtures are compared paired.
   per-fixture means, its standard error the CLT one over fixtures, ``sd/sqrt(n)`` (sample sd,
   n - 1), or clustered on groups when any fixture has one (Miller's eq. 4: ``sqrt(sum over
   clusters of (sum of deviations)^2) / n``; a fixture without a group is its cluster), with a
-  normal interval ``mean ± 1.96 se`` cut to [0, 1] (one fixture: [0, 1], there is no spread to measure).
+  normal interval ``mean ± 1.96 se`` cut to [0, 1] (one fixture: [0, 1], there is no spread to measure;
+  every fixture, or group, scoring the same: the Wilson interval over the fixtures, or groups, since a
+  CLT interval of width 0 would claim certainty that no finite suite gives).
 - `compare`: b against a, paired by fixture. Pass/fail without trials: McNemar's exact test (a
   two-sided binomial test on the discordant fixtures) for the p-value; otherwise a z-test on the
   mean paired difference (CLT or clustered standard error, as above). The interval is the normal
   one around the mean difference, in both cases; `mde` is the smallest difference this many
   fixtures would detect at 80 % power and α = 0.05, ``(z_0.975 + z_0.8) · se`` (Miller's eq. 8); with
-  one fixture the interval is [-1, 1] and `mde` 1.
+  one fixture the interval is [-1, 1] and `mde` 1. When every paired difference is the same there
+  is no spread for a z-test: the p-value is the exact sign test's over the fixtures that differ
+  and `mde` is None (it cannot be estimated from no variance).
 
 Only the standard library: `statistics.NormalDist` for the normal quantiles, exact binomial sums.
 """
@@ -59,7 +63,7 @@ class Comparison:
     test: str  # "mcnemar-exact" or "paired-z" (or "paired-z-clustered")
     a_only: int  # fixtures that pass in a only (pass/fail without trials; else those a scores higher)
     b_only: int
-    mde: float
+    mde: float | None  # None when the paired differences have no spread to estimate it from
 
     @property
     def verdict(self) -> str:
@@ -98,6 +102,9 @@ def estimate(scores: Sequence[Sequence[float]], groups: Sequence[str | None] | N
     if n < 2:  # one fixture: no spread to estimate, so the rate of the universe may be anything
         return Estimate(mean, 0.0, (0.0, 1.0), method)
     se = _clustered_se(means, groups) if clustered and groups is not None else _clt_se(means)
+    if se == 0:  # every fixture (group) scored the same: no spread for the CLT to see
+        units = len(set(_cluster_keys(groups))) if clustered and groups is not None else n
+        return Estimate(mean, 0.0, wilson(round(mean * units), units), "wilson")
     return Estimate(mean, se, (max(0.0, mean - _Z * se), min(1.0, mean + _Z * se)), method)
 
 
@@ -120,15 +127,15 @@ def compare(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]],
     binary = all(len(s) == 1 and s[0] in (0.0, 1.0) for s in (*a, *b))
     if binary and not clustered:
         p_value, test = mcnemar_p(a_only, b_only), "mcnemar-exact"
+    elif se == 0:  # every paired difference the same: no spread for a z-test, so the exact sign test
+        p_value, test = mcnemar_p(a_only, b_only), "sign-exact"
     else:
-        p_value = 1.0 if se == 0 else 2 * (1 - NormalDist().cdf(abs(diff) / se))
-        if se == 0 and diff != 0:
-            p_value = 0.0
+        p_value = 2 * (1 - NormalDist().cdf(abs(diff) / se))
         test = "paired-z-clustered" if clustered else "paired-z"
     if n < 2:  # one fixture: the difference of the universe may be anything; nothing smaller than all of it shows
         return Comparison(n, diff, 0.0, (-1.0, 1.0), min(1.0, p_value), test, a_only, b_only, 1.0)
     return Comparison(n, diff, se, (diff - _Z * se, diff + _Z * se), min(1.0, p_value), test, a_only, b_only,
-                      (_Z + _Z_POWER) * se)
+                      (_Z + _Z_POWER) * se if se else None)
 
 
 def mcnemar_p(a_only: int, b_only: int) -> float:
@@ -158,12 +165,16 @@ def _clt_se(values: Sequence[float]) -> float:
     return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
 
 
+def _cluster_keys(groups: Sequence[str | None]) -> list[object]:
+    """Each fixture's cluster: its group, or itself when it has none."""
+    return [("group", g) if g is not None else ("alone", i) for i, g in enumerate(groups)]
+
+
 def _clustered_se(values: Sequence[float], groups: Sequence[str | None]) -> float:
     """Miller's clustered standard error: each cluster's summed deviations, squared, summed; / n."""
     n = len(values)
     mean = sum(values) / n
     sums: dict[object, float] = {}
-    for i, (v, g) in enumerate(zip(values, groups)):
-        key: object = ("group", g) if g is not None else ("alone", i)
+    for v, key in zip(values, _cluster_keys(groups)):
         sums[key] = sums.get(key, 0.0) + (v - mean)
     return math.sqrt(sum(s * s for s in sums.values())) / n

@@ -46,4 +46,5 @@ class AnthropicProvider(HTTPProvider):
         return wire.encode_request(request, self.settings)
 
     def decode(self, data: Any, request: ChatRequest) -> ChatResponse:
-        return wire.decode_response(data)
+        schema = wire.answer_tool(request, self.settings)
+        return wire.decode_response(data, answer=schema.name if schema else None)

@@ -21,9 +21,11 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "Exchange",
+    "Finish",
     "Message",
     "Provider",
     "ProviderSettings",
+    "ResponseSchema",
     "ToolCall",
     "Usage",
 ]
@@ -56,13 +58,20 @@ class Message:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts as the provider reported them; any may be missing. `cached` is the part of
-    `prompt` the provider served from its prompt cache (priced apart: `replio_replay.prices`)."""
+    """Token counts as the provider reported them; any may be missing (None: not reported as a
+    whole number of tokens). `cached` is the part of `prompt` the provider served from its prompt
+    cache (priced apart: `replio_replay.prices`)."""
 
     prompt: int | None = None
     completion: int | None = None
     total: int | None = None
     cached: int | None = None
+
+    @property
+    def counted(self) -> bool:
+        """Whether the prompt and completion tokens are both known: what a cost is counted from
+        (a total alone does not say how much of it was prompt, which is priced differently)."""
+        return self.prompt is not None and self.completion is not None
 
     @property
     def tokens(self) -> int:
@@ -73,19 +82,53 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class ResponseSchema:
+    """An answer asked for as one JSON object valid against `schema` (a JSON Schema every format's
+    structured output takes: an object, its properties required, no others), named `name` where the
+    format wants a name (OpenAI's `json_schema`, Anthropic's forced tool)."""
+
+    name: str
+    schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class ChatRequest:
     """One turn's conversation and tool specs; sampling settings are the provider's own.
 
     `trial` is which of a run's repeated trials (1-based) this turn belongs to: a provider that
-    takes a seed sends its seed + trial - 1, so trials differ only by their seed. `json_mode` asks
-    for an answer that is one JSON object, in the provider's JSON mode where it has one (OpenAI's
-    `response_format`, Ollama's `format`); a provider without one is asked by the prompt alone.
+    takes a seed sends its seed + trial - 1, so trials differ only by their seed.
+
+    `response_schema` asks for an answer that is one JSON object of that schema: as structured
+    output where the provider's settings say its server takes it (`ProviderSettings.structured_output`:
+    OpenAI's `json_schema` response format, the Responses API's `text.format`, Gemini's
+    `responseSchema`, Ollama's `format` schema, Anthropic's forced tool), else in the format's JSON
+    mode where it has one without a schema (OpenAI Chat's `json_object`, Ollama's `"json"`), else by
+    the prompt alone.
     """
 
     messages: tuple[Message, ...]
     tools: tuple[dict[str, Any], ...]
     trial: int = 1
-    json_mode: bool = False
+    response_schema: ResponseSchema | None = None
+
+
+@dataclass(frozen=True)
+class Finish:
+    """Why a model turn ended, as its provider said it: `reason` verbatim (`stop`, `end_turn`,
+    `SAFETY`, ...), the wire `field` it came in (`finish_reason`, `stop_reason`, `finishReason`,
+    `incomplete_details.reason`, `done_reason`), the provider's explanation when it gave one
+    (Gemini's `finishMessage`), and what the format says it means (`kind`):
+
+    - ``done``: the turn ended as turns do, with an answer or with tool calls;
+    - ``length``: a length limit (the response's `max_tokens`, the context window) cut it short;
+    - ``abnormal``: anything else: a content filter, a refusal, a malformed call, a reason the
+      format's list does not know.
+    """
+
+    reason: str
+    field: str
+    kind: Literal["done", "length", "abnormal"]
+    detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,13 +139,19 @@ class ChatResponse:
     fields cannot hold (the Responses API's reasoning items, Gemini's thought signatures), as
     received: the engine carries them on the assistant message and the format that made them
     sends them back unchanged. Nothing else reads them: they reach cassettes and request drift
-    only as part of the request body.
+    only as part of the request body. `finish` is why the turn ended (None: the provider did not
+    say, as the scripted mock does not).
     """
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
     provider_items: tuple[dict[str, Any], ...] = ()
+    #: The answers to a `response_schema` request that the format gives as data, not as text
+    #: (Anthropic's forced tool: one input per call of it), as received; empty for the others,
+    #: whose structured answer is the text.
+    structured: tuple[Any, ...] = ()
+    finish: Finish | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +184,9 @@ class ProviderSettings:
     retries: int = 3
     max_response_bytes: int = 16 * 1024 * 1024
     options: dict[str, Any] = field(default_factory=dict)
+    #: Whether a `response_schema` is sent as structured output (default: the class's
+    #: `default_structured_output`), else as the format's plain JSON mode or in the prompt alone.
+    structured_output: bool = True
     #: Whether the model was named (in the spec, --model or the config) rather than the provider's
     #: default: only a named model replaces the one a user's agent asks for (`providers.relay`).
     model_named: bool = True
@@ -153,6 +205,8 @@ class Provider(ABC):
     api_key_env_fallbacks: ClassVar[tuple[str, ...]] = ()
     #: Whether the provider talks HTTP (and so has exchanges to record or replay).
     speaks_http: ClassVar[bool] = False
+    #: Whether a `response_schema` is sent as structured output unless the config says otherwise.
+    default_structured_output: ClassVar[bool] = True
     #: A server on this machine (llama.cpp, Ollama): it shares the cores with the run, so
     #: fixtures run one at a time by default and a request that timed out is not sent again.
     local: ClassVar[bool] = False

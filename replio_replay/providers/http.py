@@ -36,10 +36,11 @@ from ..errors import (
     ProviderHTTPError,
     ProviderResponseError,
 )
-from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings
+from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings, Usage
 from .bounded import BoundedTransport, ResponseTooLarge
 from .retry import RETRY_STATUSES, Backoff, Retryable, Sleep, retry_after_seconds, with_retries
 from .wire import clean, clean_text, preview
+from .wire.relayed import Relayed, decoded, route
 
 __all__ = ["REPLAYED", "ROLE", "Endpoint", "HTTPProvider", "Pools", "joined", "post_json", "shared_ssl_context"]
 
@@ -425,6 +426,20 @@ class HTTPProvider(Provider):
             role=exchange.role,
         )
         return _cleaned(self.decode(data, request))
+
+    def answer_usage(self, url: str, body: bytes, content_type: str | None) -> Usage:
+        """The token usage of an answer this provider's server gave, live or recorded, to a request
+        sent to `url`: one of `generate`'s, read as `decode` reads it, or an agent's in a format the
+        server speaks (`relays`), a stream too; ProviderResponseError when the body is not one."""
+        found = None if url == self.url else route(httpx.URL(url).path)
+        if found is not None:
+            return decoded(Relayed(found.format, {}, 200, body, content_type), 0).usage
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError):
+            raise ProviderResponseError(f"{self.settings.name}: the answer is not JSON; the body starts: "
+                                        f"{preview(body)}") from None
+        return self.decode(data, ChatRequest((), ())).usage
 
     def transport(self, cancel: threading.Event | None = None) -> BoundedTransport:
         """The pooled connection, bounded per request by `timeout` and `max_response_bytes`."""

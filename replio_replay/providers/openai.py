@@ -44,5 +44,8 @@ class LlamaCppProvider(OpenAIProvider):
     base_url_env = "LLAMACPP_BASE_URL"
     local = True
     api_key_env = None
+    #: llama-server takes a `json_schema` response format, but the judges recorded before it was
+    #: asked for sent `json_object`: kept so, those recordings replay without request drift.
+    default_structured_output = False
     #: llama-server speaks Anthropic's Messages and OpenAI's Responses too, under its /v1.
     relays = {"anthropic": "/messages", "chat": "/chat/completions", "responses": "/responses"}

@@ -48,7 +48,8 @@ def _key_env(cls: type[Provider], env: Env) -> str | None:
 
 #: Connection settings a project's config may set; of these, `temperature` and `seed` may be set to
 #: null, which sends none (a model that takes only its own temperature refuses one).
-_SETTINGS = frozenset({"temperature", "seed", "max_tokens", "timeout", "retries", "max_response_bytes"})
+_SETTINGS = frozenset({"temperature", "seed", "max_tokens", "timeout", "retries", "max_response_bytes",
+                       "structured_output"})
 _MAY_BE_NULL = frozenset({"temperature", "seed"})
 
 
@@ -86,7 +87,7 @@ def create_provider(
         base_url=(base_url or env.get(cls.base_url_env) or (pc and pc.base_url) or cls.default_base_url),
         api_key=env.get(key_env),
         api_key_env=key_env,
-        **{"timeout": cls.default_timeout(), **_configured(pc)},
+        **{"timeout": cls.default_timeout(), "structured_output": cls.default_structured_output, **_configured(pc)},
         options={"script": pc.script} if pc and pc.script else {},
         model_named=bool(model or spec_model or (pc and pc.model)),
     )

@@ -1,7 +1,9 @@
 """A fixture's session as the runner sees it: the transport to send through, its MCP servers, extras after.
 
 The plain session sends straight through the provider's shared, pooled transport and starts
-MCP servers live; recording subclasses it (`recording.session`) to record or replay both.
+MCP servers live; recording subclasses it (`recording.session`) to record or replay both. Every
+connection that goes out to a provider (never a cassette's answers) passes through the session's
+`Watch` first: under --max-cost, the run's meter, which prices each answer as it arrives.
 This module imports no vcrpy and no MCP SDK, so the runner can hold the interface cheaply.
 """
 
@@ -24,24 +26,34 @@ if TYPE_CHECKING:
     from ..tools.mcp.source import McpTools, Mode
     from ..tools.toolset import ToolSet
 
-__all__ = ["FixtureSession", "SessionFactory", "live_session"]
+__all__ = ["FixtureSession", "SessionFactory", "Watch", "live_session", "unwatched"]
+
+#: Wraps a provider's live connection for one fixture (`run.budget.Meter.watch`); None: it has none.
+Watch = Callable[["Provider", "httpx.BaseTransport | None"], "httpx.BaseTransport | None"]
+
+
+def unwatched(provider: Provider, transport: httpx.BaseTransport | None) -> httpx.BaseTransport | None:
+    """The `Watch` that leaves a connection as it is."""
+    return transport
 
 
 class FixtureSession:
     """One fixture's HTTP and MCP: the transport to send through, the MCP servers' tools, and the
     result keys it adds when done. The runner sets `offered` to the tools the model was offered."""
 
-    def __init__(self, transport: httpx.BaseTransport | None, cancel: threading.Event | None = None) -> None:
+    def __init__(self, transport: httpx.BaseTransport | None, cancel: threading.Event | None = None,
+                 watch: Watch = unwatched) -> None:
         self.transport = transport
         self.cancel = cancel
+        self.watch = watch
         self.extras: dict[str, Any] = {}
         self.mcp: McpTools | None = None
         self.offered: ToolSet | None = None
 
     def transport_for(self, role: str, provider: Provider) -> httpx.BaseTransport | None:
         """The transport the requests of `role` (a simulated user's, a judge's) sent by `provider`
-        go through: here that provider's own (None for one without HTTP, the mock)."""
-        return provider.transport(self.cancel)
+        go through: here that provider's own (None for one without HTTP, the mock), watched."""
+        return self.watch(provider, provider.transport(self.cancel))
 
     def discard(self) -> None:
         """Keep nothing of what this fixture recorded (its exchanges are not whole): here nothing is kept."""
@@ -73,10 +85,11 @@ class FixtureSession:
             raise McpError("; ".join(self.mcp.failures))
 
 
-#: (case, provider, the run's cancel event) -> the fixture's session.
-SessionFactory = Callable[["Case", "Provider", "threading.Event | None"], FixtureSession]
+#: (case, provider, the run's cancel event, what watches its live connections) -> the fixture's session.
+SessionFactory = Callable[["Case", "Provider", "threading.Event | None", Watch], FixtureSession]
 
 
-def live_session(case: Case, provider: Provider, cancel: threading.Event | None = None) -> FixtureSession:
-    """No recording: send straight through the provider's shared, pooled transport."""
-    return FixtureSession(provider.transport(cancel), cancel)
+def live_session(case: Case, provider: Provider, cancel: threading.Event | None = None,
+                 watch: Watch = unwatched) -> FixtureSession:
+    """No recording: send straight through the provider's shared, pooled transport, watched."""
+    return FixtureSession(watch(provider, provider.transport(cancel)), cancel, watch)

@@ -22,7 +22,7 @@ class AtomicPersister:
     the file, saves atomically, refuses secrets."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self.secrets = Redactor(tuple(secrets))
+        self.secrets = tuple(secrets)
 
     def load_cassette(self, cassette_path: str | Path, serializer: Any) -> tuple[list[Request], list[dict[str, Any]]]:
         """The cassette's requests and responses, through vcrpy's `deserialize` and `serializer`."""
@@ -46,13 +46,14 @@ class AtomicPersister:
         """Write `cassette_dict` (vcrpy's: requests and responses) through vcrpy's `serialize` and `serializer`."""
         path = Path(cassette_path)
         text = serialize(cassette_dict, serializer)
+        secrets = Redactor(self.secrets)  # built here: a replay never saves
         where: str | None = None
-        if self.secrets.found(text):
+        if secrets.found(text):
             from .yamlcodec import load_yaml
 
-            where = find_secret(load_yaml(text, str(path)), self.secrets) or "its text"
-        else:  # a body that is not UTF-8 is written as base64 (!!binary): the key is in its bytes only
-            where = find_secret(_interactions(cassette_dict), self.secrets)
+            where = find_secret(load_yaml(text, str(path)), secrets) or "its text"
+        else:  # a body that is not UTF-8 is written as base64 (!!binary), wrapped: the key is whole in its bytes only
+            where = find_secret(_interactions(cassette_dict), secrets)
         if where is not None:
             raise CassetteError(
                 f"cassette {path} was not written: it would contain the live value of a secret (an API key, or "

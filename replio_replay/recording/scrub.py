@@ -31,8 +31,8 @@ def scrub_url(url: str) -> str:
 
 
 def find_secret(data: Any, secrets: Redactor) -> str | None:
-    """The path of the first value in `data` that holds one of `secrets` or a long part of one
-    (`Redactor.found`; bytes read as UTF-8, what is not UTF-8 replaced), else None."""
+    """The path of the first value in `data` that holds one of `secrets` or a long part of one,
+    in any spelling (`Redactor.found`; bytes in every encoding JSON may use), else None."""
     if not secrets:
         return None
     for path, value in _leaves(data, ""):
@@ -41,7 +41,7 @@ def find_secret(data: Any, secrets: Redactor) -> str | None:
     return None
 
 
-def _leaves(node: Any, path: str) -> Iterator[tuple[str, str]]:
+def _leaves(node: Any, path: str) -> Iterator[tuple[str, str | bytes]]:
     if isinstance(node, dict):
         for k, v in node.items():
             sub = f"{path}.{k}" if path else str(k)
@@ -51,6 +51,6 @@ def _leaves(node: Any, path: str) -> Iterator[tuple[str, str]]:
         for i, v in enumerate(node):
             yield from _leaves(v, f"{path}[{i}]")
     elif isinstance(node, bytes):
-        yield path, node.decode("utf-8", "replace")
+        yield path, node
     elif node is not None:
         yield path, str(node)

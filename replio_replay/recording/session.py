@@ -33,7 +33,7 @@ from ..fixtures.cases import Case
 from ..fixtures.layout import CASSETTE, RunKey
 from ..judge.results import Status
 from ..providers.base import Provider
-from .base import FixtureSession
+from .base import FixtureSession, Watch, unwatched
 from .cassette import BODY_MATCHER, open_cassette
 from .modes import RecordMode, record_flags
 from .persister import AtomicPersister
@@ -72,18 +72,19 @@ class CassetteSessions:
     mcp_live: bool = False  # replays start every MCP server and compare it with its recording
     rejudge: bool = False  # only the judges' requests are sent (and recorded again); the rest replays
 
-    def __call__(self, case: Case, provider: Provider, cancel: threading.Event | None = None) -> FixtureSession:
+    def __call__(self, case: Case, provider: Provider, cancel: threading.Event | None = None,
+                 watch: Watch = unwatched) -> FixtureSession:
         if not provider.speaks_http:  # the mock has nothing to record
-            return FixtureSession(provider.transport(cancel), cancel)
+            return FixtureSession(provider.transport(cancel), cancel, watch)
         key = RunKey(provider.settings.name, provider.model, case.toolset.name)
-        return CassetteSession(self, case, provider, key.path(self.directory, case.stem, CASSETTE), cancel)
+        return CassetteSession(self, case, provider, key.path(self.directory, case.stem, CASSETTE), cancel, watch)
 
 
 class CassetteSession(FixtureSession):
     """One fixture's cassette, bound to its own transport."""
 
     def __init__(self, owner: CassetteSessions, case: Case, provider: Provider, path: Path,
-                 cancel: threading.Event | None = None) -> None:
+                 cancel: threading.Event | None = None, watch: Watch = unwatched) -> None:
         fixture = case.fixture
         self.path = path
         exists = path.is_file()
@@ -109,14 +110,14 @@ class CassetteSession(FixtureSession):
         load = exists and self.mode is not RecordMode.ALL
         self.mcp_live = owner.mcp_live
         cassette, config = open_cassette(path, self.mode, self.serializer, AtomicPersister(secrets), load=load)
-        inner = None if self.mode is RecordMode.NONE else provider.transport(cancel)
+        inner = None if self.mode is RecordMode.NONE else watch(provider, provider.transport(cancel))
         self.cassette_transport = CassetteTransport(
             cassette, inner, body_matcher=config.matchers[BODY_MATCHER], fixture_id=fixture.id,
             tools=case.toolset.name, volatile=volatile_pattern(agent.volatile) if (agent := case.offered.agent) else None,
         )
         if self.rejudging:
             self.cassette_transport.forget(JUDGE, frozenset({JUDGE}))
-        super().__init__(self.cassette_transport, cancel)
+        super().__init__(self.cassette_transport, cancel, watch)
         #: The providers of the other roles (a simulated user's, a judge's), named in the header.
         self.roles: dict[str, Provider] = {}
         #: Set by `discard`: what was recorded is not whole, so the cassette is not written.
@@ -128,7 +129,7 @@ class CassetteSession(FixtureSession):
         through its own connection."""
         self.roles[role] = provider
         if provider is not self.provider and self.mode is not RecordMode.NONE:
-            self.cassette_transport.inners[role] = provider.transport(self.cancel)
+            self.cassette_transport.inners[role] = self.watch(provider, provider.transport(self.cancel))
         return self.cassette_transport
 
     def discard(self) -> None:

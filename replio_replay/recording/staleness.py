@@ -3,8 +3,9 @@
 A cassette is **stale** when the fixture's inputs changed (task, files, permissions, its own
 tools), its LLM judge did (rubric, provider, budget: the header's `judge_hash`), or its tool set did (a description, a schema, a stub's answer, the system prompt): its
 header says what it was recorded with, and this compares that with the fixture and tool set as
-they are now. `status` lists the reasons; `--record-mode stale` re-records those cassettes (and
-the missing ones) and replays the rest (recording again, after, those whose replay drifted).
+they are now. `status` lists the reasons (and `again` says what to run: `--rejudge` for a
+cassette whose judge alone changed); `--record-mode stale` re-records those cassettes (and the
+missing ones) and replays the rest (recording again, after, those whose replay drifted).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ..errors import CassetteError
 from ..fixtures.cases import Case
 from ..fixtures.model import Fixture
 from ..tools.toolset import ToolSet
+from .again import JUDGE_CHANGED
 from .modes import RecordMode
 from .serializer import read_header
 
@@ -31,7 +33,7 @@ def stale_reasons(header: dict[str, Any], fixture: Fixture, toolset: ToolSet,
     if header.get("fixture_hash") != fixture.inputs_hash():
         reasons.append("fixture changed")
     if header.get("judge_hash") != fixture.judge_hash():
-        reasons.append("judge changed (re-judge it with --rejudge)")
+        reasons.append(JUDGE_CHANGED)
     if "toolset_hash" in header:
         if header["toolset_hash"] != toolset.digest:
             reasons.append(f"tool set {toolset.name!r} changed")

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from .._runtime.diffing import Change
 from .._runtime.wording import plural
 from ..judge.results import FixtureResult, Status
-from ..recording.modes import RecordMode, record_flags, rejudge_flags
-from ..recording.roles import JUDGE
+from ..recording.again import fixture_hint, judge_alone, run_hint
 
 __all__ = ["KINDS", "Verdict", "failure_line", "judge"]
 
@@ -37,7 +36,8 @@ class Verdict:
 KINDS = {
     "error": "ended in error (or cancelled)",
     "drift": "drifted from the golden (the drift is shown above)",
-    "request drift": "with request drift (--strict; re-record with --record-mode stale)",
+    "request drift": f"with request drift (--strict; {run_hint(judge=False)})",
+    "judge drift": f"whose judge's requests changed (--strict; {run_hint(judge=True)})",
     "no golden": "without a golden (--strict; approve with --update-golden)",
     "verifier": "failed a verifier that require_pass lists",
 }
@@ -47,13 +47,6 @@ def _changes(title: str, items: list[dict]) -> str:
     lines = [title]
     lines += [f"  {Change(str(c['path']), str(c['kind']), c.get('old'), c.get('new')).describe()}" for c in items]
     return "\n".join(lines)
-
-
-def _again(request_drift: list[dict], fixture_id: str, tools: str) -> str:
-    """How to record again what drifted: the judge's requests alone with --rejudge, else all."""
-    if all(change.get("role") == JUDGE for change in request_drift):
-        return f"re-judge with {rejudge_flags(fixture_id, tools)}"
-    return f"re-record with {record_flags(RecordMode.ALL, fixture_id, tools)}"
 
 
 def judge(result: FixtureResult, *, strict: bool = False, require_pass: bool = False, tools: str = "default") -> Verdict:
@@ -73,10 +66,10 @@ def judge(result: FixtureResult, *, strict: bool = False, require_pass: bool = F
             kinds.add("drift")
             problems.append(_changes(f"{name}: drift from golden ({plural(len(unit.drift), 'change')})", unit.drift))
         if strict and unit.request_drift:
-            kinds.add("request drift")
+            kinds.add("judge drift" if judge_alone(unit.request_drift) else "request drift")
             problems.append(_changes(
-                f"{name}: request drift ({plural(len(unit.request_drift), 'change')}); {_again(unit.request_drift, result.id, tools)}",
-                unit.request_drift))
+                f"{name}: request drift ({plural(len(unit.request_drift), 'change')}); "
+                f"{fixture_hint(unit.request_drift, result.id, tools)}", unit.request_drift))
         if strict and unit.drift is None:
             kinds.add("no golden")
             problems.append(f"{name}: no golden yet; approve one with --update-golden")

@@ -21,15 +21,16 @@ from markupsafe import Markup
 
 from ..judge.baseline import Comparison
 from ..judge.results import FixtureResult, RunResult, TrialResult
-from ..recording.modes import RecordMode, record_flags
+from ..recording.again import fixture_hint
 from .text import (
     compared,
     describe_change,
     drift_text,
+    fmt_cost,
     fmt_metric,
     fmt_rate,
     fmt_ratio,
-    fmt_usd,
+    has_cost,
     request_drift_text,
     units,
     whose,
@@ -88,9 +89,24 @@ class Said:
 
 
 @dataclass(frozen=True)
+class EndState:
+    """The environments' end state as indented canonical JSON (cut at `STATE_CAP`), and each state
+    check beside it: (the turn, or "" for the fixture's own; the check; what it expects as JSON, or
+    ""; whether it held)."""
+
+    text: str | None
+    checks: list[tuple[str, str, str, bool]]
+
+    @property
+    def passed(self) -> int:
+        return sum(held for *_, held in self.checks)
+
+
+@dataclass(frozen=True)
 class Side:
     """One run's side of a fixture's detail; `task` only when the runs' tasks differ; `said`, the
-    conversation's messages, only for a fixture of several user turns."""
+    conversation's messages, only for a fixture of several user turns; `state`, for a fixture with
+    environments or state checks."""
 
     label: str
     result: FixtureResult | None
@@ -100,6 +116,7 @@ class Side:
     task: str | None
     said: list[Said] | None = None
     user_calls: list[Call] = field(default_factory=list)  # the simulated user's own, apart from the agent's
+    state: EndState | None = None
 
 
 @dataclass(frozen=True)
@@ -293,14 +310,32 @@ def _side(fid: str, column: Column, result: FixtureResult | None, cells: list[Ce
             changes.append(Changes("golden", f"drift from golden{trial}: {_changes(unit.drift)}",
                                    [(sign, result.shown_text(text)) for sign, text in map(describe_change, unit.drift)]))
         if unit.request_drift:
-            how = record_flags(RecordMode.ALL, fid, column.run.tools)
-            changes.append(Changes("request", f"request drift{trial}: {_changes(unit.request_drift)}; "
-                                              f"re-record with {how}",
+            hint = fixture_hint(unit.request_drift, fid, column.run.tools)
+            changes.append(Changes("request", f"request drift{trial}: {_changes(unit.request_drift)}; {hint}",
                                    [_request_change(c) for c in unit.request_drift]))
     calls = [Call(result.shown(c.name), _arguments(c.arguments), c.result) for c in result.trace]
     said = None if result.conversation is None else [_said(result, m) for m in result.conversation]
     user_calls = [Call(result.shown(c.name), _arguments(c.arguments), c.result) for c in result.user_trace or []]
-    return Side(column.label, result, cells, changes, calls, task, said, user_calls)
+    return Side(column.label, result, cells, changes, calls, task, said, user_calls, _end_state(result))
+
+
+#: Characters of an end state the page shows (the JSON result holds all of it, up to its own bound).
+STATE_CAP = 50_000
+
+
+def _end_state(result: FixtureResult) -> EndState | None:
+    """The end state and the state checks' verdicts beside it; None when the fixture has neither."""
+    if result.state is None and not result.state_checks:
+        return None
+    text = None
+    if result.state is not None:
+        text = json.dumps(result.state, indent=2, sort_keys=True, ensure_ascii=False)
+        if len(text) > STATE_CAP:
+            text = text[:STATE_CAP] + f"\n[... cut: {len(text) - STATE_CAP} more characters; the JSON result holds all]"
+    checks = [(f"turn {c.turn}" if c.turn else "", c.check,
+               "" if c.expected is None else json.dumps(c.expected, ensure_ascii=False), c.passed)
+              for c in result.state_checks or ()]
+    return EndState(text, checks)
 
 
 def _request_change(change: dict[str, object]) -> tuple[str, str]:
@@ -338,8 +373,7 @@ def _summary(columns: Sequence[Column]) -> list[tuple[str, list[str]]]:
         ("redundant", [str(s.redundant) for s in summaries]),
         ("errors", [str(s.errors) for s in summaries]),
         ("tokens", [str(s.tokens) for s in summaries]),
-        *([("cost (USD)", [fmt_usd(s.cost) for s in summaries])] if any(s.cost is not None for s in summaries)
-          else []),
+        *([("cost (USD)", [fmt_cost(s) for s in summaries])] if any(has_cost(s) for s in summaries) else []),
         ("golden drift", [str(s.drifted) for s in summaries]),
         ("request drift", [str(sum(map(_request_drift, c.run.fixtures))) for c in columns]),
         ("no golden yet", [str(s.new) for s in summaries]),
@@ -405,5 +439,5 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("replio_replay.report", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True)
-    env.globals["fmt_usd"] = fmt_usd
+    env.globals["fmt_cost"] = fmt_cost
     return env

@@ -1,5 +1,8 @@
 """What is on disk for each fixture: cassettes, goldens, their age, whether a recording is stale, orphans.
 
+A provider that plays a script (the mock) records nothing, so its fixtures have no cassette to
+miss: their entries say `scripted`.
+
 A cassette is **stale** when what it recorded no longer matches the project (see
 `recording.staleness`): the fixture's inputs changed, or its tool set did.
 """
@@ -23,6 +26,7 @@ from ..golden.model import Golden
 from ..golden.store import GoldenStore
 from ..plan.offer import for_fixture
 from ..plan.settings import Settings
+from ..providers.registry import provider_class
 from ..recording.serializer import read_header
 from ..recording.staleness import stale_reasons
 from ..tools.setfile import given_by_path
@@ -45,6 +49,8 @@ class Entry:
     recorded: str | None
     stale: tuple[str, ...] = ()
     trial: int = 1
+    #: The provider plays a script and records nothing (the mock): no cassette is missing.
+    scripted: bool = False
 
     def age_days(self, today: datetime.date) -> int | None:
         if self.recorded is None:
@@ -71,7 +77,7 @@ class Inventory:
                  "cassette": str(e.cassette) if e.cassette else None,
                  "golden": str(e.golden) if e.golden else None,
                  "recorded": e.recorded, "age_days": e.age_days(self.today),
-                 "stale": list(e.stale) if e.cassette else None}
+                 "stale": list(e.stale) if e.cassette else None, "scripted": e.scripted}
                 for e in self.entries
             ],
             "orphans": [str(p) for p in self.orphans],
@@ -79,7 +85,8 @@ class Inventory:
 
 
 def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) -> Inventory:
-    """Scan the cassette and golden folders against the catalog and the project's tool sets."""
+    """Scan the cassette and golden folders against the catalog and the project's tool sets;
+    ToolSetError for a broken tool-set file (the default set's, or one the recordings name)."""
     store = GoldenStore(settings.golden)
     ids = set(catalog.fixtures)
     inv = Inventory()
@@ -98,7 +105,7 @@ def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) ->
         name, model = parse_spec(settings.config.provider)
         if model:
             files.setdefault(RunKey(name, model), {})
-    toolsets = _toolsets(settings, pm, sorted({k.tools for k in files}))
+    toolsets = _toolsets(settings, pm, sorted({k.tools for k in files} | {DEFAULT_TOOLSET}))
     for key in sorted(files, key=lambda k: (k.provider, k.model, k.tools != DEFAULT_TOOLSET, k.tools)):
         slots = sorted({(i, 1) for i in catalog.fixtures} | set(files[key]))
         for fixture_id, trial in slots:
@@ -106,8 +113,16 @@ def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) ->
             cassette = kinds.get("cassette")
             header, stale = _check(cassette, catalog.fixtures[fixture_id], toolsets.get(key.tools))
             inv.entries.append(Entry(key, fixture_id, cassette, kinds.get("golden"),
-                                     _recorded(header), stale, trial))
+                                     _recorded(header), stale, trial, _scripted(key.provider)))
     return inv
+
+
+def _scripted(provider: str) -> bool:
+    """Whether the provider named `provider` plays a script and records nothing (one no longer known records)."""
+    try:
+        return not provider_class(provider).speaks_http
+    except UsageError:
+        return False
 
 
 def _fixture_and_trial(stem: str) -> tuple[str, int]:
@@ -132,7 +147,8 @@ def _ours(path: Path, kind: str) -> bool:
 
 
 def _toolsets(settings: Settings, pm: pluggy.PluginManager, names: list[str]) -> dict[str, ToolSet | str]:
-    """Each tool set by name, or the message saying why it cannot be resolved."""
+    """Each tool set by name, or the message saying why it cannot be found (recordings of a tool
+    set since removed, say); ToolSetError for one whose file is broken, as a run raises it."""
     out: dict[str, ToolSet | str] = {}
     for name in names:
         if given_by_path(name):  # its name holds a digest of the path, not the path
@@ -142,7 +158,7 @@ def _toolsets(settings: Settings, pm: pluggy.PluginManager, names: list[str]) ->
         try:
             (toolset,), _ = load_toolsets(settings.project, [name], settings.config.tools, pm,
                                           settings.config.mcp_servers, agent=settings.config.agent)
-        except ReplioError as exc:
+        except UsageError as exc:
             out[name] = str(exc)
             continue
         out[name] = toolset

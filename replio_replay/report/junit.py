@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Collection, Sequence
 
 from ..judge.results import RunResult
+from ..prices import dollars
 from .gate import judge
 
 __all__ = ["junit_xml"]
@@ -45,9 +46,11 @@ def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: 
                 text = "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
                 ET.SubElement(props, "property", name=key, value=text)
             if result.cost is not None:  # only where a price is known: never a made-up 0
-                ET.SubElement(props, "property", name="cost", value=str(result.cost))
+                ET.SubElement(props, "property", name="cost", value=dollars(result.cost))
                 for role, usd in (result.cost_by_role or {}).items():
-                    ET.SubElement(props, "property", name=f"cost.{role}", value=str(usd))
+                    ET.SubElement(props, "property", name=f"cost.{role}", value=dollars(usd))
+            if result.cost_unknown:  # a price, but answers without token counts
+                ET.SubElement(props, "property", name="cost.unknown", value=",".join(result.cost_unknown))
             ET.SubElement(props, "property", name="names", value=" > ".join(map(result.shown, result.names)))
             for i, v in enumerate(result.verdicts, 1):  # the judge's verdict and reason, passed or not
                 name = "judge" if len(result.verdicts) == 1 else f"judge[{i}]"

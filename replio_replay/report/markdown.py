@@ -3,7 +3,8 @@
 What it holds: each run's summary with its intervals, the paired comparisons with their
 verdicts, the fixtures whose verdicts differ between runs or that passed in the baseline and
 fail now, and, per drifted fixture, a collapsed ``<details>`` with its golden drift and request
-drift as a reviewer reads them (a changed tool description names its field).
+drift as a reviewer reads them (a changed tool description names its field), and what to run to
+record it again (`recording.again`).
 
 Everything a model, a fixture or a tool wrote goes through `text`, so nothing renders as HTML, a
 link, an image, a mention or a table cell break: ``&``, ``<`` and ``>`` become entities, Markdown's
@@ -22,6 +23,7 @@ from typing import Any
 
 from ..judge.baseline import Comparison
 from ..judge.results import FixtureResult, RunResult
+from ..recording.again import fixture_hint
 from .text import comparison_line, describe_change, units
 
 __all__ = ["GITHUB_LIMIT", "render_markdown", "text"]
@@ -100,6 +102,8 @@ def _details(run: RunResult, result: FixtureResult, name_run: bool) -> str:
         for change in unit.request_drift or []:
             sign, said = describe_change(change)
             lines.append(f"- request{trial}: {sign} {text(said)}")
+        if unit.request_drift:
+            lines.append(f"- {text(fixture_hint(unit.request_drift, result.id, run.tools))}")
     if not lines:
         return ""
     title = text(result.id) + (f" ({text(run.key.label)})" if name_run else "")

@@ -10,7 +10,8 @@ from .._runtime.diffing import Change
 from .._runtime.wording import plural
 from ..judge.metrics import units
 from ..judge.results import Status
-from ..recording.modes import RecordMode, record_flags
+from ..prices import dollars
+from ..recording.again import fixture_hint, run_hint, stale_judge_alone
 from .table import plain_lines, render_table, table_width
 
 if TYPE_CHECKING:
@@ -19,9 +20,9 @@ if TYPE_CHECKING:
     from ..judge.results import FixtureResult, RunResult, Summary, TrialResult
     from .inventory import Inventory
 
-__all__ = ["baseline_line", "comparison_line", "compared", "describe_change", "drift_text", "fmt_metric", "fmt_rate",
-           "fmt_ratio", "fmt_usd",
-           "request_drift_text", "skipped_line", "units", "whose", "write_fixture_list", "write_problems", "write_run"]
+__all__ = ["baseline_line", "comparison_line", "compared", "describe_change", "drift_text", "fmt_cost", "fmt_metric",
+           "fmt_rate", "fmt_ratio", "fmt_usd", "has_cost", "request_drift_text", "skipped_line", "units", "whose",
+           "write_fixture_list", "write_problems", "write_run"]
 
 
 def fmt_ratio(value: float | None) -> str:
@@ -38,18 +39,29 @@ def fmt_rate(s: Summary, metric: str, value: float | None) -> str:
 
 def comparison_line(c: dict[str, Any]) -> str:
     """One paired comparison as the table prints it: `B vs A: pass rate +0.07 [-0.09, +0.23], p = 0.41,
-    no detectable difference (detects ±0.18)`."""
+    no detectable difference (detects ±0.18; about 190 fixtures for ±0.07)`: what this suite
+    detects, and about how many fixtures would detect the difference seen."""
     name = c["metric"].replace("_", " ")
+    detects = "no spread to tell what it detects" if c["mde"] is None else f"detects ±{c['mde']:.2f}"
+    if c["verdict"] == "no detectable difference" and c.get("needed") and round(abs(c["diff"]), 2):
+        detects += f"; about {c['needed']} fixtures for ±{abs(c['diff']):.2f}"
     return (f"{c['b']} vs {c['a']}: {name} {c['diff']:+.2f} [{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], "
-            f"p = {c['p_value']:.2g}, {c['verdict']} (detects ±{c['mde']:.2f})")
+            f"p = {c['p_value']:.2g}, {c['verdict']} ({detects})")
 
 
 def fmt_usd(value: float | None) -> str:
-    """USD with at least two decimals and up to six (a cheap fixture costs fractions of a cent)."""
-    if value is None:
-        return "-"
-    text = f"{value:.6f}".rstrip("0")
-    return f"${text}" if len(text.partition(".")[2]) >= 2 else f"${value:.2f}"
+    """USD as `$` and its `dollars` (a cheap fixture costs fractions of a cent); `-` for none."""
+    return "-" if value is None else f"${dollars(value)}"
+
+
+def fmt_cost(of: Summary | FixtureResult) -> str:
+    """A fixture's or a summary's cost: `fmt_usd`, or `unknown` when an answer gave no token counts."""
+    return "unknown" if of.cost_unknown else fmt_usd(of.cost)
+
+
+def has_cost(summary: Summary) -> bool:
+    """Whether a run's reports show a cost: it has one, or one that is unknown (its model has a price)."""
+    return summary.cost is not None or bool(summary.cost_unknown)
 
 
 def write_fixture_list(fixtures: Sequence[dict[str, Any]], out: TextIO, *, rich: bool) -> None:
@@ -138,7 +150,7 @@ def write_run(run: RunResult, out: TextIO, *, rich: bool, width: int | None = No
     move under their row, wrapped whole, and long headers shorten: ids and statuses are never cut.
     With a `comparison`, a column gives each fixture's verdict in the baseline, the fixtures that
     passed there and fail now come first (marked `!`), and a line under the summary gives the deltas."""
-    priced = run.summary.cost is not None
+    priced = has_cost(run.summary)
     columns = _run_columns(priced, comparison is not None)
     regressed = {c.id for c in comparison.regressed} if comparison else set()
     rows = []
@@ -146,7 +158,7 @@ def write_run(run: RunResult, out: TextIO, *, rich: bool, width: int | None = No
         status, accuracy, calls, redundant, errors, tokens = _numbers(r)
         was = [comparison.verdicts.get(r.id, "new")] if comparison else []
         rows.append((f"! {r.id}" if r.id in regressed else r.id, status, r.verdict, *was, accuracy, calls, redundant,
-                     errors, tokens, *([fmt_usd(r.cost)] if priced else []), drift_cell(r),
+                     errors, tokens, *([fmt_cost(r)] if priced else []), drift_cell(r),
                      request_drift_cell(r), " > ".join(map(r.shown, r.names)) or "-"))
     chrome = 3 * len(columns) + 1 if rich else 0  # a rich table's borders and padding
     if width is not None and table_width(columns, rows) + chrome > width:
@@ -240,7 +252,8 @@ def summary_line(s: Summary) -> str:
         f"{plural(s.fixtures, 'fixture')}  accuracy {fmt_rate(s, 'accuracy', s.accuracy)}  "
         f"pass rate {fmt_rate(s, 'pass_rate', s.pass_rate)}  "
         f"calls {s.calls}  redundant {s.redundant}  errors {s.errors}  tokens {s.tokens}  "
-        + (f"cost {fmt_usd(s.cost)}  " if s.cost is not None else "")
+        + (f"cost unknown (no token counts for {plural(s.cost_unknown, 'fixture')})  " if s.cost_unknown
+           else f"cost {fmt_usd(s.cost)}  " if s.cost is not None else "")
         + f"drifted {s.drifted}  new {s.new}"
     )
 
@@ -314,8 +327,8 @@ def _comparison(unit: TrialResult | FixtureResult, fixture_id: str, tools: str, 
     if unit.drift_info:
         parts.append("token count changed (within tokens_tolerance: not drift)")
     if unit.request_drift:
-        how = record_flags(RecordMode.ALL, fixture_id, tools)
-        parts.append(f"request drift ({plural(len(unit.request_drift), 'change')}; re-record with {how})")
+        hint = fixture_hint(unit.request_drift, fixture_id, tools)
+        parts.append(f"request drift ({plural(len(unit.request_drift), 'change')}; {hint})")
     elif full and unit.request_drift == []:
         parts.append("requests as recorded")
     return "; ".join(parts)
@@ -352,8 +365,8 @@ def write_compare(runs: Sequence[RunResult], out: TextIO, *, rich: bool,
         ("errors", lambda s: str(s.errors)),
         ("tokens", lambda s: str(s.tokens)),
     ]
-    if any(r.summary.cost is not None for r in runs):
-        metrics.append(("cost", lambda s: fmt_usd(s.cost)))
+    if any(has_cost(r.summary) for r in runs):
+        metrics.append(("cost", fmt_cost))
     rows = [(label, *(fn(r.summary) for r in runs)) for label, fn in metrics]
     most = max((r.summary.trials or 1 for r in runs), default=1)
     for k in range(1, most + 1) if most > 1 else ():
@@ -408,17 +421,17 @@ def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
         age = e.age_days(inv.today)
         stale = ("; ".join(e.stale) or "-") if e.cassette else ""
         rows.append((e.key.label, e.fixture_id if e.trial == 1 else f"{e.fixture_id} (trial {e.trial})",
-                     "yes" if e.cassette else "missing",
+                     "yes" if e.cassette else "scripted" if e.scripted else "missing",
                      "yes" if e.golden else "missing", e.recorded or "-", "-" if age is None else f"{age}d",
                      stale))
     if rows:
         render_table(None, columns, rows, out, rich=rich)
     else:
         out.write("no cassettes or goldens yet\n")
-    stale_count = sum(1 for e in inv.entries if e.stale)
-    if stale_count:
-        out.write(f"{plural(stale_count, 'stale cassette')}: re-record them with "
-                  "--record-mode stale (and --tools NAME for a tool set)\n")
+    for judge, which in ((False, ""), (True, " whose judge alone changed")):
+        count = sum(1 for e in inv.entries if e.stale and stale_judge_alone(e.stale) is judge)
+        if count:
+            out.write(f"{plural(count, 'stale cassette')}{which}: {run_hint(judge)} (and --tools NAME for a tool set)\n")
     if inv.orphans:
         out.write(f"orphans ({len(inv.orphans)}): files for fixtures that no longer exist\n")
         out.write("".join(f"  {p}\n" for p in inv.orphans))

@@ -98,14 +98,14 @@ def _read(out: Transcript, relay: Relay, turns: list[AgentTurn]) -> None:
     except AgentError as exc:
         _ended(out, Status.ERROR, str(exc))
         return
-    out.records, out.messages = trace.records, trace.messages
+    out.records, out.messages, out.finishes = trace.records, trace.messages, trace.finishes
     out.answer = turns[-1].answer if turns else ""
     out.turn_ends = [TurnEvidence(calls, turn.answer) for calls, turn in zip(trace.turn_calls, turns)]
     for usage in trace.usage:
         out.tokens += usage.tokens
         out.count("agent", usage)
-    if not out.tokens_by_role:
-        out.count("agent", Usage())
+    if not out.tokens_by_role:  # no answer: nothing spent
+        out.count("agent", Usage(0, 0))
     if not relay.exchanges and out.status is Status.OK:
         _ended(out, Status.ERROR, "the agent never sent the model a request: point its SDK at the relay "
                                   "(OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL, OLLAMA_HOST or "

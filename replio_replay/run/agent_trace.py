@@ -40,12 +40,14 @@ class AgentTurn:
 @dataclass
 class AgentTrace:
     """The calls (`records`), the conversation as messages, the calls made by the end of each user
-    turn, and each model turn's usage."""
+    turn, and each model turn's usage and finish reason (the agent, not replio, decides what a
+    turn that stopped short means)."""
 
     records: list[CallRecord] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
     turn_calls: list[int] = field(default_factory=list)
     usage: list[Usage] = field(default_factory=list)
+    finishes: list[str | None] = field(default_factory=list)
 
 
 def read_trace(exchanges: Sequence[Relayed], turns: Sequence[AgentTurn]) -> AgentTrace:
@@ -59,7 +61,8 @@ def read_trace(exchanges: Sequence[Relayed], turns: Sequence[AgentTurn]) -> Agen
         for result in results:
             if result.call_id:
                 by_id.setdefault(result.call_id, result)
-    out = AgentTrace(usage=[r.usage for r in responses])
+    out = AgentTrace(usage=[r.usage for r in responses],
+                     finishes=[r.finish.reason if r.finish else None for r in responses])
     per_turn: list[list[CallRecord]] = []
     for n, response in enumerate(responses):
         new = _new_results(carried, n)

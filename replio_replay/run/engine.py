@@ -8,7 +8,10 @@ scripted turns, a simulated user), and it returns a `Transcript`.
 Each user message is one *user turn*: the model answers it, calling tools, until it answers
 without a call, or until `max_turns` model turns, or until the conversation no longer fits the
 model's context window (then the conversation stops, `truncated`; for the context, `error` says so);
-`max_calls` bounds the calls of the whole conversation. A tool may be held back until a later
+`max_calls` bounds the calls of the whole conversation. A model turn that ends without a call for
+a reason other than the usual (its provider's `Finish`) ends the conversation too: a length limit,
+`truncated` (the answer, if any, is cut short); any other reason with no answer at all (a content
+filter, a refusal, a malformed call), `error` naming it. A tool may be held back until a later
 user turn (`offered_from`: a scripted turn's `offer`): it is not offered, and not run, before it.
 With `turn_states`, each user turn's end keeps the environments' state then, for per-turn checks.
 """
@@ -25,7 +28,7 @@ from ..errors import ContextFullError, ReplioError
 from ..fixtures.model import HistoryMessage
 from ..judge.results import JudgeVerdict, Status
 from ..judge.turns import TurnEvidence, TurnReference
-from ..providers.base import ChatRequest, ChatResponse, Message, ToolCall, Usage
+from ..providers.base import ChatRequest, ChatResponse, Finish, Message, ToolCall, Usage
 from ..tools.toolbox import Toolbox
 
 __all__ = ["NOT_RUN", "CallRecord", "Limits", "NextUser", "Transcript", "run_loop", "scripted"]
@@ -91,15 +94,22 @@ class Transcript:
     #: `cached`, of the prompt, when a provider reported any); `tokens` is the agent's total as its
     #: provider reports it. What the cost is computed from (`replio_replay.prices`).
     tokens_by_role: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: The roles an answer of which did not give its prompt and completion tokens (`Usage.counted`):
+    #: what they spent is unknown, so they have no cost.
+    uncounted: set[str] = field(default_factory=set)
     #: Role -> the provider (name, model) that spoke as it, besides the agent: what prices the role.
     spoken_by: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: The LLM judge's verdicts, one per rubric item (None: not judged).
     judged: list[JudgeVerdict] | None = None
     #: The calls a simulated user made with its own tools (`user.tools`), in order.
     user_records: list[CallRecord] = field(default_factory=list)
+    #: Each model turn's finish reason as its provider said it (None: it said none), in order.
+    finishes: list[str | None] = field(default_factory=list)
 
     def count(self, role: str, usage: Usage) -> None:
-        """Add `usage` to `role`'s tokens."""
+        """Add `usage` to `role`'s tokens (one answer's, or a simulated user's sum: `Simulator.usage`)."""
+        if not usage.counted:
+            self.uncounted.add(role)
         kept = self.tokens_by_role.setdefault(role, {"prompt": 0, "completion": 0})
         kept["prompt"] += usage.prompt or 0
         kept["completion"] += usage.completion or 0
@@ -190,6 +200,23 @@ def _failed(out: Transcript, exc: ReplioError, cancel: threading.Event | None) -
     out.status, out.error = (Status.CANCELLED, None) if cancelled else (Status.ERROR, str(exc))
 
 
+def _stopped_short(finish: Finish | None, *, answered: bool) -> tuple[Status, str] | None:
+    """How a model turn without calls ends the conversation when it did not end as turns do: a
+    length limit cut it (`truncated`, with or without the start of an answer), or it stopped for
+    another reason without a word (`error`); with the reason it gave. None: it ended as turns do,
+    or gave some answer however it stopped."""
+    if finish is None or finish.kind == "done":
+        return None
+    said = f"{finish.field} {finish.reason}" + (f": {finish.detail}" if finish.detail else "")
+    if finish.kind == "length":
+        what = "its answer was cut short at a length limit" if answered else \
+            "the model reached a length limit before it answered"
+        return Status.TRUNCATED, f"{what} ({said}); the provider's max_tokens (.replio/config.json) bounds a response"
+    if answered:
+        return None
+    return Status.ERROR, f"the model stopped without an answer ({said})"
+
+
 def _answer(out: Transcript, first: int, generate: Generate, toolbox: Toolbox, limits: Limits,
             cancel: threading.Event | None) -> _Ended:
     """The model answers the last user message: model turns from number `first` on."""
@@ -210,11 +237,15 @@ def _answer(out: Transcript, first: int, generate: Generate, toolbox: Toolbox, l
             return _Ended(n, out.status)
         out.tokens += response.usage.tokens
         out.count("agent", response.usage)
+        out.finishes.append(response.finish.reason if response.finish else None)
         out.messages.append(Message("assistant", response.text, response.tool_calls,
                                     provider_items=response.provider_items))
         if not response.tool_calls:
             out.answer = response.text
-            return _Ended(n + 1)
+            stopped = _stopped_short(response.finish, answered=bool(response.text.strip()))
+            if stopped is not None:
+                out.error = stopped[1]
+            return _Ended(n + 1, stopped[0] if stopped else None)
         if limits.single_response:
             out.answer = response.text
             out.records = [CallRecord(turn, call, NOT_RUN) for call in response.tool_calls]

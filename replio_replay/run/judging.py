@@ -41,7 +41,7 @@ def ask_judge(case: Case, transcript: Transcript, agent: Provider, session: Fixt
         for item in spec.items:
             response = send(judge_request(item, said, trace, transcript.answer, spec.budget))
             transcript.count(JUDGE, response.usage)
-            verdicts.append(read_answer(response.text, item, spec, redactor))
+            verdicts.append(read_answer(response, item, spec, redactor))
     except Interrupted:
         transcript.status = Status.CANCELLED
         return

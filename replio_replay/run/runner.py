@@ -31,10 +31,10 @@ from ..judge.metrics import summarize
 from ..judge.results import FixtureResult, RunResult, Status
 from ..judge.turns import TurnReference
 from ..plan.offer import name_problems
-from ..prices import Prices, price_for
+from ..prices import Price, Prices, price_for
 from ..providers.base import Exchange, Provider, Usage
 from ..providers.relay import Relay
-from ..recording.base import FixtureSession, SessionFactory, live_session
+from ..recording.base import FixtureSession, SessionFactory, live_session, unwatched
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
 from ..tools.child import Child
 from ..tools.environment import build, play, reference_states, states
@@ -44,7 +44,7 @@ from ..tools.sandbox import Sandbox
 from ..tools.toolbox import Toolbox
 from ..tools.toolset import ToolSet
 from .agent import run_agent
-from .budget import Budget
+from .budget import Budget, Meter
 from .engine import Limits, Transcript, history_messages, run_loop
 from .judging import ask_judge
 from .scoring import cancelled_result, judge_transcript
@@ -85,14 +85,15 @@ class RunOptions:
     role_providers: Mapping[str, Provider | str] = field(default_factory=dict)
     judge: str | None = None  # the config's judge provider spec: judges naming none use it
     prices: Prices = field(default_factory=dict)  # `PROVIDER:MODEL` -> price: a fixture's `cost`
-    budget: Budget | None = None  # --max-cost: live fixtures stop starting once it is spent
+    budget: Budget | None = None  # --max-cost: what live answers cost is charged to it (`Meter`)
 
     def observed(self, observer: Observer | None, label: str) -> RunOptions:
-        """These options, reporting each fixture's start and end to `observer` as the run `label`."""
+        """These options, reporting each fixture's start and end to `observer` as the run `label`;
+        the results it sees are redacted (a progress line quotes a fixture's error)."""
         if observer is None:
             return self
         return dataclasses.replace(self, on_start=lambda case: observer.started(label),
-                                   on_result=lambda result: observer.finished(label, result))
+                                   on_result=lambda result: observer.finished(label, self.redactor.model(result)))
 
 
 def run_fixture(
@@ -123,8 +124,9 @@ def run_fixture(
         "network": permissions.allows("web_fetch", Category.WEB),
         "web_allow": options.web_allow,
     }
+    meter = _meter(case, options)
     try:
-        session = options.session(case, provider, cancel)
+        session = options.session(case, provider, cancel, unwatched if meter is None else meter.watch)
         seen = _worktree_seen(case, session.mcp_modes(case.offered.mcp_servers))
         with worktree(fixture, settings, remove) if seen else contextlib.nullcontext(NO_WORKTREE) as root:
             if case.offered.agent is not None:
@@ -137,13 +139,16 @@ def run_fixture(
             ask_judge(case, transcript, provider, session, options.role_providers, options.judge, options.redactor)
         if cancel is not None and cancel.is_set():  # in flight when interrupted: nothing is written
             transcript.status, transcript.error = Status.CANCELLED, "the run was interrupted"
+        elif meter is not None and meter.refused is not None:  # stopped by --max-cost: nothing is written
+            transcript.status, transcript.error = Status.CANCELLED, meter.refused
+            transcript.uncounted |= meter.uncounted
         try:
             session.finish(transcript.status)
         except ReplioError as exc:
             transcript.status, transcript.error = Status.ERROR, str(exc)
         spoken_by = {"agent": (provider.settings.name, provider.model), **transcript.spoken_by}
         prices = {role: price for role, (name, model) in spoken_by.items()
-                  if (price := price_for(name, model, case.toolset.prices, options.prices)) is not None}
+                  if (price := _price(case, options, name, model)) is not None}
         result = judge_transcript(fixture, transcript, session.extras, options.redactor, prices)
     except Interrupted:  # while its environments were built, their states read or reference calls made
         result = judge_transcript(fixture, Transcript(status=Status.CANCELLED, error="the run was interrupted"),
@@ -162,6 +167,18 @@ def run_fixture(
     if options.timing:
         result = result.model_copy(update={"timing": {"seconds": seconds}})
     return result
+
+
+def _price(case: Case, options: RunOptions, provider: str, model: str) -> Price | None:
+    """The price of `provider:model` in `case`'s tool set, else the run's table."""
+    return price_for(provider, model, case.toolset.prices, options.prices)
+
+
+def _meter(case: Case, options: RunOptions) -> Meter | None:
+    """Under --max-cost, what charges the answers `case` gets from providers now (`budget.Meter`)."""
+    if options.budget is None:
+        return None
+    return Meter(options.budget, case.id, lambda p: _price(case, options, p.settings.name, p.model))
 
 
 def _loop_transcript(case: Case, provider: Provider, session: FixtureSession, options: RunOptions, root: Path,
@@ -253,7 +270,8 @@ def _count_user(transcript: Transcript, user: object) -> None:
     """A simulated user's tokens, who spoke as it, and the calls it made with its own tools."""
     if isinstance(user, Simulator):
         transcript.user_records = user.records
-        transcript.count("user", Usage(**user.tokens))
+        for usage in user.usage or [Usage(0, 0)]:  # a user that never answered spent nothing
+            transcript.count("user", usage)
         if user.provider is not None:
             transcript.spoken_by["user"] = (user.provider.settings.name, user.provider.model)
 
@@ -379,10 +397,7 @@ def run_suite(
                 continue
             if options.on_start is not None:
                 options.on_start(case)
-            result = run_fixture(case, provider, options, cancel, remove=removals)
-            if budget is not None:
-                budget.charge(label, case.id, case.trial, result.cost)
-            done.put((i, result))
+            done.put((i, run_fixture(case, provider, options, cancel, remove=removals)))
 
     workers = Workers([("replio-worker", work)] * max(1, min(options.jobs, len(cases))))
 

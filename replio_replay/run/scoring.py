@@ -15,6 +15,7 @@ from ..fixtures.model import Fixture
 from ..judge.llm import verdict_reasons
 from ..judge.metrics import accuracy, redundant
 from ..judge.results import FixtureResult, JudgeVerdict, Status, TraceCall
+from ..judge.state import state_checks
 from ..judge.turns import turn_reasons
 from ..judge.verifier import Evidence, verify
 from ..prices import Price, cost
@@ -50,14 +51,18 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
                       for n, r in t.turn_references.items()}
         reasons = turn_reasons(fixture, t.turn_ends, evidence, references) + reasons
         passed = not reasons
+    # a run that ended in error or was cancelled is not judged: its checks have no verdict
+    checks = state_checks(fixture, reasons) if t.status not in _UNFINISHED else None
     if t.judged is not None:
         reasons += verdict_reasons(t.judged)
         passed = passed and all(v.passed for v in t.judged)
     if t.status in _UNFINISHED:
         passed, reasons = False, [f"the run ended in {t.status.value}"]
     extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
-    by_role = _costs(t, prices or {})
-    if by_role:
+    by_role, unknown = _costs(t, prices or {})
+    if unknown:
+        extra = {"cost_unknown": unknown, **extra}
+    elif by_role:
         extra = {"cost": round(sum(by_role.values()), 6), "cost_by_role": by_role, **extra}
     return FixtureResult(
         id=fixture.id,
@@ -77,8 +82,10 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
         error=t.error,
         reasons=reasons,
         answer=t.answer,
+        finish=t.finishes if any(f is not None for f in t.finishes) else None,
         turns=[r.turn for r in t.records],
         state=t.state,
+        state_checks=checks,
         conversation=conversation_json(t.messages, redactor)
         if fixture.turns is not None or fixture.user is not None else None,
         tokens_by_role=t.tokens_by_role if len(t.tokens_by_role) > 1 else None,
@@ -112,19 +119,18 @@ def conversation_json(messages: Sequence[Message], redactor: Redactor = NO_SECRE
     return out
 
 
-def _costs(t: Transcript, prices: Mapping[str, Price]) -> dict[str, float]:
-    """USD per role that spoke, at its model's price; a role with no price is left out (so `cost`
-    is what the priced roles spent), and so is one whose provider gave only a total token count:
-    no cost rather than a made-up one."""
-    out = {}
-    for role, used in t.tokens_by_role.items():
-        price = prices.get(role)
-        if price is None or not (used["prompt"] or used["completion"] or (role == "agent" and not t.tokens)):
-            continue
-        out[role] = cost(price, used["prompt"], used["completion"], used.get("cached", 0))
-    if "agent" in prices and "agent" not in t.tokens_by_role and not t.tokens:  # no turn was answered
+def _costs(t: Transcript, prices: Mapping[str, Price]) -> tuple[dict[str, float], list[str]]:
+    """USD per role that spoke, at its model's price, and the priced roles whose cost is unknown: an
+    answer of theirs did not give its prompt and completion tokens (`Transcript.uncounted`), so what
+    they spent cannot be counted, never a made-up 0. A role with no price is left out (so `cost` is
+    what the priced roles spent)."""
+    unknown = sorted(role for role in t.uncounted if role in prices)
+    out = {role: cost(price, used["prompt"], used["completion"], used.get("cached", 0))
+           for role, used in t.tokens_by_role.items()
+           if (price := prices.get(role)) is not None and role not in t.uncounted}
+    if "agent" in prices and "agent" not in t.tokens_by_role:  # no turn was answered: nothing spent
         out = {"agent": 0.0, **out}
-    return out
+    return out, unknown
 
 
 def cancelled_result(fixture: Fixture, trial: int = 1, why: str = "the run was interrupted") -> FixtureResult:

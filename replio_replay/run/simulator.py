@@ -29,7 +29,7 @@ from ..errors import ProviderResponseError
 from ..fixtures.cases import Case
 from ..fixtures.model import SimulatedUser
 from ..judge.results import Status
-from ..providers.base import ChatRequest, ChatResponse, Message, Provider
+from ..providers.base import ChatRequest, ChatResponse, Message, Provider, Usage
 from ..recording.base import FixtureSession
 from ..tools.toolbox import Toolbox
 from .engine import CallRecord, NextUser, scripted
@@ -76,7 +76,7 @@ MAX_USER_CALLS = 10
 
 
 class Simulator:
-    """A simulated user as the engine's `NextUser`; `tokens` are its prompt and completion tokens,
+    """A simulated user as the engine's `NextUser`; `usage` is each of its answers' token usage,
     `records` the calls it made with its own tools (`user.tools`, run by `tools`)."""
 
     def __init__(self, fixture_id: str, spec: SimulatedUser, task: str | None,
@@ -91,7 +91,7 @@ class Simulator:
         self.opening = opening
         self.said = 0
         self.stopped = False
-        self.tokens = {"prompt": 0, "completion": 0}
+        self.usage: list[Usage] = []
         self.records: list[CallRecord] = []
         #: Its tool calls and their results, by the number of conversation messages they came after.
         self.own: dict[int, list[Message]] = {}
@@ -123,8 +123,7 @@ class Simulator:
         for _ in range(MAX_USER_CALLS + 1):
             request = ChatRequest(user_view(self.spec.instructions, conversation, self.own, self.opening), specs)
             response = self.generate(request)
-            self.tokens["prompt"] += response.usage.prompt or 0
-            self.tokens["completion"] += response.usage.completion or 0
+            self.usage.append(response.usage)
             if not response.tool_calls or self.tools is None:
                 return response.text
             own = self.own.setdefault(len(conversation), [])

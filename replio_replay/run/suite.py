@@ -39,8 +39,8 @@ from ..judge.results import RunResult
 from ..plan import lastfailed
 from ..plan.offer import name_problems, offered_to
 from ..plan.settings import Flags, Settings, resolve_settings
-from ..prices import Price, cost, price_for, price_table
-from ..providers.base import ChatRequest, Provider
+from ..prices import Price, cost, dollars, price_for, price_table
+from ..providers.base import Provider
 from ..providers.http import HTTPProvider
 from ..providers.registry import create_provider
 from ..recording.modes import RecordMode
@@ -50,7 +50,7 @@ from ..report.gate import Verdict, failure_line, judge
 from ..tools.mcp.config import HttpServer, secret_names
 from ..tools.sources import load_toolsets
 from ..tools.toolset import ToolSet
-from .budget import Budget, estimate
+from .budget import Budget, estimate, role_name
 from .engine import Limits
 from .runner import GRACE, InterruptedRun, Observer, RunOptions, run_suite
 from .scoring import cancelled_result
@@ -160,9 +160,10 @@ class Plan:
         """The price table: the dated defaults, then the config's `prices` (a tool set's files' own come first)."""
         return price_table(self.settings.config.prices)
 
-    def price(self, run: PlannedRun) -> Price | None:
-        """The price of `run`'s model: its tool set's, else the table's."""
-        return price_for(run.provider.settings.name, run.provider.model, run.toolset.prices, self.prices)
+    def price(self, run: PlannedRun, provider: Provider | None = None) -> Price | None:
+        """The price of `provider`'s model (by default `run`'s) in `run`'s tool set, else the table's."""
+        provider = provider or run.provider
+        return price_for(provider.settings.name, provider.model, run.toolset.prices, self.prices)
 
     def budget(self) -> Budget | None:
         """What `--max-cost` allows the live cases to spend (None: no limit)."""
@@ -172,43 +173,62 @@ class Plan:
 
     def check_cost(self) -> str | None:
         """With `--max-cost`, the note giving the live cases' estimated cost; UsageError when it is more
-        than allowed, or when a model sent fixtures has no price to count its spending by."""
+        than allowed, or when a model that will be sent something has no price to count its spending by."""
         limit = self.request.max_cost
         pairs = self._live_pairs()
         if limit is None or not pairs:
             return None
-        unpriced = sorted({r.key.label for r, _ in pairs if self.price(r) is None})
+        shown = dollars(limit)
+        unpriced: dict[str, set[str]] = {}
+        for run, case in pairs:
+            for role, provider in self._sent(run, case).items():
+                if self.price(run, provider) is None:
+                    unpriced.setdefault(RunKey(provider.settings.name, provider.model).label, set()).add(role_name(role))
         if unpriced:
-            raise UsageError(f"--max-cost {limit:.2f}: no price known for {', '.join(unpriced)}, so what it spends "
-                             f"cannot be counted; add one under \"prices\" in .replio/config.json, e.g. "
-                             f'"prices": {{"{unpriced[0]}": {{"input": 0.15, "output": 0.6}}}} (USD per million tokens)')
+            named = ", ".join(f"{label} ({' and '.join(sorted(roles))})" for label, roles in sorted(unpriced.items()))
+            first = min(unpriced)
+            raise UsageError(f"--max-cost {shown}: no price known for {named}, so what it spends cannot be counted; "
+                             f"add one under \"prices\" in .replio/config.json, e.g. "
+                             f'"prices": {{"{first}": {{"input": 0.15, "output": 0.6}}}} (USD per million tokens)')
         guess = estimate([self._recorded_cost(r, c) for r, c in pairs])
         if guess.usd is not None and guess.usd > limit:
-            raise UsageError(f"--max-cost {limit:.2f}: this run is estimated to cost {guess.describe()}, more than "
+            raise UsageError(f"--max-cost {shown}: this run is estimated to cost {guess.describe()}, more than "
                              "it allows; raise --max-cost, or record fewer fixtures at once (--fixture, --tag, "
                              "--shard)")
-        return f"--max-cost {limit:.2f}: {guess.describe()}; no new fixture is recorded once ${limit:.2f} is spent"
+        return f"--max-cost {shown}: {guess.describe()}; no new fixture is recorded once ${shown} is spent"
 
     def _recorded_cost(self, run: PlannedRun, case: Case) -> float | None:
-        """What `case`'s last recording cost, each role's answers at the price of the model that spoke
-        as it (a role without one left out, as a result leaves it out); None when it has none."""
-        speakers = self._speakers(run, case)
-
-        def priced(role: str, data: object) -> float | None:
-            provider = speakers.get(role)
-            if not isinstance(provider, HTTPProvider):
-                return None
-            price = price_for(provider.settings.name, provider.model, run.toolset.prices, self.prices)
-            if price is None:
-                return None
-            usage = provider.decode(data, ChatRequest((), ())).usage
-            return cost(price, usage.prompt or 0, usage.completion or 0, usage.cached or 0)
-
+        """What the requests `case` will send now cost when it was last recorded: the answers of each
+        role that will be sent again (`_sent`) at the price of the model that will speak as it; None
+        when there is no recording to go by (none, none of those roles' answers, or one whose usage
+        cannot be counted)."""
+        sent = self._sent(run, case)
         # It reads cassettes through vcrpy and PyYAML, which a live run without --max-cost never imports.
-        from ..recording.usage import recorded_usage
+        from ..recording.usage import recorded_answers
 
-        costs = recorded_usage(run.key.path(self.settings.cassettes, case.stem, CASSETTE), priced)
-        return round(sum(costs), 6) if costs else None
+        usd, priced = 0.0, False
+        for answer in recorded_answers(run.key.path(self.settings.cassettes, case.stem, CASSETTE)) or []:
+            provider = sent.get(answer.role)
+            if not isinstance(provider, HTTPProvider) or (price := self.price(run, provider)) is None:
+                continue  # not sent again (the agent's, under --rejudge)
+            try:
+                usage = provider.answer_usage(answer.url, answer.body, answer.content_type)
+            except ReplioError:
+                return None
+            if not usage.counted:
+                return None
+            usd, priced = usd + cost(price, usage.prompt or 0, usage.completion or 0, usage.cached or 0), True
+        return round(usd, 6) if priced else None
+
+    def _sent(self, run: PlannedRun, case: Case) -> dict[str, Provider]:
+        """Who will be sent requests of `case` in this run, by role, each that speaks HTTP: its judge
+        alone under --rejudge (the rest replays), else the agent, its simulated user and its judge."""
+        fixture = case.fixture
+        roles = [JUDGE] if self.request.rejudge else [
+            AGENT, *([USER] if fixture.user else []),
+            *([JUDGE] if fixture.verifier is not None and fixture.verifier.judge is not None else [])]
+        speakers = self._speakers(run, case)
+        return {role: speakers[role] for role in roles if role in speakers and speakers[role].speaks_http}
 
     def _speakers(self, run: PlannedRun, case: Case) -> dict[str, Provider]:
         """Who speaks as each role of `case`: the run's provider, unless its `user.provider` or its
@@ -394,9 +414,17 @@ BUNDLED_NOTE = ("note: the bundled catalog's fixtures run along with this projec
 
 
 def announce(plan: Plan) -> list[str]:
-    """The lines to say before the run: what the selection did, what will be sent to providers, and,
-    on a project's first run that sends bundled fixtures beside its own, how to leave them out."""
+    """The lines to say before the run: what the selection did, what will be sent to providers, that
+    a scripted provider (the mock) records nothing when a recording was asked for (`--record-mode`
+    or the config's `record_mode`, not the default), and, on a project's first run that sends
+    bundled fixtures beside its own, how to leave them out."""
     lines = [*plan.selection, *filter(None, [plan.header()])]
+    asked = plan.request.record_mode or plan.settings.config.record_mode
+    if asked and plan.settings.record_mode not in (None, RecordMode.NONE):
+        scripted = dict.fromkeys(f"{r.provider.settings.name}:{r.provider.model}" for r in plan.runs
+                                 if not r.provider.speaks_http)
+        lines += [f"note: {label} plays its script and records nothing: no cassette is read or written for it "
+                  "(status shows its cassettes as `scripted`)" for label in scripted]
     if any(c.id in plan.bundled_beside_local for c in plan.live_cases()) \
             and first_time(plan.settings.env.cache_dir, plan.request.project, "bundled"):
         lines.append(BUNDLED_NOTE)

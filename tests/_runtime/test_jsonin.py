@@ -26,6 +26,9 @@ def nested(levels: int, leaf: Any = "x", key: str = "$not") -> Any:
     ('{"a": NaN}', "NaN is not a JSON number"),
     ('{"a": -Infinity}', "-Infinity is not a JSON number"),
     ("{not json", "not valid JSON at line 1, column 2"),
+    ('{"expected": [{"arguments": {"n": [1, -1e999]}}]}', "the number at expected.0.arguments.n.1 is too large to be "
+                                                         "read (beyond 1.8e308, it would be infinity)"),
+    ("1e400", "the number at (top level) is too large"),
     ("[" * 50_000 + "]" * 50_000, "nested deeper than 100 levels"),
     (json.dumps({"expected": [{"arguments": {"path": nested(300)}}]}),
      "nested deeper than 100 levels (at expected.0.arguments.path...)"),

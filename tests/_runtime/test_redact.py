@@ -1,8 +1,21 @@
-"""The redactor's cut: redacted first, never split, and a secret's start at the cut is a secret."""
+"""The redactor: every spelling of a secret (URL-encoded, JSON-escaped, base64 from any offset, hex,
+UTF-16/32) redacted; the cut redacts first, never splits, and masks a secret's start at the cut."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+import random
+import re
+from urllib.parse import quote, quote_plus
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from replio_replay._runtime.redact import REDACTED, Redactor, shown_url, url_secrets
+from tests.support.leaks import leaks
 
 KEY = "sk-cut-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"
 
@@ -60,3 +73,111 @@ def test_a_key_echoed_url_encoded_or_json_escaped_is_redacted_and_found() -> Non
                    "sk-Ab+cd\\/EFghijklmnopQRSTuvwxyz0123456789ABCDEFGHIJ\\/k+"]:  # JSON with '/' escaped
         assert redactor.text(f"bad key={echoed}; retry") == f"bad key={REDACTED}; retry"
         assert redactor.found(echoed)
+
+
+# Every encoding × every offset: the forms are made here with the standard library, and what is
+# left after redaction is searched by decoding (tests/support/leaks.py), not by the redactor's spellings.
+
+B64_KEY = "sk-b64-AbCdEfGhIjKlMnOpQrStUvWxYz0123+/?~>"  # bytes that encode to '+' and '/' at some offsets
+
+
+def _base64_forms(data: bytes) -> dict[str, str]:
+    std, url = base64.b64encode(data).decode(), base64.urlsafe_b64encode(data).decode()
+    return {"base64": std, "URL-safe base64": url, "base64, URL-encoded": quote(std, safe=""),
+            "base64, in JSON with \\/": json.dumps(std).replace("/", "\\/")[1:-1],
+            "base64 without padding": std.rstrip("=")}
+
+
+@pytest.mark.parametrize("offset", range(6))  # each of the three alignments, twice
+def test_a_key_in_base64_from_any_offset_is_redacted_with_its_whole_token(offset: int) -> None:
+    redactor = Redactor((B64_KEY,))
+    data = bytes(range(200, 200 + offset)) + f"key={B64_KEY};".encode() + b"\xfe" * (offset % 4)
+    for name, form in _base64_forms(data).items():
+        redacted = redactor.text(f'{{"blob": "{form}", "n": 1}}')
+        assert redacted == f'{{"blob": "{REDACTED}", "n": 1}}', name
+        assert redactor.found(form), name
+
+
+@pytest.mark.parametrize("offset", range(3))
+def test_a_key_in_hex_or_escaped_is_redacted(offset: int) -> None:
+    redactor = Redactor((B64_KEY,))
+    data = b"\x01" * offset + B64_KEY.encode()
+    forms = [binascii.hexlify(data).decode(), binascii.hexlify(data).decode().upper(),
+             quote(B64_KEY, safe=""), quote_plus(B64_KEY), re.sub("%..", lambda m: m.group().lower(), quote(B64_KEY, safe="")),
+             json.dumps(B64_KEY)[1:-1].replace("/", "\\/"), json.dumps(B64_KEY, ensure_ascii=True)]
+    for form in forms:
+        redacted = redactor.text(f"echo: {form} .")
+        assert REDACTED in redacted and not leaks(redacted, B64_KEY), (form, redacted)
+
+
+@pytest.mark.parametrize("codec", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le",
+                                   "utf-32-be"])
+def test_a_key_in_a_json_body_in_any_rfc_8259_encoding_is_found_in_its_bytes(codec: str) -> None:
+    redactor = Redactor((KEY,))
+    body = json.dumps({"error": {"message": f"bad key {KEY}"}}).encode(codec)
+    assert json.loads(body)["error"]["message"].endswith(KEY)  # what a replay would read and show
+    for junk in (b"", b"\x00", b"\x00\x01\x02"):  # the body inside other bytes, at every alignment
+        assert redactor.found(junk + body), (codec, junk)
+    assert not Redactor(("sk-something-else-entirely",)).found(body)
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+def test_a_wide_body_read_as_text_has_its_key_redacted(codec: str) -> None:
+    # a body quoted as if it were UTF-8 (an error's preview): the key's characters between NUL bytes
+    shown = f"bad key {KEY}!".encode(codec).decode("utf-8", "replace")
+    redacted = Redactor((KEY,)).text(f"the server said: {shown}")
+    assert REDACTED in redacted and not leaks(redacted, KEY), redacted
+
+
+@pytest.mark.parametrize("offset", range(3))
+def test_a_long_start_or_end_of_a_key_is_redacted_in_base64_and_hex_but_no_shorter_one(offset: int) -> None:
+    redactor = Redactor((KEY,))
+    pad = b"." * offset
+    for part in (KEY[:16], KEY[-16:]):  # MIN_FRAGMENT characters: redacted in every spelling
+        for form in (base64.b64encode(pad + part.encode()).decode(), (pad + part.encode()).hex()):
+            redacted = redactor.text(f"[{form}]")
+            assert REDACTED in redacted and not leaks(redacted, KEY), (part, form)
+    for part in (KEY[:15], KEY[-15:], "sk-ant-api03-" + "Q" * 20):  # too short to say, or a public prefix only
+        for form in (base64.b64encode(pad + part.encode()).decode(), (pad + part.encode()).hex().upper()):
+            assert redactor.text(f"[{form}]") == f"[{form}]"
+            assert not redactor.found(form)
+
+
+def test_a_base64_token_cut_after_the_start_of_a_key_is_masked_from_the_token_start() -> None:
+    # the text itself was cut before: 8 characters of the key are in it, too few to be found anywhere
+    start = base64.b64encode(b"prefix:" + KEY.encode()).decode()[:20]
+    assert base64.b64decode(start) == b"prefix:" + KEY[:8].encode()
+    assert Redactor((KEY,)).text(f"see {start} then") == f"see {start} then"
+    assert Redactor((KEY,)).cut(f"see {start} then more", 24) == f"see {REDACTED}..."
+    three = base64.b64encode(b"prefix:sk-").decode()[:15]  # 3 characters of the key say nothing
+    assert Redactor((KEY,)).cut(f"see {three} then more", 19) == f"see {three}..."
+
+
+@settings(max_examples=40, deadline=None, database=None)
+@given(secret=st.text(st.characters(min_codepoint=33, max_codepoint=0x2FF), min_size=8, max_size=40),
+       before=st.binary(max_size=5), after=st.binary(max_size=5), alphabet=st.sampled_from(["std", "url", "hex"]))
+def test_no_encoding_of_any_key_at_any_offset_survives_redaction(secret: str, before: bytes, after: bytes,
+                                                                 alphabet: str) -> None:
+    data = before + secret.encode() + after
+    form = {"std": base64.b64encode, "url": base64.urlsafe_b64encode, "hex": binascii.hexlify}[alphabet](data)
+    redacted = Redactor((secret,)).text(f"<{form.decode()}>")
+    assert not leaks(redacted, secret), redacted
+
+
+def test_text_with_no_secret_is_left_alone_whatever_its_encoding() -> None:
+    redactor = Redactor((KEY, B64_KEY))
+    rng = random.Random(40)
+    for _ in range(200):
+        data = rng.randbytes(rng.randrange(1, 300))
+        for form in (base64.b64encode(data), base64.urlsafe_b64encode(data), binascii.hexlify(data)):
+            assert redactor.text(form.decode()) == form.decode()
+        assert not redactor.found(data)
+
+
+def test_a_key_of_characters_from_u0100_up_is_found_in_utf16_bytes_without_a_zero_byte() -> None:
+    password = "密碼與鑰匙不可外洩"  # its UTF-16 has no zero byte, so the bytes hold none
+    body = json.dumps({"echo": password}, ensure_ascii=False).encode("utf-16-le")[2:]  # '{' and its zero byte cut
+    assert b"\x00" in body and b"\x00" not in password.encode("utf-16-le")
+    assert Redactor((password,)).found(password.encode("utf-16-le"))
+    assert Redactor((password,)).found(body)
+    assert not Redactor((KEY,)).found(password.encode("utf-16-be"))

@@ -3,6 +3,9 @@ the fixtures both ran, for the pass rate and the accuracy; `--fail-if-worse` fai
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 from scipy import stats
 
 from replio_replay.judge.baseline import FAIL_IF_WORSE, Gate, check_runs
@@ -29,7 +32,7 @@ def test_a_column_against_the_first_paired_on_the_fixtures_both_ran() -> None:
     assert c["diff"] == round(11 / 16, 6)
     assert c["p_value"] == round(stats.binomtest(0, 11, 0.5).pvalue, 6)
     assert set(c) == {"a", "b", "metric", "n", "diff", "se", "ci95", "p_value", "test", "a_only", "b_only",
-                      "verdict", "mde"}
+                      "verdict", "mde", "needed"}
 
 
 def test_against_a_baseline_a_is_the_baseline_and_diff_is_run_minus_baseline() -> None:
@@ -53,4 +56,8 @@ def test_the_table_says_each_comparison_in_one_line() -> None:
 
     close = run("c", {f"f{i}": i < 5 for i in range(16)})
     line = comparison_line(comparisons([A, close])[0])
-    assert line == "mock:c vs mock:a: pass rate +0.06 [-0.06, +0.18], p = 1, no detectable difference (detects ±0.18)"
+    # one fixture of 16 differs: var(d) = (1/16)(15/16)·16/15 = 1/16, so (1.96 + 0.84)² · (1/16) / (1/16)² fixtures
+    needed = math.ceil((stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2 * np.var([1] + [0] * 15, ddof=1) / (1 / 16) ** 2)
+    assert needed == 126
+    assert line == ("mock:c vs mock:a: pass rate +0.06 [-0.06, +0.18], p = 1, no detectable difference "
+                    "(detects ±0.18; about 126 fixtures for ±0.06)")

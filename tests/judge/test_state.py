@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from replio_replay._runtime.redact import NO_SECRETS, Redactor
-from replio_replay.judge.state import state_path
+from replio_replay.judge.state import state_checks, state_path
+from replio_replay.judge.turns import TurnEvidence, turn_reasons
 from replio_replay.judge.verifier import Evidence, verify
 from tests.helpers import make_fixture
 
@@ -102,3 +103,34 @@ def test_state_from_calls_lists_at_most_three_differences() -> None:
 def test_a_reference_call_that_failed_is_the_reason() -> None:
     why = "state_from_calls[1] (cancel_order) raised ValueError: order A-1043 is shipped, not open"
     assert _verify({"state_from_calls": [{"name": "cancel_order"}]}, reference=why) == (False, [why])
+
+
+def test_each_state_check_has_the_verdict_its_reasons_give_for_reports() -> None:
+    fixture = make_fixture(
+        verifier={"state": {"shop.orders.A-1042.status": "cancelled", "shop.orders.A-1042": {"$object": {}},
+                            "shop.currency": "USD"},
+                  "state_from_calls": [{"name": "cancel_order"}], "results_from_calls": True},
+        turns=[{"user": "And then?", "verifier": {"state": {"shop.log.0": {"$regex": "^cancelled"}}}},
+               {"user": "Last?", "verifier": {"state": {"shop.currency": "EUR"}}}])
+    evidence = Evidence(state=END, reference_state=END, reference_results=["done"])
+    ends = [TurnEvidence(calls=0, answer="a", state=END), TurnEvidence(calls=0, answer="b", state=END)]
+    reasons = turn_reasons(fixture, ends, evidence) + verify(fixture, evidence)[1]
+    assert reasons == ["turn 3: not reached; the conversation ended after turn 2",
+                       'state.shop.orders.A-1042: expected {"$object": {}}, it is {"status": "cancelled", "total": 30}',
+                       'state.shop.currency: expected "USD", it is "EUR"',
+                       "results_from_calls: the reference makes 1 call(s) here; the model made none"]
+    assert [(c.turn, c.check, c.expected, c.passed) for c in state_checks(fixture, reasons) or []] == [
+        (None, "state.shop.orders.A-1042.status", "cancelled", True),  # not failed by its longer neighbour's reason
+        (None, "state.shop.orders.A-1042", {"$object": {}}, False),
+        (None, "state.shop.currency", "USD", False),
+        (None, "state_from_calls", None, True),
+        (None, "results_from_calls", None, False),
+        (2, "state.shop.log.0", {"$regex": "^cancelled"}, True),
+        (3, "state.shop.currency", "EUR", False),  # a turn never reached held nothing
+    ]
+    without = state_checks(fixture, [])
+    assert without is not None and all(c.passed for c in without)
+    assert state_checks(make_fixture(verifier={"must_include": ["grep"]}), ["must_include: ..."]) is None
+    assert [c.passed for c in state_checks(make_fixture(verifier={"state": {"shop.x": 1}}), [
+        'state: the fixture offers no environment, so there is no state to check; declare one in "environments"'])
+        or []] == [False]

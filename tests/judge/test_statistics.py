@@ -73,6 +73,28 @@ def test_the_edges_one_fixture_and_identical_trials() -> None:
     assert same.se == pytest.approx(float(stats.sem([1.0, 0.0, 1.0])), abs=TOL)
 
 
+@pytest.mark.parametrize("score", [0.0, 1.0])
+def test_every_fixture_scoring_the_same_gets_the_wilson_interval_not_a_width_of_zero(score: float) -> None:
+    trials = estimate([[score] * 3] * 5)
+    low, high = proportion_confint(int(score) * 5, 5, alpha=0.05, method="wilson")
+    assert (trials.se, trials.method) == (0.0, "wilson") and trials.ci95 == pytest.approx((low, high), abs=TOL)
+    assert trials.ci95[1] - trials.ci95[0] > 0.4
+    grouped = estimate([[score]] * 6, ["a", "a", "a", "b", "b", None])  # three clusters, so Wilson over 3
+    low, high = proportion_confint(int(score) * 3, 3, alpha=0.05, method="wilson")
+    assert grouped.method == "wilson" and grouped.ci95 == pytest.approx((low, high), abs=TOL)
+
+
+def test_paired_differences_without_spread_take_the_exact_sign_test_and_no_mde() -> None:
+    a, b = [[0.0, 0.0]] * 6, [[0.5, 0.5]] * 6  # every fixture half a trial better: no variance
+    c = compare(a, b)
+    assert (c.test, c.mde, c.diff) == ("sign-exact", None, 0.5)
+    assert c.p_value == pytest.approx(stats.binomtest(6, 6, 0.5).pvalue, abs=TOL)
+    assert c.verdict == "better"
+    few = compare(a[:4], b[:4])  # four fixtures all better is still p = 0.125: not enough
+    assert few.p_value == pytest.approx(stats.binomtest(4, 4, 0.5).pvalue, abs=TOL)
+    assert few.verdict == "no detectable difference"
+
+
 @pytest.mark.parametrize(("a_only", "b_only"), [(0, 0), (0, 5), (3, 1), (7, 2), (10, 10), (0, 40)])
 def test_mcnemar_exact_is_a_two_sided_binomial_test(a_only: int, b_only: int) -> None:
     expected = 1.0 if a_only + b_only == 0 else stats.binomtest(b_only, a_only + b_only, 0.5).pvalue
@@ -151,3 +173,4 @@ def test_the_worked_examples_of_the_error_bars_page() -> None:
     c = compare(a, b)
     assert (round(c.p_value, 3), round(c.ci95[0], 2), round(c.ci95[1], 2), round(c.mde, 2)) == (0.289, -0.07, 0.47, 0.39)
     assert needed_fixtures(c, 0.10) == 298
+    assert needed_fixtures(c, abs(c.diff)) == 75  # the table's "about 75 fixtures for ±0.20"

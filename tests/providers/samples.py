@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from replio_replay.providers.base import ChatRequest, Message, ProviderSettings, ToolCall
+from replio_replay.providers.base import (
+    ChatRequest,
+    Message,
+    ProviderSettings,
+    ResponseSchema,
+    ToolCall,
+)
 
 READ_TOOL: dict[str, Any] = {
     "name": "file_read",
@@ -26,6 +32,19 @@ GREP_TOOL: dict[str, Any] = {
     },
 }
 TOOLS = (READ_TOOL, GREP_TOOL)
+#: An answer asked for as one JSON object of this schema (structured output).
+ANSWER = ResponseSchema("answer", {
+    "type": "object",
+    "properties": {"port": {"type": "integer"}, "why": {"type": "string"}},
+    "required": ["port", "why"],
+    "additionalProperties": False,
+})
+
+
+def schema_request() -> ChatRequest:
+    """A request for an `ANSWER` object, without tools (as the judge's)."""
+    return ChatRequest((Message("system", "Answer in JSON."), Message("user", "What port?")), (),
+                       response_schema=ANSWER)
 
 
 def settings(name: str = "openai", model: str = "test-model", **kw: Any) -> ProviderSettings:

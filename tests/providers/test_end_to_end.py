@@ -182,7 +182,7 @@ def test_compare_runs_each_provider_against_its_own_server(project, llm_server, 
     # under the tables, why, grouped by run: only ollama's run has something to say
     assert lines[legend + 1:] == [
         "ollama:model-b vs openai:model-a: pass rate -0.50 [-1.48, +0.48], p = 1, no detectable difference "
-        "(detects ±1.40)",
+        "(detects ±1.40; about 16 fixtures for ±0.50)",
         "ollama:model-b vs openai:model-a: accuracy -1.00 [-1.00, +1.00], p = 1, no detectable difference "
         "(detects ±1.00)",
         "", "ollama:model-b", "  x: must_include: file_read was not called"]

@@ -16,7 +16,7 @@ from replio_replay.providers.ollama import OllamaProvider
 from replio_replay.providers.openai import LlamaCppProvider, OpenAIProvider
 from replio_replay.providers.registry import create_provider
 from replio_replay.providers.responses import ResponsesProvider
-from tests.providers.samples import first_turn
+from tests.providers.samples import first_turn, schema_request
 
 OK = {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
 
@@ -208,3 +208,22 @@ def test_a_null_temperature_or_seed_in_the_config_sends_none(tmp_path, llm_serve
     gemini = create_provider("gemini:m", config=config, env=Env({}))
     assert gemini.settings.temperature is None and gemini.settings.seed == 0
     assert create_provider("openai-responses", config=ProjectConfig(), env=Env({})).settings.temperature == 0.0
+
+
+def test_structured_output_is_on_but_for_the_llamacpp_preset_and_the_config_turns_it_either_way(tmp_path, llm_server):
+    """llama.cpp's judges were recorded with JSON mode; a project may ask it for the schema, and
+    turn it off for a compatible server that refuses one."""
+    defaults = {name: create_provider(f"{name}:m", config=ProjectConfig(), env=Env({})).settings.structured_output
+                for name in ("openai", "llamacpp", "anthropic", "gemini", "ollama", "openai-responses")}
+    assert defaults == {"openai": True, "llamacpp": False, "anthropic": True, "gemini": True, "ollama": True,
+                        "openai-responses": True}
+    config = write_config(tmp_path, {"providers": {"llamacpp": {"structured_output": True, "base_url": llm_server.url},
+                                                   "openai": {"structured_output": False}}})
+    assert not create_provider("openai:m", config=config, env=Env({})).settings.structured_output
+    llamacpp = create_provider("llamacpp:m", config=config, env=Env({}))
+    llm_server.reply(json=OK)
+    llamacpp.generate(schema_request(), Exchange("fx"))
+    assert llm_server.requests[0].json()["response_format"]["type"] == "json_schema"
+    llamacpp.close()
+    with pytest.raises(ConfigError, match=r"providers\.openai\.structured_output"):
+        write_config(tmp_path, {"providers": {"openai": {"structured_output": "yes"}}})

@@ -1,5 +1,5 @@
 """An LLM judge over loopback HTTP: its requests recorded in the fixture's own cassette as role
-`judge` (JSON mode asked), replayed with the server gone and the network blocked, a rubric change
+`judge` (its verdict asked for as structured output), replayed with the server gone and the network blocked, a rubric change
 being request drift naming the judge and making the cassette stale, `--rejudge` recording only the
 judge again, a judge of another provider on its own server, and a judged replay through the CLI
 in a subprocess."""
@@ -18,9 +18,12 @@ import yaml
 from click.testing import CliRunner
 
 from replio_replay.cli import main
+from replio_replay.judge.llm import VERDICT
 from tests.support.llm_server import LLMServer, Reply, Seen, chat_completion
 
 RUBRIC = "The answer says what notes.txt holds."
+#: OpenAI's structured output, asked for the judge's verdict.
+STRUCTURED = {"type": "json_schema", "json_schema": {"name": "verdict", "schema": VERDICT.schema, "strict": True}}
 CASSETTE = Path("cassettes") / "openai" / "test-model" / "notes.yaml"
 
 
@@ -29,12 +32,12 @@ def chat(text: str | None, model: str, n: int, calls: list[dict[str, Any]] | Non
 
 
 def agent_or_judge(verdict: str) -> Any:
-    """The agent reads notes.txt and says what it holds; the judge (no tools, JSON mode) answers `verdict`."""
+    """The agent reads notes.txt and says what it holds; the judge (no tools, the verdict's schema) answers `verdict`."""
 
     def handle(seen: Seen) -> Reply:
         body = seen.json()
         if "tools" not in body:
-            assert body["response_format"] == {"type": "json_object"}
+            assert body["response_format"] == STRUCTURED
             return chat(json.dumps({"verdict": verdict, "reason": f"judged {verdict}"}), body["model"], 0)
         last = body["messages"][-1]
         if last["role"] == "tool":
@@ -82,7 +85,8 @@ def recorded(tmp_path: Path, llm_server: LLMServer) -> Path:
     code, data, err = run(project, "--base-url", f"{llm_server.url}/v1", "--record-mode", "once")
     assert code == 0, (data, err)
     fixture = data["fixtures"][0]
-    assert fixture["judge"] == {"rubric": RUBRIC, "verdict": "yes", "reason": "judged yes", "passed": True}
+    assert fixture["judge"] == {"rubric": RUBRIC, "verdict": "yes", "reason": "judged yes", "passed": True,
+                                "raw": json.dumps({"verdict": "yes", "reason": "judged yes"})}
     assert fixture["pass"] and set(fixture["tokens_by_role"]) == {"agent", "judge"}
     assert fixture["tokens"] == 47 + 48  # the agent's two turns alone (their total_tokens)
     assert len(llm_server.requests) == 3
@@ -94,7 +98,7 @@ def test_the_judges_request_is_in_the_fixtures_cassette_as_role_judge(recorded: 
     data = yaml.safe_load((recorded / CASSETTE).read_text())
     assert [i["request"].get("role", "agent") for i in data["interactions"]] == ["agent", "agent", "judge"]
     judge = data["interactions"][-1]["request"]["body"]["json"]
-    assert judge["response_format"] == {"type": "json_object"}
+    assert judge["response_format"] == STRUCTURED
     prompt = judge["messages"][1]["content"]
     assert "What does notes.txt say?" in prompt and "file_read" in prompt and "hello" in prompt
     assert "It says hello." in prompt and prompt.index("It says hello.") < prompt.index(RUBRIC)
@@ -179,16 +183,17 @@ def test_rejudge_does_not_go_with_a_record_mode(recorded: Path) -> None:
 
 
 def ollama_judge(seen: Seen) -> Reply:
-    """Ollama's /api/chat, asked in its JSON mode."""
+    """Ollama's /api/chat, asked for the verdict's schema."""
     body = seen.json()
-    assert body["format"] == "json" and "tools" not in body
+    assert body["format"] == VERDICT.schema and "tools" not in body
     answer = json.dumps({"verdict": "yes", "reason": "ollama judged"})
     return Reply(json={"model": body["model"], "message": {"role": "assistant", "content": answer},
                        "done": True, "prompt_eval_count": 90, "eval_count": 9})
 
 
 def llamacpp_judge(seen: Seen) -> Reply:
-    """llama.cpp's OpenAI-compatible server, asked for a JSON object; it answers in a fence."""
+    """llama.cpp's OpenAI-compatible server, asked for a JSON object (not the schema: the preset's
+    recordings predate it); it answers in a fence."""
     body = seen.json()
     assert body["response_format"] == {"type": "json_object"} and "tools" not in body
     answer = "```json\n" + json.dumps({"verdict": "yes", "reason": "llamacpp judged"}) + "\n```"
@@ -196,8 +201,49 @@ def llamacpp_judge(seen: Seen) -> Reply:
                        "usage": {"prompt_tokens": 90, "completion_tokens": 9, "total_tokens": 99}})
 
 
+def anthropic_judge(seen: Seen) -> Reply:
+    """Anthropic's Messages API, made to answer through the verdict's tool; the tool's input is the verdict."""
+    body = seen.json()
+    assert body["tool_choice"] == {"type": "tool", "name": "verdict"}
+    (tool,) = body["tools"]
+    assert (tool["name"], tool["input_schema"]) == ("verdict", VERDICT.schema)
+    call = {"type": "tool_use", "id": "toolu_1", "name": "verdict",
+            "input": {"verdict": "yes", "reason": "anthropic judged"}}
+    return Reply(json={"id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
+                       "content": [call], "stop_reason": "tool_use",
+                       "usage": {"input_tokens": 90, "output_tokens": 9}})
+
+
+def gemini_judge(seen: Seen) -> Reply:
+    """Gemini's generateContent, asked for JSON of the verdict's schema in its own subset."""
+    generation = seen.json()["generationConfig"]
+    assert generation["responseMimeType"] == "application/json"
+    assert generation["responseSchema"] == {
+        "type": "OBJECT", "properties": {"verdict": {"type": "STRING", "enum": ["yes", "no"]},
+                                         "reason": {"type": "STRING"}}, "required": ["verdict", "reason"]}
+    answer = json.dumps({"verdict": "yes", "reason": "gemini judged"})
+    return Reply(json={"candidates": [{"content": {"role": "model", "parts": [{"text": answer}]},
+                                       "finishReason": "STOP", "index": 0}],
+                       "usageMetadata": {"promptTokenCount": 90, "candidatesTokenCount": 9, "totalTokenCount": 99}})
+
+
+def responses_judge(seen: Seen) -> Reply:
+    """OpenAI's Responses API, asked for the verdict's schema as its text format."""
+    body = seen.json()
+    assert body["text"] == {"format": {"type": "json_schema", "name": "verdict", "schema": VERDICT.schema,
+                                       "strict": True}}
+    answer = json.dumps({"verdict": "yes", "reason": "openai-responses judged"})
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+               "content": [{"type": "output_text", "text": answer, "annotations": []}]}
+    return Reply(json={"id": "resp_1", "object": "response", "status": "completed", "model": body["model"],
+                       "output": [message], "usage": {"input_tokens": 90, "output_tokens": 9, "total_tokens": 99}})
+
+
 @pytest.mark.parametrize(("name", "handler", "path", "base"), [
-    ("ollama", ollama_judge, "/api/chat", ""), ("llamacpp", llamacpp_judge, "/v1/chat/completions", "/v1")])
+    ("ollama", ollama_judge, "/api/chat", ""), ("llamacpp", llamacpp_judge, "/v1/chat/completions", "/v1"),
+    ("anthropic", anthropic_judge, "/v1/messages", ""),
+    ("gemini", gemini_judge, "/v1beta/models/judge-model:generateContent", "/v1beta"),
+    ("openai-responses", responses_judge, "/v1/responses", "/v1")])
 def test_a_judge_of_another_provider_is_recorded_in_the_same_cassette(
         tmp_path: Path, llm_server: LLMServer, name: str, handler: Any, path: str, base: str) -> None:
     llm_server.handler = agent_or_judge("yes")

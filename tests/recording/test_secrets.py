@@ -1,11 +1,16 @@
-"""Secrets never reach disk: scrubbed headers and query values, and refused cassettes."""
+"""Secrets never reach disk: scrubbed headers and query values, and refused cassettes (the key in
+any encoding JSON may use, or written as base64 or hex, as surely as the key as it is)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 from click.testing import CliRunner
 
 from replio_replay.cli import main
@@ -17,7 +22,8 @@ from replio_replay.recording.modes import RecordMode
 from replio_replay.recording.session import CassetteSessions
 from tests.helpers import make_case
 from tests.support.agents import openai_agent
-from tests.support.llm_server import LLMServer, Reply
+from tests.support.leaks import leaks
+from tests.support.llm_server import LLMServer, Reply, Seen
 from tests.support.project import run_args
 
 KEY = "sk-test-0123456789abcdefghijklmnop"
@@ -94,4 +100,47 @@ def test_cassette_holding_the_key_in_a_binary_body_is_refused(project: Path, llm
     assert [fx["status"] for fx in fixtures] == ["error", "error"]
     assert all("not written" in fx["error"] and "interactions[0].response.body.string" in fx["error"]
                for fx in fixtures), fixtures
+    assert not list(project.rglob("*.yaml"))
+
+
+def _wide_body(codec: str) -> Callable[[Seen], Reply]:
+    """An OpenAI answer echoing the key, its JSON body in `codec` (json.loads reads each)."""
+    agent = openai_agent({"ALPHA": ["done"], "BETA": ["done"]})
+
+    def reply(seen: Seen) -> Reply:
+        data = agent(seen).json
+        data["choices"][0]["message"]["content"] = f"your key is {KEY}"
+        return Reply(body=json.dumps(data).encode(codec), headers={"content-type": "application/json"})
+    return reply
+
+
+def _encoded_echo(encode: Callable[[bytes], bytes], offset: int) -> Callable[[Seen], Reply]:
+    """An OpenAI answer (UTF-8 JSON) holding the key encoded, `offset` bytes into what is encoded."""
+    agent = openai_agent({"ALPHA": ["done"], "BETA": ["done"]})
+
+    def reply(seen: Seen) -> Reply:
+        data = agent(seen).json
+        data["choices"][0]["message"]["content"] = "echo " + encode(b"@" * offset + KEY.encode()).decode()
+        return Reply(json=data)
+    return reply
+
+
+@pytest.mark.parametrize("server", [
+    *(pytest.param(_wide_body(codec), id=codec) for codec in ("utf-16", "utf-16-le", "utf-16-be", "utf-32",
+                                                              "utf-32-le", "utf-32-be")),
+    *(pytest.param(_encoded_echo(encode, offset), id=f"{name}@{offset}")
+      for name, encode in (("base64", base64.b64encode), ("urlsafe-base64", base64.urlsafe_b64encode),
+                           ("hex", binascii.hexlify), ("HEX", lambda b: binascii.hexlify(b).upper()))
+      for offset in range(3)),
+])
+def test_cassette_holding_the_key_in_any_encoding_is_refused(project: Path, llm_server: LLMServer, monkeypatch,
+                                                             server: Callable[[Seen], Reply]) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    llm_server.handler = server
+    result = CliRunner().invoke(main, run_args(project, "--base-url", f"{llm_server.url}/v1"))
+    assert result.exit_code == 1, result.output
+    for fx in json.loads(result.stdout)["fixtures"]:  # as for a key echoed as it is
+        assert fx["status"] == "error" and "not written" in fx["error"], fx
+        assert "interactions[0].response.body" in fx["error"]
+        assert not leaks(json.dumps(fx), KEY)
     assert not list(project.rglob("*.yaml"))

@@ -6,14 +6,25 @@ import base64
 import hashlib
 import json
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from replio_replay.judge.metrics import combine_trials, summarize
-from replio_replay.judge.results import FixtureResult, RunResult, Status, TraceCall, saved_runs
-from replio_replay.report.html import PLOT, TOP, build_report, render_html
+from replio_replay.judge.results import (
+    FixtureResult,
+    JudgeVerdict,
+    RunResult,
+    StateCheck,
+    Status,
+    TraceCall,
+    saved_runs,
+)
+from replio_replay.report.html import PLOT, STATE_CAP, TOP, build_report, render_html
+from tests.helpers import call, turn, write_json
+from tests.support.environments import shop_decl, write_module
 from tests.support.report_project import (
     HOSTILE,
     TODO_LINE,
@@ -249,6 +260,18 @@ def test_run_html_writes_the_report_of_the_run(tmp_path: Path, compare: tuple[st
     assert HOSTILE not in html
 
 
+def test_the_judges_raw_answer_is_under_each_verdict_open_for_an_error_and_absent_in_an_older_result() -> None:
+    verdicts = [JudgeVerdict(rubric="a", verdict="no", reason="missing", passed=False, raw='{"verdict": "no"} <i>x'),
+                JudgeVerdict(rubric="b", verdict="error", reason="unread", passed=False, raw="```json\n{"),
+                JudgeVerdict(rubric="c", verdict="yes", reason="older result", passed=True)]
+    html = render_html([run("m", fx("judged", judge=verdicts))])
+    items = html.split('<div class="judge">', 1)[1].split("</ul></div>", 1)[0].split("<li ")[1:]
+    assert ('<details class="raw"><summary>the judge\'s answer</summary><pre>{&#34;verdict&#34;: &#34;no&#34;} '
+            "&lt;i&gt;x</pre></details>") in items[0]
+    assert '<details class="raw" open><summary>' in items[1] and "```json\n{</pre>" in items[1]
+    assert "details" not in items[2]
+
+
 def test_the_simulated_users_own_calls_are_shown_apart_from_the_agents() -> None:
     result = fx("dual", trace=[TraceCall(name="update_task_status", arguments={"task_id": "t1"}, result="ok")],
                 user_trace=[TraceCall(name="dismiss_notification", arguments={"notification_id": "n1"},
@@ -260,3 +283,94 @@ def test_the_simulated_users_own_calls_are_shown_apart_from_the_agents() -> None
     assert "update_task_status" not in section
     plain = render_html([run("m", fx("alone", trace=[TraceCall(name="a", arguments={}, result="r")]))])
     assert "own calls" not in plain
+
+
+class _EndStates(HTMLParser):
+    """Each end-state <details> of a page: whether it is open, its summary, its check rows, its state text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[dict[str, Any]] = []
+        self._in: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == "details" and "end-state" in classes:
+            self.found.append({"open": "open" in dict(attrs), "summary": "", "rows": [], "state": None})
+        elif self.found and tag == "summary" and not self.found[-1]["summary"]:
+            self._in = "summary"
+        elif self.found and tag == "tr" and self._in != "state":
+            self.found[-1]["rows"].append([])
+        elif self.found and tag == "td":
+            self.found[-1]["rows"][-1].append("")
+            self._in = "td"
+        elif self.found and tag == "pre" and "state" in classes:
+            self.found[-1]["state"] = ""
+            self._in = "state"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("summary", "td", "pre", "details"):
+            self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in == "summary":
+            self.found[-1]["summary"] += data
+        elif self._in == "td":
+            self.found[-1]["rows"][-1][-1] += data
+        elif self._in == "state":
+            self.found[-1]["state"] += data
+
+
+def end_states(html: str) -> list[dict[str, Any]]:
+    parser = _EndStates()
+    parser.feed(html)
+    for found in parser.found:
+        found["rows"] = [row for row in found["rows"] if row]  # the header row has no <td>
+    return parser.found
+
+
+def test_the_end_state_is_shown_collapsed_beside_each_state_checks_verdict() -> None:
+    state = {"shop": {"note": HOSTILE, "orders": {"A-1042": {"status": "cancelled"}}, "log": ["x"]}}
+    checks = [StateCheck(check="state.shop.orders.A-1042.status", expected="cancelled", passed=True),
+              StateCheck(check="state_from_calls", turn=2, passed=False)]
+    html = render_html([run("m", fx("env", False, state=state, state_checks=checks), fx("plain"))])
+    (shown,) = end_states(html)  # the fixture without an environment shows none
+    assert not shown["open"]
+    assert " ".join(shown["summary"].split()) == "end state · 1/2 state checks held"
+    assert [[cell.strip() for cell in row] for row in shown["rows"]] == [
+        ["pass", "", "state.shop.orders.A-1042.status", '"cancelled"'], ["FAIL", "turn 2", "state_from_calls", ""]]
+    assert shown["state"] == json.dumps(state, indent=2, sort_keys=True, ensure_ascii=False)
+    assert HOSTILE not in html  # escaped, as everything a run produced
+
+    big = {"env": {"blob": "x" * (STATE_CAP + 10)}}
+    (cut,) = end_states(render_html([run("m", fx("big", state=big))]))
+    assert cut["rows"] == [] and len(cut["state"]) < STATE_CAP + 100
+    assert cut["state"].endswith(f"[... cut: {len(json.dumps(big, indent=2)) - STATE_CAP} more characters; "
+                                 "the JSON result holds all]")
+
+
+def test_run_html_shows_the_end_state_the_json_holds_with_the_verdicts(tmp_path: Path) -> None:
+    project = tmp_path / "shop"
+    write_module(project / ".replio" / "envs" / "shop.py")
+    write_json(project / ".replio" / "config.json", {"provider": "mock", "bundled": False,
+                                                     "providers": {"mock": {"script": "script.json"}}})
+    write_json(project / ".replio" / "tools.json", {"environments": {"shop": shop_decl()}})
+    write_json(project / "script.json", {"*": [turn(call("cancel_order", order_id="A-1042")), turn(text="Done.")]})
+    write_json(project / ".replio" / "eval" / "cancel.json", {
+        "task": "Cancel order A-1042.",
+        "verifier": {"state": {"shop.orders.A-1042.status": "cancelled", "shop.currency": "USD"},
+                     "state_from_calls": [{"name": "cancel_order", "arguments": {"order_id": "A-1042"}}]}})
+    out = tmp_path / "report.html"
+    done = replio("eval", "--path", project, "run", "--no-cassettes", "--output", "json", "--html", out)
+    (result,) = json.loads(done.stdout)["fixtures"]
+    assert result["state_checks"] == [
+        {"check": "state.shop.orders.A-1042.status", "turn": None, "expected": "cancelled", "pass": True},
+        {"check": "state.shop.currency", "turn": None, "expected": "USD", "pass": False},
+        {"check": "state_from_calls", "turn": None, "expected": None, "pass": True}]
+    (shown,) = end_states(out.read_text(encoding="utf-8"))
+    assert [row[0].strip() for row in shown["rows"]] == ["pass", "FAIL", "pass"]
+    assert json.loads(shown["state"]) == result["state"]
+    saved = tmp_path / "saved.json"
+    saved.write_text(done.stdout)
+    replio("eval", "report", saved, "-o", tmp_path / "again.html")  # a saved result shows them too
+    assert end_states((tmp_path / "again.html").read_text(encoding="utf-8")) == [shown]

@@ -224,8 +224,14 @@ def test_a_judged_run_shows_each_verdict_and_reason_in_the_table_and_in_chromium
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     page.set_default_timeout(30_000)
     page.goto(html.resolve().as_uri() + "#open=all")
-    assert page.locator("#fx-judged .judge li").all_inner_texts() == [
-        "yes The answer says what notes.txt holds.: It quotes the file."]
+    verdict = page.locator("#fx-judged .judge li")
+    assert verdict.inner_text().splitlines() == ["yes The answer says what notes.txt holds.: It quotes the file.",
+                                                 "the judge's answer"]  # the raw answer, collapsed
+    raw = verdict.locator("details.raw pre")
+    assert not raw.is_visible()
+    verdict.locator("details.raw summary").click()
+    assert raw.inner_text() == '```json\n{"verdict": "yes", "reason": "It quotes the file."}\n```'
+    assert "</script></textarea><b>bold?</b>" in page.locator("#fx-judged2 .judge details.raw pre").text_content()
     assert page.locator("#fx-judged2 .judge li.verdict-no .judged").inner_text() == "no"
     assert HOSTILE in page.locator("#fx-judged2 .judge li").inner_text()
     assert page.locator("#fx-judged2 .reasons li").all_inner_texts() == [f"judge: no: It never read it. {HOSTILE}"]

@@ -395,7 +395,7 @@ class _Sessions:
     def __init__(self, mode: str) -> None:
         self.mode = mode
 
-    def __call__(self, case: Any, provider: Any, cancel: Any = None) -> Any:
+    def __call__(self, case: Any, provider: Any, cancel: Any = None, watch: Any = None) -> Any:
         from replio_replay.recording.base import FixtureSession
 
         mode = self.mode

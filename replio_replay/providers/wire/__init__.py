@@ -13,24 +13,25 @@ This module holds the helpers they share.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..._runtime.redact import NO_SECRETS, Redactor
 from ...errors import ProviderResponseError
-from ..base import Arguments, ChatRequest, ToolCall
+from ..base import Arguments, ChatRequest, Finish, ToolCall
 
 __all__ = [
     "PREVIEW_CHARS",
     "ToolResult",
     "as_int",
+    "omitted_as_zero",
     "clean",
     "clean_text",
     "assistant_turn",
     "content_text",
     "error_text",
+    "finish",
     "nonempty",
     "parse_arguments",
     "preview",
@@ -143,14 +144,18 @@ def unparsed_arguments(arguments: Arguments) -> str:
 
 
 def as_int(value: Any) -> int | None:
-    """An integer token count, or None when the field is missing, not a number, or not a sane one
-    (negative, NaN, infinite, or more than a 64-bit count: `total_tokens: 1e400` is no count)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A token count: a whole JSON number from 0 to a 64-bit count; None when the field is missing
+    or anything else (a string `"12"`, a float `12.5` or `12.0`, negative, NaN, `1e400`): what a
+    provider did not report as a count is not counted, and so not priced (`prices`)."""
+    if isinstance(value, bool) or not isinstance(value, int):
         return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    count = int(value)
-    return count if 0 <= count < 2**63 else None
+    return value if 0 <= value < 2**63 else None
+
+
+def omitted_as_zero(data: dict[str, Any], key: str) -> int | None:
+    """`as_int` of `data[key]`, and 0 when it is absent or null: for the counts a format leaves out
+    when they are 0 (Gemini's proto3 JSON, Ollama's `omitempty`, Anthropic's cache counts)."""
+    return 0 if data.get(key) is None else as_int(data[key])
 
 
 def assistant_turn(request: ChatRequest) -> int:
@@ -178,6 +183,18 @@ def function_calls(raw_calls: Any, *, provider: str, data: Any, turn: int) -> tu
             arguments=parse_arguments(function.get("arguments")),
         ))
     return tuple(calls)
+
+
+def finish(field: str, reason: Any, *, done: frozenset[str], length: frozenset[str],
+           detail: Any = None) -> Finish | None:
+    """A turn's finish reason as its format's `field` gave it: `done` and `length` are the format's
+    reasons for a turn that ended as turns do and for one a length limit cut short; any other
+    reason is abnormal. None when the body gives none (no field, or not a string)."""
+    if not isinstance(reason, str) or not reason:
+        return None
+    if reason in done:
+        return Finish(reason, field, "done", nonempty(detail))
+    return Finish(reason, field, "length" if reason in length else "abnormal", nonempty(detail))
 
 
 def nonempty(value: Any) -> str | None:

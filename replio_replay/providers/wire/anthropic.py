@@ -4,7 +4,13 @@ Request: ``{model, max_tokens, system, messages, tools, temperature}``; the syst
 the top-level ``system``; tools as ``{name, description, input_schema}``; an assistant's calls
 as ``tool_use`` blocks (arguments as an object); results as ``tool_result`` blocks in a user
 message, consecutive results together in ONE user message. The API has no seed. Response:
-``content`` blocks (``text`` and ``tool_use``) and ``usage.input_tokens`` / ``output_tokens``.
+``content`` blocks (``text`` and ``tool_use``), ``stop_reason`` and ``usage.input_tokens`` /
+``output_tokens``.
+
+Structured output is a tool: a request with a `ResponseSchema` (where structured output is on)
+offers one more tool, named for the schema, with it as ``input_schema``, and forces its use
+(``tool_choice: {"type": "tool", name}``); the input of that call is the answer
+(`ChatResponse.structured`), not a call to run.
 
 Streamed, the message comes as events: ``message_start`` (the message, its input tokens),
 ``content_block_start`` / ``content_block_delta`` / ``content_block_stop`` per block (a call's
@@ -17,13 +23,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
+from ..base import (
+    ChatRequest,
+    ChatResponse,
+    Message,
+    ProviderSettings,
+    ResponseSchema,
+    ToolCall,
+    Usage,
+)
 from . import (
     ToolResult,
     as_int,
     content_text,
     error_text,
+    finish,
     nonempty,
+    omitted_as_zero,
     parse_arguments,
     shape_error,
 )
@@ -32,6 +48,7 @@ __all__ = [
     "API_VERSION",
     "PROVIDER",
     "aggregate_stream",
+    "answer_tool",
     "decode_response",
     "encode_messages",
     "encode_request",
@@ -42,6 +59,14 @@ __all__ = [
 PROVIDER = "anthropic"
 #: The ``anthropic-version`` header this format is written against.
 API_VERSION = "2023-06-01"
+#: The description of the tool a structured answer is given through.
+_ANSWER_TOOL = "Give your answer: call this tool once, its input the JSON object asked for."
+
+#: The stop reasons of a turn that ended as turns do (`pause_turn`: a server tool's loop paused,
+#: to be continued), and of one a length limit cut short (the response's `max_tokens`, or the
+#: context window); any other (`refusal`, a newer one) is abnormal.
+DONE = frozenset({"end_turn", "tool_use", "stop_sequence", "pause_turn"})
+LENGTH = frozenset({"max_tokens", "model_context_window_exceeded"})
 
 
 def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
@@ -109,15 +134,27 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     if system:
         body["system"] = system
     body["messages"] = messages
-    if request.tools:
-        body["tools"] = [encode_tool(t) for t in request.tools]
+    tools = [encode_tool(t) for t in request.tools]
+    schema = answer_tool(request, settings)
+    if schema is not None:  # structured output: one tool whose input is the answer, its use forced
+        tools.append({"name": schema.name, "description": _ANSWER_TOOL, "input_schema": schema.schema})
+        body["tool_choice"] = {"type": "tool", "name": schema.name}
+    if tools:
+        body["tools"] = tools
     if settings.temperature is not None:
         body["temperature"] = settings.temperature
     return body
 
 
-def decode_response(data: dict[str, Any]) -> ChatResponse:
-    """A Messages body as a neutral response; ProviderResponseError on the wrong shape."""
+def answer_tool(request: ChatRequest, settings: ProviderSettings) -> ResponseSchema | None:
+    """The schema whose tool the model is made to call for its answer: the request's
+    `response_schema` where structured output is on (the API has no other), else None."""
+    return request.response_schema if settings.structured_output else None
+
+
+def decode_response(data: dict[str, Any], *, answer: str | None = None) -> ChatResponse:
+    """A Messages body as a neutral response; ProviderResponseError on the wrong shape. A call of
+    the tool named `answer` (`answer_tool`'s) is no call but the answer: its input is `structured`."""
     if not isinstance(data, dict):
         raise shape_error(PROVIDER, "expected a JSON object", data)
     if data.get("type") == "error" or ("error" in data and "content" not in data):
@@ -129,6 +166,7 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
         raise shape_error(PROVIDER, "no content list", data)
     texts: list[str] = []
     calls: list[ToolCall] = []
+    structured: list[Any] = []
     for i, block in enumerate(content):
         if not isinstance(block, dict):
             raise shape_error(PROVIDER, f"content[{i}] is not an object", data)
@@ -141,18 +179,27 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
                 raise shape_error(
                     PROVIDER, f"content[{i}] is a tool_use without a name or id", data
                 )
+            if name == answer:
+                structured.append(block.get("input"))
+                continue
             calls.append(
                 ToolCall(id=call_id, name=name, arguments=parse_arguments(block.get("input")))
             )
         # other blocks (thinking, redacted_thinking, ...) are not part of the answer
+    return ChatResponse(text="".join(texts), tool_calls=tuple(calls), structured=tuple(structured), usage=_usage(data),
+                        finish=finish("stop_reason", data.get("stop_reason"), done=DONE, length=LENGTH))
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    """`usage`: `input_tokens` are the prompt tokens not read from or written to the prompt cache, so
+    the prompt is those and both cache counts (when there), of which the cache reads are `cached`
+    (a cache write is priced at the input rate); a cache count that is there but no count leaves the
+    prompt unknown."""
     usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
-    return ChatResponse(
-        text="".join(texts),
-        tool_calls=tuple(calls),
-        usage=Usage(
-            prompt=as_int(usage.get("input_tokens")), completion=as_int(usage.get("output_tokens"))
-        ),
-    )
+    read, written = (omitted_as_zero(usage, key) for key in ("cache_read_input_tokens", "cache_creation_input_tokens"))
+    uncached = as_int(usage.get("input_tokens"))
+    prompt = None if uncached is None or read is None or written is None else uncached + read + written
+    return Usage(prompt=prompt, completion=as_int(usage.get("output_tokens")), cached=read or None)
 
 
 #: The block field each text-like delta extends (an ``input_json_delta`` is gathered apart).

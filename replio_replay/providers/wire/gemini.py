@@ -1,7 +1,9 @@
 """Gemini's own wire format (``POST /v1beta/models/{model}:generateContent``), camelCase throughout.
 
 Request: ``{systemInstruction, contents, tools: [{functionDeclarations}], toolConfig,
-generationConfig: {temperature, maxOutputTokens, seed}}``; the system prompt only in
+generationConfig: {temperature, maxOutputTokens, seed, responseMimeType, responseSchema}}``
+(the last two, JSON and the schema in Gemini's subset, only for a request with a `ResponseSchema`
+where structured output is on; the prompt alone asks for JSON otherwise); the system prompt only in
 ``systemInstruction``; ``contents`` of role ``user`` and ``model``; a model's calls as
 ``functionCall`` parts (object ``args``); all function responses of one model turn in ONE
 ``user`` content, in the order of the calls, each ``response`` an object (``{"result": ...}``,
@@ -23,8 +25,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
-from . import ToolResult, as_int, error_text, nonempty, parse_arguments, shape_error
+from ..base import ChatRequest, ChatResponse, Finish, Message, ProviderSettings, ToolCall, Usage
+from . import (
+    ToolResult,
+    as_int,
+    error_text,
+    finish,
+    nonempty,
+    omitted_as_zero,
+    parse_arguments,
+    shape_error,
+)
 from .geminischema import gemini_schema
 
 __all__ = [
@@ -38,6 +49,12 @@ __all__ = [
 ]
 
 PROVIDER = "gemini"
+
+#: The finish reasons of a candidate that ended as turns do, and of one `maxOutputTokens` cut
+#: short; any other (SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, LANGUAGE,
+#: IMAGE_SAFETY, MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER, ...) is abnormal.
+DONE = frozenset({"STOP"})
+LENGTH = frozenset({"MAX_TOKENS"})
 
 
 def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
@@ -121,11 +138,15 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     generation["maxOutputTokens"] = settings.max_tokens
     if settings.seed is not None:
         generation["seed"] = settings.seed + request.trial - 1
+    schema = request.response_schema
+    if schema is not None and settings.structured_output:
+        generation["responseMimeType"] = "application/json"
+        generation["responseSchema"] = gemini_schema(schema.name, schema.schema)
     body["generationConfig"] = generation
     return body
 
 
-def _candidate_parts(data: dict[str, Any]) -> list[Any]:
+def _candidate(data: dict[str, Any]) -> dict[str, Any]:
     candidates = data.get("candidates")
     if not isinstance(candidates, list) or not candidates:
         feedback = data.get("promptFeedback")
@@ -135,19 +156,31 @@ def _candidate_parts(data: dict[str, Any]) -> list[Any]:
     candidate = candidates[0]
     if not isinstance(candidate, dict):
         raise shape_error(PROVIDER, "candidates[0] is not an object", data)
+    return candidate
+
+
+def _candidate_parts(candidate: dict[str, Any], data: dict[str, Any]) -> list[Any]:
     content = candidate.get("content")
     parts = content.get("parts", []) if isinstance(content, dict) else []
     if not isinstance(parts, list):
         raise shape_error(PROVIDER, "candidates[0].content.parts is not a list", data)
-    return parts  # none at all: the model said nothing (finishReason tells why), an empty answer
+    return parts  # none at all: the model said nothing (finishReason tells why)
+
+
+def _finish(candidate: dict[str, Any]) -> Finish | None:
+    return finish("finishReason", candidate.get("finishReason"), done=DONE, length=LENGTH,
+                  detail=candidate.get("finishMessage"))
 
 
 def _usage(data: dict[str, Any]) -> Usage:
+    """`usageMetadata`: the prompt's count, and the answer's and the thoughts' (both billed as output),
+    each left out by Gemini's JSON when it is 0; without `usageMetadata` or its prompt count, none."""
     meta: dict[str, Any] = data["usageMetadata"] if isinstance(data.get("usageMetadata"), dict) else {}
-    answer, thoughts = as_int(meta.get("candidatesTokenCount")), as_int(meta.get("thoughtsTokenCount"))
-    output = None if answer is None and thoughts is None else (answer or 0) + (thoughts or 0)
-    return Usage(prompt=as_int(meta.get("promptTokenCount")), completion=output,
-                 total=as_int(meta.get("totalTokenCount")))
+    answer, thoughts = (omitted_as_zero(meta, key) for key in ("candidatesTokenCount", "thoughtsTokenCount"))
+    prompt = as_int(meta.get("promptTokenCount"))
+    output = None if prompt is None or answer is None or thoughts is None else answer + thoughts
+    cached = omitted_as_zero(meta, "cachedContentTokenCount")
+    return Usage(prompt=prompt, completion=output, total=as_int(meta.get("totalTokenCount")), cached=cached or None)
 
 
 def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
@@ -159,7 +192,8 @@ def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
         error = data["error"]
         message = error.get("message") if isinstance(error, dict) else error
         raise shape_error(PROVIDER, f"the server reported an error: {message}", data)
-    parts = _candidate_parts(data)
+    candidate = _candidate(data)
+    parts = _candidate_parts(candidate, data)
     texts: list[str] = []
     calls: list[ToolCall] = []
     for i, part in enumerate(parts):
@@ -179,7 +213,7 @@ def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
         elif isinstance(part.get("text"), str) and not part.get("thought"):
             texts.append(part["text"])
     return ChatResponse(text="".join(texts), tool_calls=tuple(calls), usage=_usage(data),
-                        provider_items=tuple(parts))
+                        provider_items=tuple(parts), finish=_finish(candidate))
 
 
 def _text_part(part: Any) -> bool:

@@ -1,10 +1,12 @@
 """The Ollama native chat wire format (``POST /api/chat``, not streamed).
 
-Request: ``{model, messages, tools, stream: false, options: {temperature, seed, num_predict}}``;
+Request: ``{model, messages, tools, stream: false, format, options: {temperature, seed,
+num_predict}}`` (``format``, a JSON schema or ``"json"`` where structured output is off, only for a
+request with a `ResponseSchema`);
 tools as ``{"type": "function", "function": {name, description, parameters}}``; an assistant's
 calls as ``tool_calls`` with object arguments and no ids; results as ``role: "tool"``
-messages carrying ``tool_name``. Response: ``message`` (text and ``tool_calls``) and the
-counts ``prompt_eval_count`` / ``eval_count``. Ollama gives calls no ids, so stable ones are
+messages carrying ``tool_name``. Response: ``message`` (text and ``tool_calls``), ``done_reason``
+and the counts ``prompt_eval_count`` / ``eval_count``. Ollama gives calls no ids, so stable ones are
 made from the assistant turn and the call's position: ``call_{turn}_{i}``.
 
 Streamed, the answer comes as one JSON object a line (NDJSON), each with the next piece of
@@ -22,8 +24,10 @@ from . import (
     as_int,
     assistant_turn,
     content_text,
+    finish,
     function_calls,
     nonempty,
+    omitted_as_zero,
     shape_error,
 )
 from .openai import encode_tool  # Ollama's function tools are OpenAI's
@@ -40,6 +44,11 @@ __all__ = [
 ]
 
 PROVIDER = "ollama"
+
+#: The done reasons of a turn that ended as turns do (with calls too), and of one `num_predict`
+#: cut short; any other is abnormal.
+DONE = frozenset({"stop"})
+LENGTH = frozenset({"length"})
 
 
 def encode_message(message: Message) -> dict[str, Any]:
@@ -68,8 +77,8 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     if request.tools:
         body["tools"] = [encode_tool(t) for t in request.tools]
     body["stream"] = False
-    if request.json_mode:
-        body["format"] = "json"
+    if request.response_schema is not None:
+        body["format"] = request.response_schema.schema if settings.structured_output else "json"
     options: dict[str, Any] = {} if settings.temperature is None else {"temperature": settings.temperature}
     if settings.seed is not None:
         options["seed"] = settings.seed + request.trial - 1
@@ -94,9 +103,10 @@ def decode_response(data: dict[str, Any], *, turn: int = 0) -> ChatResponse:
     return ChatResponse(
         text=text,
         tool_calls=calls,
-        usage=Usage(
-            prompt=as_int(data.get("prompt_eval_count")), completion=as_int(data.get("eval_count"))
-        ),
+        # Ollama leaves `prompt_eval_count` out when it is 0 (the whole prompt came from its cache);
+        # `eval_count` it always sends for an answer, which is at least one token.
+        usage=Usage(prompt=omitted_as_zero(data, "prompt_eval_count"), completion=as_int(data.get("eval_count"))),
+        finish=finish("done_reason", data.get("done_reason"), done=DONE, length=LENGTH),
     )
 
 

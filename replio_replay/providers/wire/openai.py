@@ -1,9 +1,12 @@
 """The OpenAI Chat Completions wire format (also spoken by vLLM, llama.cpp, LM Studio, Ollama's /v1).
 
-Request: ``{model, messages, tools, temperature, seed, max_tokens, stream: false}``; tools as
+Request: ``{model, messages, tools, temperature, seed, max_tokens, response_format, stream: false}``
+(``response_format`` only for a request with a `ResponseSchema`: ``json_schema``, strict, or
+``json_object`` where structured output is off); tools as
 ``{"type": "function", "function": {name, description, parameters}}``; an assistant's calls as
 ``tool_calls`` with JSON-string arguments; results as ``role: "tool"`` messages with
-``tool_call_id``. Response: ``choices[0].message`` (text and ``tool_calls``) and ``usage``.
+``tool_call_id``. Response: ``choices[0].message`` (text and ``tool_calls``), its
+``finish_reason`` and ``usage``.
 
 Streamed (``stream: true``), the answer comes as ``chat.completion.chunk`` objects whose
 ``choices[0].delta`` carry pieces of the text and of each call (keyed by ``index``), with the
@@ -16,11 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, Usage
+from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ResponseSchema, Usage
 from . import (
     ToolResult,
     as_int,
     content_text,
+    finish,
     function_calls,
     nonempty,
     shape_error,
@@ -38,6 +42,12 @@ __all__ = [
 ]
 
 PROVIDER = "openai"
+
+#: The finish reasons of a turn that ended as turns do (`function_call`: the legacy name for a
+#: call), and of one a length limit cut short (Mistral says `model_length` for its context);
+#: any other (`content_filter`, a server's own) is abnormal.
+DONE = frozenset({"stop", "tool_calls", "function_call"})
+LENGTH = frozenset({"length", "model_length"})
 
 
 def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
@@ -79,6 +89,14 @@ def encode_message(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": message.content}
 
 
+def _response_format(schema: ResponseSchema, structured: bool) -> dict[str, Any]:
+    """The ``response_format`` asking for `schema`: strict structured output, else JSON mode
+    (``json_object``: any one object, which llama.cpp's server and most compatible ones take)."""
+    if not structured:
+        return {"type": "json_object"}
+    return {"type": "json_schema", "json_schema": {"name": schema.name, "schema": schema.schema, "strict": True}}
+
+
 def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str, Any]:
     """The JSON body of ``POST {base_url}/chat/completions`` (sent with keys sorted)."""
     body: dict[str, Any] = {
@@ -92,8 +110,8 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     if settings.seed is not None:
         body["seed"] = settings.seed + request.trial - 1
     body["max_tokens"] = settings.max_tokens
-    if request.json_mode:  # llama.cpp's server takes it too
-        body["response_format"] = {"type": "json_object"}
+    if request.response_schema is not None:
+        body["response_format"] = _response_format(request.response_schema, settings.structured_output)
     body["stream"] = False
     return body
 
@@ -154,6 +172,7 @@ def decode_response(
             total=as_int(usage.get("total_tokens")),
             cached=as_int(details.get("cached_tokens")),
         ),
+        finish=finish("finish_reason", choices[0].get("finish_reason"), done=DONE, length=LENGTH),
     )
 
 
@@ -195,7 +214,7 @@ def aggregate_stream(events: list[Any]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": None}
     calls: dict[Any, dict[str, Any]] = {}
     body: dict[str, Any] = {"object": "chat.completion"}
-    finish, usage = None, None
+    reason, usage = None, None
     for chunk in events:
         if not isinstance(chunk, dict):
             raise shape_error(PROVIDER, "a stream chunk is not an object", chunk)
@@ -209,10 +228,10 @@ def aggregate_stream(events: list[Any]) -> dict[str, Any]:
         for choice in choices if isinstance(choices, list) else []:
             if isinstance(choice, dict) and choice.get("index", 0) == 0:
                 _add_delta(message, calls, choice.get("delta"))
-                finish = choice.get("finish_reason") or finish
+                reason = choice.get("finish_reason") or reason
     if calls:
         message["tool_calls"] = list(calls.values())
-    body["choices"] = [{"index": 0, "message": message, "finish_reason": finish}]
+    body["choices"] = [{"index": 0, "message": message, "finish_reason": reason}]
     body["usage"] = usage
     return body
 

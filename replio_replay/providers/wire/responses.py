@@ -1,13 +1,16 @@
 """The OpenAI Responses wire format (``POST /v1/responses``, not streamed, nothing stored).
 
-Request: ``{model, instructions, input, tools, temperature, max_output_tokens, store: false,
-include: ["reasoning.encrypted_content"], stream: false}``; the system prompt only in
+Request: ``{model, instructions, input, tools, temperature, max_output_tokens, text, store: false,
+include: ["reasoning.encrypted_content"], stream: false}`` (``text.format``, a strict
+``json_schema``, only for a request with a `ResponseSchema` where structured output is on; the
+prompt alone asks for JSON otherwise); the system prompt only in
 ``instructions``; tools as ``{"type": "function", name, description, parameters, strict: false}``
 (the schema as given, not made strict); ``input`` items: user and assistant messages,
 ``function_call`` items (JSON-string arguments) and ``function_call_output`` items carrying the
 ``call_id`` they answer. Response: ``output`` items (``message`` with ``output_text`` parts,
-``function_call`` with ``call_id``, ``reasoning``) and ``usage.input_tokens`` /
-``output_tokens`` / ``total_tokens``.
+``function_call`` with ``call_id``, ``reasoning``), ``status`` (``completed``, or ``incomplete``
+with ``incomplete_details.reason``) and ``usage.input_tokens`` / ``output_tokens`` /
+``total_tokens``.
 
 With ``store: false`` the server keeps nothing, so a turn's output items are sent back in the
 next request as received (`ChatResponse.provider_items`): each reasoning item, with its
@@ -24,11 +27,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..base import ChatRequest, ChatResponse, Message, ProviderSettings, ToolCall, Usage
+from ..base import ChatRequest, ChatResponse, Finish, Message, ProviderSettings, ToolCall, Usage
 from . import (
     ToolResult,
     as_int,
     content_text,
+    finish,
     nonempty,
     parse_arguments,
     shape_error,
@@ -48,6 +52,10 @@ __all__ = [
 PROVIDER = "openai-responses"
 #: What a stateless request asks to get back, so reasoning can be carried across tool calls.
 INCLUDE = ("reasoning.encrypted_content",)
+
+#: An incomplete response's reason when `max_output_tokens` cut it short; any other
+#: (`content_filter`, a newer one) is abnormal, as is any status but `completed`.
+LENGTH = frozenset({"max_output_tokens"})
 
 
 def encode_tool(spec: dict[str, Any]) -> dict[str, Any]:
@@ -105,6 +113,10 @@ def encode_request(request: ChatRequest, settings: ProviderSettings) -> dict[str
     if settings.temperature is not None:
         body["temperature"] = settings.temperature
     body["max_output_tokens"] = settings.max_tokens
+    schema = request.response_schema
+    if schema is not None and settings.structured_output:
+        body["text"] = {"format": {"type": "json_schema", "name": schema.name, "schema": schema.schema,
+                                   "strict": True}}
     body["store"] = False
     body["include"] = list(INCLUDE)
     body["stream"] = False
@@ -144,6 +156,15 @@ def _call(item: dict[str, Any], index: int, data: Any) -> ToolCall:
     return ToolCall(id=call_id, name=name, arguments=parse_arguments(item.get("arguments")))
 
 
+def _finish(data: dict[str, Any]) -> Finish | None:
+    """Why the response ended: its status, or for an incomplete one the reason given for it."""
+    details = data.get("incomplete_details")
+    reason = details.get("reason") if isinstance(details, dict) else None
+    if data.get("status") == "incomplete" and isinstance(reason, str) and reason:
+        return finish("incomplete_details.reason", reason, done=frozenset(), length=LENGTH)
+    return finish("status", data.get("status"), done=frozenset({"completed"}), length=frozenset())
+
+
 def decode_response(data: dict[str, Any]) -> ChatResponse:
     """A Responses body as a neutral response, its output items kept to be sent back; raises
     ProviderResponseError on the wrong shape or a failed response."""
@@ -167,6 +188,7 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
             calls.append(_call(item, i, data))
         # reasoning and any other item are not part of the answer; they go back as received
     usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+    details = usage["input_tokens_details"] if isinstance(usage.get("input_tokens_details"), dict) else {}
     return ChatResponse(
         text="".join(texts),
         tool_calls=tuple(calls),
@@ -174,8 +196,10 @@ def decode_response(data: dict[str, Any]) -> ChatResponse:
             prompt=as_int(usage.get("input_tokens")),
             completion=as_int(usage.get("output_tokens")),
             total=as_int(usage.get("total_tokens")),
+            cached=as_int(details.get("cached_tokens")),
         ),
         provider_items=tuple(output),
+        finish=_finish(data),
     )
 
 

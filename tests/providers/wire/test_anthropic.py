@@ -9,7 +9,14 @@ import pytest
 from replio_replay.errors import ProviderResponseError
 from replio_replay.providers.base import ChatRequest, Message, ToolCall
 from replio_replay.providers.wire import anthropic as wire
-from tests.providers.samples import READ_TOOL, after_two_calls, first_turn, settings
+from tests.providers.samples import (
+    ANSWER,
+    READ_TOOL,
+    after_two_calls,
+    first_turn,
+    schema_request,
+    settings,
+)
 
 
 def test_body_has_top_level_system_max_tokens_temperature_and_no_seed():
@@ -142,7 +149,28 @@ def test_wrong_shapes_name_the_provider_and_show_the_body(data, problem):
     assert "the body starts: {" in str(info.value)
 
 
-def test_json_mode_has_no_anthropic_field_the_prompt_asks_alone():
-    plain = ChatRequest((Message("user", "judge this"),), ())
-    assert wire.encode_request(dataclasses.replace(plain, json_mode=True), settings()) == \
-        wire.encode_request(plain, settings())
+def test_a_response_schema_is_one_more_tool_whose_use_is_forced():
+    body = wire.encode_request(dataclasses.replace(schema_request(), tools=(READ_TOOL,)), settings("anthropic"))
+    assert [t["name"] for t in body["tools"]] == ["file_read", "answer"]
+    assert body["tools"][1]["input_schema"] == ANSWER.schema and body["tools"][1]["description"]
+    assert body["tool_choice"] == {"type": "tool", "name": "answer"}
+
+
+def test_without_structured_output_the_prompt_alone_asks_for_json():
+    plain = ChatRequest(schema_request().messages, ())
+    off = settings("anthropic", structured_output=False)
+    assert wire.encode_request(schema_request(), off) == wire.encode_request(plain, off)
+    assert wire.answer_tool(schema_request(), off) is None
+    assert wire.answer_tool(schema_request(), settings("anthropic")) == ANSWER
+
+
+def test_the_forced_tools_input_is_the_structured_answer_not_a_call():
+    data = {"type": "message", "role": "assistant", "stop_reason": "tool_use",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "answer", "input": {"port": 8743, "why": "toml"}},
+                        {"type": "tool_use", "id": "toolu_2", "name": "file_read", "input": {"path": "a"}}],
+            "usage": {"input_tokens": 50, "output_tokens": 9}}
+    answered = wire.decode_response(data, answer="answer")
+    assert answered.structured == ({"port": 8743, "why": "toml"},)
+    assert [c.name for c in answered.tool_calls] == ["file_read"] and answered.text == ""
+    unasked = wire.decode_response(data)  # no schema asked: every tool_use is a call
+    assert unasked.structured == () and [c.name for c in unasked.tool_calls] == ["answer", "file_read"]

@@ -7,7 +7,7 @@ import pytest
 from replio_replay.errors import ProviderError, ProviderResponseError
 from replio_replay.providers.base import ChatRequest, Message
 from replio_replay.providers.wire import gemini as wire
-from tests.providers.samples import after_two_calls, first_turn, settings
+from tests.providers.samples import after_two_calls, first_turn, schema_request, settings
 
 
 def _body(parts: list, usage: dict | None = None, finish: str = "STOP") -> dict:
@@ -115,3 +115,14 @@ def test_a_schema_gemini_cannot_take_is_refused_naming_the_tool_and_keyword():
     with pytest.raises(ProviderError, match=r"^gemini: tool 'tag': parameters\.properties\.tags: 'patternProperties' "
                                             r"has no Gemini equivalent; .*run it with another provider$"):
         wire.encode_request(ChatRequest((Message("user", "x"),), (tool,)), settings())
+
+
+def test_a_response_schema_is_json_with_the_schema_in_geminis_subset():
+    generation = wire.encode_request(schema_request(), settings("gemini"))["generationConfig"]
+    assert generation["responseMimeType"] == "application/json"
+    assert generation["responseSchema"] == {  # upper-case types; additionalProperties, which Gemini lacks, left out
+        "type": "OBJECT", "properties": {"port": {"type": "INTEGER"}, "why": {"type": "STRING"}},
+        "required": ["port", "why"]}
+    off = wire.encode_request(schema_request(), settings("gemini", structured_output=False))["generationConfig"]
+    assert "responseMimeType" not in off and "responseSchema" not in off
+    assert "responseSchema" not in wire.encode_request(first_turn(), settings("gemini"))["generationConfig"]

@@ -7,7 +7,14 @@ import pytest
 from replio_replay.errors import ProviderResponseError
 from replio_replay.providers.base import ChatRequest, Message, ToolCall
 from replio_replay.providers.wire import ollama as wire
-from tests.providers.samples import READ_TOOL, after_two_calls, first_turn, settings
+from tests.providers.samples import (
+    ANSWER,
+    READ_TOOL,
+    after_two_calls,
+    first_turn,
+    schema_request,
+    settings,
+)
 
 
 def test_body_is_never_streamed_and_carries_sampling_in_options():
@@ -127,7 +134,7 @@ def test_wrong_shapes_name_the_provider_and_show_the_body(data, problem):
     assert "the body starts: {" in str(info.value)
 
 
-def test_json_mode_is_ollamas_format_json_and_absent_otherwise():
-    request = ChatRequest((Message("user", "judge this"),), (), json_mode=True)
-    assert wire.encode_request(request, settings())["format"] == "json"
+def test_a_response_schema_is_ollamas_format_schema_or_json_where_structured_output_is_off():
+    assert wire.encode_request(schema_request(), settings())["format"] == ANSWER.schema
+    assert wire.encode_request(schema_request(), settings(structured_output=False))["format"] == "json"
     assert "format" not in wire.encode_request(ChatRequest((Message("user", "hi"),), ()), settings())

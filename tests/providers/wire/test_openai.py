@@ -10,7 +10,14 @@ from replio_replay._runtime.jsoncanon import canonical
 from replio_replay.errors import ProviderResponseError
 from replio_replay.providers.base import ChatRequest, Message, ToolCall
 from replio_replay.providers.wire import openai as wire
-from tests.providers.samples import READ_TOOL, after_two_calls, first_turn, settings
+from tests.providers.samples import (
+    ANSWER,
+    READ_TOOL,
+    after_two_calls,
+    first_turn,
+    schema_request,
+    settings,
+)
 
 
 def test_body_has_model_tools_sampling_and_no_stream_in_a_fixed_order():
@@ -216,7 +223,11 @@ def test_long_bodies_are_cut_in_the_message():
     assert str(info.value).endswith("...")
 
 
-def test_json_mode_asks_for_a_json_object_and_is_absent_otherwise():
-    request = ChatRequest((Message("user", "judge this"),), (), json_mode=True)
-    assert wire.encode_request(request, settings())["response_format"] == {"type": "json_object"}
+def test_a_response_schema_is_strict_structured_output_or_json_mode_where_that_is_off():
+    body = wire.encode_request(schema_request(), settings())
+    assert body["response_format"] == {
+        "type": "json_schema", "json_schema": {"name": "answer", "schema": ANSWER.schema, "strict": True}}
+    assert list(body)[-2:] == ["response_format", "stream"]
+    off = wire.encode_request(schema_request(), settings(structured_output=False))
+    assert off["response_format"] == {"type": "json_object"}  # llama.cpp's preset, by default
     assert "response_format" not in wire.encode_request(first_turn(), settings())

@@ -10,7 +10,14 @@ from replio_replay._runtime.jsoncanon import canonical
 from replio_replay.errors import ProviderResponseError
 from replio_replay.providers.base import ChatRequest, Message
 from replio_replay.providers.wire import responses as wire
-from tests.providers.samples import READ_TOOL, after_two_calls, first_turn, settings
+from tests.providers.samples import (
+    ANSWER,
+    READ_TOOL,
+    after_two_calls,
+    first_turn,
+    schema_request,
+    settings,
+)
 
 REASONING = {
     "id": "rs_68af3a", "type": "reasoning", "content": [],
@@ -101,3 +108,10 @@ def test_message_text_refusals_and_usage_total_are_read():
 def test_wrong_shapes_are_one_line_errors_naming_the_provider(data, problem):
     with pytest.raises(ProviderResponseError, match=rf"^openai-responses: unexpected response: {problem}"):
         wire.decode_response(data)
+
+
+def test_a_response_schema_is_a_strict_json_schema_text_format():
+    body = wire.encode_request(schema_request(), settings("openai-responses"))
+    assert body["text"] == {"format": {"type": "json_schema", "name": "answer", "schema": ANSWER.schema, "strict": True}}
+    assert "text" not in wire.encode_request(schema_request(), settings("openai-responses", structured_output=False))
+    assert "text" not in wire.encode_request(first_turn(), settings("openai-responses"))

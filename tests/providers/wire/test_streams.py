@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 
 from replio_replay.errors import ProviderResponseError
-from replio_replay.providers.base import ToolCall
+from replio_replay.providers.base import Finish, ToolCall
 from replio_replay.providers.wire import ToolResult, streams
 from replio_replay.providers.wire import anthropic as anthropic_wire
 from replio_replay.providers.wire import gemini as gemini_wire
 from replio_replay.providers.wire import ollama as ollama_wire
 from replio_replay.providers.wire import openai as openai_wire
 from replio_replay.providers.wire import responses as responses_wire
+from replio_replay.providers.wire.relayed import Relayed, decoded
 from tests.providers.samples import after_two_calls, settings
 
 
@@ -311,7 +312,9 @@ def test_anthropic_text_stream_with_ping_and_usage_from_start_and_delta():
     assert data["usage"] == {"input_tokens": 506, "cache_creation_input_tokens": 0,
                              "cache_read_input_tokens": 400, "output_tokens": 12}
     response = anthropic_wire.decode_response(data)
-    assert (response.text, response.usage.prompt, response.usage.completion) == ("Port 8743.", 506, 12)
+    # the prompt is the uncached input and both cache counts; the cache reads are its cached part
+    assert (response.text, response.usage.prompt, response.usage.completion) == ("Port 8743.", 906, 12)
+    assert response.usage.cached == 400
 
 
 def test_anthropic_thinking_then_two_tool_uses_with_split_and_empty_input():
@@ -568,3 +571,29 @@ def test_ollama_tool_results_are_named_by_tool_name_or_name_and_have_ids_only_wh
     ]}
     assert ollama_wire.tool_results(body) == [ToolResult(None, "a", "1"), ToolResult(None, "b", "2"),
                                               ToolResult("call_9", None, "3")]
+
+
+# --- finish reasons through a stream --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("fmt", "body", "finish"), [
+    ("chat", _sse(_chunk({"content": ""}), _chunk({}, "content_filter")),
+     Finish("content_filter", "finish_reason", "abnormal")),
+    ("anthropic", _sse({"type": "message_start", "message": {"type": "message", "content": [], "usage": {}}},
+                       {"type": "message_delta", "delta": {"stop_reason": "refusal"}, "usage": {"output_tokens": 3}},
+                       {"type": "message_stop"}, named=True),
+     Finish("refusal", "stop_reason", "abnormal")),
+    ("responses", _sse({"type": "response.incomplete", "response": {
+        "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": []}}, named=True),
+     Finish("max_output_tokens", "incomplete_details.reason", "length")),
+    ("gemini", _sse({"candidates": [{"content": {"role": "model", "parts": [{"text": "Lyrics:"}]}, "index": 0}]},
+                    {"candidates": [{"finishReason": "RECITATION", "index": 0}]}),
+     Finish("RECITATION", "finishReason", "abnormal")),
+    ("ollama", _ndjson({"message": {"role": "assistant", "content": "a"}, "done": False},
+                       {"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "length"}),
+     Finish("length", "done_reason", "length")),
+])
+def test_a_streamed_answer_keeps_its_last_finish_reason(fmt: str, body: bytes, finish: Finish) -> None:
+    content_type = "application/x-ndjson" if fmt == "ollama" else "text/event-stream"
+    exchange = Relayed(fmt, {}, 200, body, content_type)
+    assert decoded(exchange, 0).finish == finish
