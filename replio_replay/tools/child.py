@@ -16,8 +16,11 @@ process group (what it forked), and stays stopped: every later request of its fi
 `UserCodeError` with the first reason (`environment Shop: cancel_order took longer than 1 s;
 stopped`). `Child.close` kills what is left of its group when the fixture ends; the server is
 tracked by `_runtime.groups` with a mark all its children inherit, so whatever escaped a group
-(a `setsid` daemon) is killed when replio exits, and a server that died (a module calling
-`os._exit` at import) is started again for the next request, describing again what it had.
+(a `setsid` daemon) is killed with the server, when the run ends (`ForkServer.close`) or replio
+exits; a server that died (a module calling `os._exit` at import) is started again for the next
+request, describing again what it had. The server runs the `replio_replay` that started it, with
+an environment of a few variables (`child_env`), never a key, and what the project's code prints
+goes to replio's standard error.
 """
 
 from __future__ import annotations
