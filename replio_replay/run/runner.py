@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import queue
 import threading
 import time
@@ -213,7 +212,7 @@ def _loop_transcript(case: Case, provider: Provider, session: FixtureSession, op
         if case.offered.environments:
             transcript.state, transcript.reference_state, transcript.reference_results = _states(case, child, ctx)
             if transcript.state is not None:
-                transcript.turn_references = _turn_references(case, timeout, cancel)
+                transcript.turn_references = _turn_references(case, child.view("turns"), timeout)
     finally:
         child.close()  # it ends with the fixture, and all it started
     if fixture.verifier is not None and fixture.verifier.files:  # before the worktree goes
@@ -305,7 +304,7 @@ def _states(case: Case, child: Child,
     if state is None or verifier is None or verifier.state_from_calls is None:
         return state, None, None
     calls = [(c.name, c.arguments) for c in verifier.state_from_calls]
-    return (state, *reference_states(case.offered.environments, calls, ctx.timeout, case.offered.python, ctx.cancel))
+    return (state, *reference_states(case.offered.environments, calls, ctx.timeout, child.view("reference")))
 
 
 def _turn_states(case: Case) -> bool:
@@ -315,40 +314,37 @@ def _turn_states(case: Case) -> bool:
         for t in case.fixture.scripted_turns)
 
 
-def _turn_references(case: Case, timeout: float, cancel: threading.Event | None) -> dict[int, TurnReference]:
+def _turn_references(case: Case, child: Child, timeout: float) -> dict[int, TurnReference]:
     """Per turn whose verifier has `state_from_calls`: the state and results its calls reach, each
-    turn's calls made after the earlier turns' on the same fresh environments (in a child of their own)."""
+    turn's calls made after the earlier turns' on the same fresh environments (built in `child`, a
+    view apart from the fixture's own instances)."""
     turns = {n: t.verifier.state_from_calls for n, t in enumerate(case.fixture.scripted_turns, 1)
              if t.verifier is not None and t.verifier.state_from_calls is not None}
     if not turns:
         return {}
     environments = case.offered.environments
-    child = case.offered.python.child(Path(os.devnull), timeout, cancel=cancel)
     try:
+        build(environments, child, timeout)
+    except (ToolSetError, UserCodeError) as exc:
+        return {n: TurnReference(str(exc)) for n in turns}
+    out: dict[int, TurnReference] = {}
+    failed: int | None = None
+    for n, calls in turns.items():
+        if failed is not None:
+            out[n] = TurnReference(f"state_from_calls: turn {failed}'s reference calls could not be made")
+            continue
+        results = play(environments, child, [(c.name, c.arguments) for c in calls], timeout)
+        if isinstance(results, str):
+            out[n], failed = TurnReference(results), n
+            continue
         try:
-            build(environments, child, timeout)
+            state = states(environments, child, timeout)
         except (ToolSetError, UserCodeError) as exc:
-            return {n: TurnReference(str(exc)) for n in turns}
-        out: dict[int, TurnReference] = {}
-        failed: int | None = None
-        for n, calls in turns.items():
-            if failed is not None:
-                out[n] = TurnReference(f"state_from_calls: turn {failed}'s reference calls could not be made")
-                continue
-            results = play(environments, child, [(c.name, c.arguments) for c in calls], timeout)
-            if isinstance(results, str):
-                out[n], failed = TurnReference(results), n
-                continue
-            try:
-                state = states(environments, child, timeout)
-            except (ToolSetError, UserCodeError) as exc:
-                out[n], failed = TurnReference(str(exc)), n
-                continue
-            assert state is not None  # a stopped child: `play` or `states` said so
-            out[n] = TurnReference(state, results)
-        return out
-    finally:
-        child.close()
+            out[n], failed = TurnReference(str(exc)), n
+            continue
+        assert state is not None  # a stopped child: `play` or `states` said so
+        out[n] = TurnReference(state, results)
+    return out
 
 
 def _with_mcp(case: Case, tools: list[Tool]) -> ToolSet:

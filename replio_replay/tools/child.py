@@ -37,6 +37,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -324,18 +325,37 @@ def _kill(proc: subprocess.Popen[bytes], *sockets: socket.socket | None) -> None
             sock.close()
 
 
+@dataclass
+class _Process:
+    """A child process as its views share it: its pid and line once forked, why it was stopped once it was."""
+
+    pid: int | None = None
+    line: _Line | None = None
+    stopped: str | None = None
+
+
 class Child:
     """One fixture's (one trial's) child process; see the module docstring. Forked on its first
-    request; `close` ends it and all it started. Used by one thread at a time."""
+    request; `close` ends it and all it started. Used by one thread at a time. A `view` of it is
+    the same process with instances of its own (a verifier's reference calls are made on fresh
+    ones beside the fixture's)."""
 
-    def __init__(self, server: ForkServer, context: dict[str, Any], cancel: threading.Event | None) -> None:
+    def __init__(self, server: ForkServer, context: dict[str, Any], cancel: threading.Event | None,
+                 process: _Process | None = None, slot: str = "") -> None:
         self.server = server
         self.context = context
         self.cancel = cancel
-        self.pid: int | None = None
-        self.line: _Line | None = None
-        #: Why it was stopped (the first reason), once it was: every later request raises it.
-        self.stopped: str | None = None
+        self.process = process or _Process()
+        self.slot = slot
+
+    @property
+    def stopped(self) -> str | None:
+        """Why it was stopped (the first reason), once it was: every later request raises it."""
+        return self.process.stopped
+
+    def view(self, slot: str) -> Child:
+        """This process, its environment instances under `slot`, apart from this view's."""
+        return Child(self.server, self.context, self.cancel, self.process, slot)
 
     def ask(self, message: Mapping[str, Any], *, what: str, timeout: float,
             fetch: Fetch | None = None) -> dict[str, Any]:
@@ -344,9 +364,10 @@ class Child:
         child is then killed and stays stopped; Interrupted when the run's cancel event is set;
         ValueError, before anything is sent, when `message` holds NaN or Infinity. A request the
         child's `ToolContext.http` sends meanwhile (``{"op": "http"}``) is answered by `fetch`."""
-        if self.stopped is not None:
-            raise UserCodeError(self.stopped)
-        data = wire(message)
+        process = self.process
+        if process.stopped is not None:
+            raise UserCodeError(process.stopped)
+        data = wire({**message, "slot": self.slot} if self.slot else message)
         deadline = time.monotonic() + timeout
         try:
             line = self._line()
@@ -362,31 +383,32 @@ class Child:
         except _Gone:
             why = f"{what} {_ended(self._reap())}"
         except BaseException as exc:  # interrupted, or the harness failed fetching (a replay that lacks the request)
-            self.stopped = "the run was interrupted" if isinstance(exc, (Interrupted, KeyboardInterrupt)) else str(exc)
+            process.stopped = "the run was interrupted" if isinstance(exc, (Interrupted, KeyboardInterrupt)) else str(exc)
             self.close()
             raise
-        self.stopped = why
+        process.stopped = why
         self.close()
         raise UserCodeError(why)
 
     def close(self) -> None:
         """Kill the child and what it started, if it was started."""
         self._reap()
-        if self.line is not None:
-            self.line.close()
-            self.line = None
+        if self.process.line is not None:
+            self.process.line.close()
+            self.process.line = None
 
     def _reap(self) -> int | None:
-        pid, self.pid = self.pid, None
+        pid, self.process.pid = self.process.pid, None
         return self.server.reap(pid) if pid is not None else None
 
     def _line(self) -> _Line:
         """The line to the child, forked now if it is not yet, and told its context (which it does not answer)."""
-        if self.line is None:
+        process = self.process
+        if process.line is None:
             try:
-                self.pid, self.line = self.server.fork(self.cancel)
+                process.pid, process.line = self.server.fork(self.cancel)
             except (_Gone, TimedOut, OSError) as exc:
-                self.stopped = f"the process that runs the project's Python could not start this fixture's ({exc!r})"
-                raise UserCodeError(self.stopped) from None
-            self.line.send(wire({"op": "context", **self.context}), time.monotonic() + LOAD_TIMEOUT, self.cancel)
-        return self.line
+                process.stopped = f"the process that runs the project's Python could not start this fixture's ({exc!r})"
+                raise UserCodeError(process.stopped) from None
+            process.line.send(wire({"op": "context", **self.context}), time.monotonic() + LOAD_TIMEOUT, self.cancel)
+        return process.line

@@ -14,7 +14,8 @@ JSON request a line on the socket CONTROL and answers each with one line:
 
 A fixture's child has every unit the server had described when it forked. It is told its context
 first (``{"op": "context", ...}``: the worktree and limits its tools' `ToolContext` gets; not
-answered), then answers:
+answered), then answers the requests below, each for its ``"slot"`` (default ``""``: the
+fixture's own instances; a verifier's reference calls are made on instances of another slot):
 
 - ``{"op": "build", "env", "unit", "initial"}``: ``Class(**initial)`` kept as environment `env`:
   ``{}``, or ``{"problem": ...}``;
@@ -166,15 +167,19 @@ class _Context(ToolContext):
 def _serve(channel: socket.socket, units: dict[int, Unit]) -> None:
     os.register_at_fork(after_in_child=functools.partial(_unplug, channel.fileno()))
     requests = channel.makefile("rb")
-    ctx = _Context(Sandbox(Path(os.devnull)))
+    context: dict[str, Any] = {"root": os.devnull, "timeout": 30.0, "network": True, "web_allow": []}
+    slots: dict[str, _Context] = {}  # each slot's context, holding its environment instances
     for line in requests:
         message = json.loads(line)
         if message["op"] == "context":
-            ctx = _Context(Sandbox(Path(message["root"])), timeout=message["timeout"], network=message["network"],
-                           web_allow=tuple(message["web_allow"]))
-            ctx.line = channel, requests
+            context = message
             continue
-        channel.sendall(wire(_answer(message, units, ctx)))
+        slot = message.get("slot", "")
+        if slot not in slots:
+            slots[slot] = _Context(Sandbox(Path(context["root"])), timeout=context["timeout"],
+                                   network=context["network"], web_allow=tuple(context["web_allow"]))
+            slots[slot].line = channel, requests
+        channel.sendall(wire(_answer(message, units, slots[slot])))
 
 
 def _unplug(fd: int) -> None:

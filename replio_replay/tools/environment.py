@@ -16,14 +16,14 @@ fixture sees them. Its state is its public attributes as JSON, read in the child
 a constructor or a state read that takes longer than the fixture's `tool_timeout`, or that ends the
 child, stops the child and ends the fixture in `error` (`UserCodeError`); a stopped environment's
 state is neither judged nor kept. `reference_states` plays a verifier's `state_from_calls` on fresh
-instances in a child of their own (`play`: on given ones, so a conversation's turns can carry a
-reference's state from one turn to the next). A replay runs the environments again.
+instances, built in the fixture's child once its own state has been read, apart from its own
+instances (`Child.view`); `play` makes calls on given ones, so a conversation's turns can carry a
+reference's state from one turn to the next. A replay runs the environments again.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,11 +153,10 @@ def states(environments: Mapping[str, Environment], child: Child, timeout: float
 
 
 def reference_states(environments: Mapping[str, Environment], calls: Sequence[tuple[str, dict[str, Any]]],
-                     timeout: float, server: ForkServer,
-                     cancel: threading.Event | None = None) -> tuple[dict[str, Any] | str, list[str] | None]:
-    """The states fresh instances reach through `calls` (tool name, arguments) in order, in a child
-    of their own, and the calls' results; or why they cannot (see `play`) and None."""
-    child = server.child(Path(os.devnull), timeout, cancel=cancel)
+                     timeout: float, child: Child) -> tuple[dict[str, Any] | str, list[str] | None]:
+    """The states fresh instances reach through `calls` (tool name, arguments) in order, built in
+    `child` (a view apart from the fixture's own instances), and the calls' results; or why they
+    cannot (see `play`) and None."""
     try:
         build(environments, child, timeout)
         results = play(environments, child, calls, timeout)
@@ -166,8 +165,6 @@ def reference_states(environments: Mapping[str, Environment], calls: Sequence[tu
         found = states(environments, child, timeout)
     except (ToolSetError, UserCodeError) as exc:
         return str(exc), None
-    finally:
-        child.close()
     assert found is not None  # `play` says when the child was stopped
     return found, results
 
