@@ -280,7 +280,7 @@ class RunResult(_Model):
         for fx in data["fixtures"]:
             for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "state_checks",
                         "conversation", "finish", "tokens_by_role", "judge", "cost", "cost_by_role", "cost_unknown",
-                        "agent_stderr", "user_trace"):
+                        "agent_stderr", "user_trace", "group"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
             for verdict in fx["judge"] if isinstance(fx.get("judge"), list) else [fx.get("judge") or {}]:

@@ -26,3 +26,11 @@ def test_the_judges_verdicts_are_in_the_json_only_when_judged_and_read_back() ->
     assert [v.get("raw") for v in data["fixtures"][1]["judge"]] == [None, "not json"]
     assert "raw" not in data["fixtures"][1]["judge"][0] and "judge" not in data["fixtures"][2]
     assert RunResult.model_validate(data) == run
+
+
+def test_a_fixtures_group_is_in_the_json_only_when_it_declares_one() -> None:
+    run = RunResult(provider="p", model="m", summary=Summary(),
+                    fixtures=[FixtureResult(id="alone"), FixtureResult(id="kin", group="family")])
+    data = run.to_json()
+    assert "group" not in data["fixtures"][0] and data["fixtures"][1]["group"] == "family"
+    assert RunResult.model_validate(data) == run

@@ -1,0 +1,44 @@
+"""The committed description A/B example (examples/description-ab): two tool sets that differ only in
+three tool descriptions, four trials of each fixture at temperature 0.7, replayed offline with no
+drift, compared paired, as the README shows."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "description-ab"
+
+
+def _replay(tmp_path: Path) -> dict:
+    env = {**os.environ, "CI": "true", "XDG_CONFIG_HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
+    for var in ("OPENAI_API_KEY", "LLAMACPP_BASE_URL", "OPENAI_BASE_URL"):
+        env.pop(var, None)
+    args = [str(Path(sys.executable).with_name("replio")), "eval", "--path", str(EXAMPLE), "run",
+            "--tools", "default,clear-descriptions", "--output", "json", "--strict"]
+    done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_the_two_descriptions_replay_every_trial_and_are_compared_paired(tmp_path: Path) -> None:
+    report = _replay(tmp_path)
+    assert [r["tools"] for r in report["runs"]] == ["default", "clear-descriptions"]
+    for run in report["runs"]:
+        assert len(run["fixtures"]) >= 12
+        for fixture in run["fixtures"]:
+            assert fixture["n"] == 4 and [t["trial"] for t in fixture["trials"]] == [1, 2, 3, 4], fixture["id"]
+            assert fixture["drift"] == [] and fixture["request_drift"] == [], fixture["id"]
+        assert run["summary"]["ci_method"]["pass_rate"] in ("clt", "wilson")
+    paired = {c["metric"]: c for c in report["comparisons"]}
+    assert set(paired) == {"pass_rate", "accuracy"}
+    for c in paired.values():
+        assert c["a"] == "llamacpp:qwen2.5-coder-1.5b-instruct" and c["b"] == c["a"] + " tools=clear-descriptions"
+        assert c["n"] == len(report["runs"][0]["fixtures"])
+        assert c["test"].startswith(("paired-z", "sign-exact"))
+        assert c["ci95"][0] <= c["diff"] <= c["ci95"][1]
+        assert c["verdict"] in ("better", "worse", "no detectable difference")
