@@ -18,7 +18,7 @@ from replio_replay.run.suite import Outcome, Plan, RunRequest, remember
 PACKAGE = Path(replio_replay.__file__).parent
 
 #: Where a child process's environment is built from a few of the process's own variables.
-CHILD_ENVIRONMENTS = ["agents/process.py", "run/gitrepo.py", "tools/process.py"]
+CHILD_ENVIRONMENTS = ["agents/process.py", "run/gitrepo.py", "tools/child.py", "tools/process.py"]
 #: Runs in the user's agent, not in replio: it reads what replio gave the agent.
 AGENT_SIDE = ["agents/protocol.py"]
 
