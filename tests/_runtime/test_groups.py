@@ -8,26 +8,10 @@ import time
 from pathlib import Path
 
 from replio_replay._runtime.groups import MARK, end_group, kill_marked, marked, track_group
+from tests.support.processes import alive, ended
 
 #: Starts `sleep 300` in a session of its own, forked twice, its pid in the file named by $PIDS.
 DAEMON = "(setsid sh -c 'echo $$ > \"$PIDS\"; exec sleep 300' </dev/null >/dev/null 2>&1 &)"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def _gone(pid: int, within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def _pid_in(path: Path) -> int:
@@ -54,10 +38,10 @@ def test_a_daemon_carrying_the_mark_is_killed_and_one_without_it_is_not(tmp_path
     ours = _daemon(env, tmp_path / "ours")
     stranger = _daemon({"PATH": os.environ["PATH"], MARK: "someone-else"}, tmp_path / "stranger")
     try:
-        assert _alive(ours) and _alive(stranger)
+        assert alive(ours) and alive(stranger)
         kill_marked(token)
-        assert _gone(ours)
-        assert _alive(stranger)
+        assert ended(ours)
+        assert alive(stranger)
     finally:
         os.kill(stranger, 9)
 
@@ -69,4 +53,4 @@ def test_ending_a_group_ends_what_left_it_with_the_mark(tmp_path: Path) -> None:
     track_group(leader.pid, token)
     end_group(leader.pid)
     leader.wait(timeout=5)
-    assert _gone(daemon)
+    assert ended(daemon)

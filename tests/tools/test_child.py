@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from replio_replay.tools.toolset import ToolSet
 from tests.helpers import write_json
 from tests.support.environments import write_module
 from tests.support.llm_server import LLMServer, Reply
+from tests.support.processes import alive, ended
 
 ODD = '''
 import os
@@ -79,24 +79,6 @@ def _toolbox(toolset: ToolSet, timeout: float = 10, cancel: threading.Event | No
                    Permissions.for_fixture({}, []), toolset)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except FileNotFoundError:
-        return False
-
-
-def _ended(pid: int, within: float = 10) -> bool:
-    """Whether `pid` ends within `within` seconds (a SIGKILL takes effect when the process next runs)."""
-    deadline = time.monotonic() + within
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def test_values_cross_as_json_and_nan_is_refused_both_ways(tmp_path: Path) -> None:
     box = _toolbox(_toolset(tmp_path))
     assert box.call("echo", {"text": "é \ud800 \n"}) == "é \ud800 \n"  # a lone surrogate crosses as its escape
@@ -115,9 +97,9 @@ def test_each_fixture_has_a_child_of_its_own_and_closing_it_ends_it(tmp_path: Pa
     assert pids[0] != pids[1] and os.getpid() not in pids
     assert first.ctx.child is not None
     first.ctx.child.close()
-    assert _ended(pids[0]) and _alive(pids[1])
+    assert ended(pids[0]) and alive(pids[1])
     toolset.python.close()
-    assert _ended(pids[1])
+    assert ended(pids[1])
 
 
 def test_the_child_has_no_key_of_replios_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,7 +122,7 @@ def test_the_runs_cancel_event_interrupts_a_call_and_kills_the_child(tmp_path: P
     pid = int(box.call("pid", {}))
     threading.Timer(0.3, cancel.set).start()
     assert box.call("nap", {"seconds": 60}) == "Error: the run was interrupted"
-    assert _ended(pid)
+    assert ended(pid)
     assert box.ctx.child is not None and box.ctx.child.stopped == "the run was interrupted"
     with pytest.raises(Interrupted):
         _toolbox(_toolset(tmp_path / "again"), cancel=cancel)  # nothing starts once the run is interrupted

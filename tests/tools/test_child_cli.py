@@ -14,6 +14,7 @@ import pytest
 
 from tests.helpers import replio_command, write_json
 from tests.support.environments import write_module
+from tests.support.processes import ended
 
 FAULTS = '''
 import os
@@ -105,25 +106,6 @@ def _run(project: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], d
     return done, {f["id"]: f for f in json.loads(done.stdout)["fixtures"]}
 
 
-def _alive(pid: int) -> bool:
-    """Whether `pid` still runs (a zombie waiting for a parent that never reaps does not)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except FileNotFoundError:
-        return False
-
-
-def _ended(pid: int, within: float = 10) -> bool:
-    """Whether `pid` ends within `within` seconds (a SIGKILL takes effect when the process next runs)."""
-    deadline = time.monotonic() + within
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def test_a_method_raising_any_base_exception_fails_its_call_and_the_run_goes_on(tmp_path: Path) -> None:
     project = _project(tmp_path, {"raises": {}, "after": {}},
                        {"raises": _calls("generator_exit", "own_base", "fine"), "after": _calls("fine")})
@@ -169,7 +151,7 @@ def test_a_signal_ends_the_run_within_5_s_while_the_child_spins_in_c(tmp_path: P
     assert time.monotonic() - signalled < 5, err
     assert proc.returncode == 130, err
     assert json.loads(out)["fixtures"][0]["status"] == "cancelled"
-    assert _ended(int(pid_file.read_text()))
+    assert ended(int(pid_file.read_text()))
 
 
 IMPORTS = {
@@ -240,7 +222,7 @@ def test_nothing_a_method_forks_outlives_the_run(tmp_path: Path) -> None:
     assert [c["result"] for c in results["fork"]["trace"]] == ["forked", "fine"]
     forked = [int(line) for line in pids.read_text().split()]
     assert len(forked) == 4  # the copy, the daemon, the child itself and the fork server it came from
-    assert [pid for pid in forked if not _ended(pid)] == []
+    assert [pid for pid in forked if not ended(pid)] == []
 
 
 def test_a_signal_ends_a_run_within_5_s_while_a_module_spins_in_c_at_import(tmp_path: Path) -> None:
