@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -406,16 +406,21 @@ def run_cmd(project: Path, update_golden: bool, output: str, output_file: Path |
             if html is not None:
                 _write_output(html, _html(outcome))
             if markdown is not None:
-                _write_output(markdown, _markdown(outcome, markdown_max_chars))
+                _write_output(markdown, _markdown(outcome, markdown_max_chars, gates))
     _exit(outcome.exit_code, outcome.why())
 
 
-def _markdown(outcome: Any, max_chars: int | None) -> str:
-    from .report.markdown import render_markdown
+def _markdown(outcome: Any, max_chars: int | None, gates: Sequence[Any] = ()) -> str:
+    """The review: the comparisons' verdicts, whether CI passes and why not (`gates` as given), then the rest."""
+    from .judge.baseline import FAIL_IF_WORSE
+    from .report.markdown import Checks, render_markdown
 
     checked = outcome.checked
+    given = tuple(g.flag if g.flag == FAIL_IF_WORSE else f"{g.flag} {g.metric}={g.limit:g}" for g in gates)
+    checks = Checks(strict=outcome.strict, require_pass=outcome.require_pass, gates=given,
+                    failed=tuple(checked.failures) if checked else (), problems=len(outcome.problems))
     return render_markdown(outcome.runs, checked.paired if checked else (), checked.comparisons if checked else (),
-                           max_chars=max_chars)
+                           checks=checks, max_chars=max_chars)
 
 
 def _write_files(outcome: Any, output: str, compared: bool, output_file: Path | None, junit_xml: Path | None) -> None:
