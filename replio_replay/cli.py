@@ -669,10 +669,15 @@ def report_cmd(results: tuple[Path, ...], output_file: Path) -> None:
 @click.option("--strict", is_flag=True, help="Judge as run --strict does: request drift and no golden fail too.")
 @click.option("--html", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the HTML report of the merged result to this file.")
+@click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the review of the merged result as GitHub-flavoured Markdown to this file.")
+@click.option("--markdown-max-chars", type=click.IntRange(min=1000), metavar="N",
+              help="Keep the Markdown under N characters (a pull-request comment takes 65536).")
 @gate_options()
 @click.pass_obj
 def merge_cmd(project: Path, results: tuple[Path, ...], output: str, output_file: Path | None,
-              junit_xml: Path | None, strict: bool, html: Path | None, **flags: Any) -> None:
+              junit_xml: Path | None, strict: bool, html: Path | None, markdown: Path | None,
+              markdown_max_chars: int | None, **flags: Any) -> None:
     """Merge saved results (the shards of a run, or runs of the same providers) into one, judged as run
     judges, and compared with a baseline and held to gates as run does."""
     from .config import load_project_config
@@ -697,6 +702,8 @@ def merge_cmd(project: Path, results: tuple[Path, ...], output: str, output_file
         _write_files(outcome, output, compared, output_file, junit_xml)
         if html is not None:
             _write_output(html, _html(outcome))
+        if markdown is not None:
+            _write_output(markdown, _markdown(outcome, markdown_max_chars, gates))
     _exit(outcome.exit_code, outcome.why())
 
 
