@@ -183,7 +183,7 @@ def replay(project: Path) -> list[dict[str, Any]]:
     root = project / "cassettes"
     providers = sorted(f"{p.parent.name}:{p.name}" for p in root.glob("*/*") if any(p.glob(f"{PREFIX}*.yaml")))
     if not providers:
-        sys.exit(f"bfcl_agreement: no BFCL recordings under {root}; record them first (see the README's BFCL section)")
+        sys.exit(f"bfcl_agreement: no BFCL recordings under {root}; record them first (see docs/examples.md's BFCL section)")
     command = [str(Path(sys.executable).with_name("replio")), "eval", "--path", str(project), "run",
                "--record-mode", "none", "--output", "json", "--compare", ",".join(providers)]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "CI": "1"})

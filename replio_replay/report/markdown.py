@@ -198,7 +198,7 @@ def _lines(result: FixtureResult, kind: str) -> list[tuple[str, list[int]]]:
         for change in getattr(unit, kind) or []:
             sign, said = describe_change(change)
             line = f"{sign} golden: {text(result.shown_text(said))}" if kind == "drift" else \
-                f"{sign} request{text(whose(change))}: {text(said)}"
+                f"{sign} request{whose(change)}: {text(said)}"
             trials = seen.setdefault(line, [])
             trial = getattr(unit, "trial", 1)
             if trial not in trials:

@@ -1,6 +1,6 @@
 """The committed description A/B example (examples/description-ab): two tool sets that differ only in
 three tool descriptions, four trials of each fixture at temperature 0.7, replayed offline with no
-drift, compared paired, as the README shows."""
+drift, compared paired, as docs/examples.md shows."""
 
 from __future__ import annotations
 

@@ -65,6 +65,19 @@ def test_references_commits_emoji_math_and_bidi_overrides_are_made_plain(escape:
     assert escape("llamacpp:qwen2.5-coder-1.5b-instruct") == "llamacpp:qwen2.5-coder-1.5b-instruct"
 
 
+def test_the_whole_review_holds_nothing_github_would_render_from_what_a_model_fixture_or_tool_wrote() -> None:
+    change = {"path": f"trace[0].arguments.{GITHUB_SPECIALS}", "kind": "value_changed", "old": GITHUB_SPECIALS,
+              "new": HOSTILE}
+    fixtures = [FixtureResult(id=f"fix {GITHUB_SPECIALS} {i}", passed=i == 0, drift=[change], request_drift=[change])
+                for i in range(2)]
+    a = RunResult(provider="mock", model=GITHUB_SPECIALS, fixtures=fixtures, summary=summarize(fixtures))
+    b = RunResult(provider="mock", model="b:1", fixtures=fixtures[::-1], summary=summarize(fixtures))
+    checked = check_runs([a, b], parse_gates("--fail-under", ["pass_rate=0.9"]), None)
+    md = render_markdown([a, b], checked.paired, checked.comparisons, checks=Checks(failed=tuple(checked.failures)))
+    assert md.count("fix ") > 6 and md.count("<details>") == 4
+    assert still_special(md) == [] and "<img" not in md and "https://" not in md
+
+
 def test_a_details_title_is_escaped_as_html_not_markdown() -> None:
     r = run("a", {"snake_case_<b>": False}, drift=[{"path": "x", "kind": "value_changed", "old": 1, "new": 2}])
     md = render_markdown([r])
