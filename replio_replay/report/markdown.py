@@ -213,32 +213,38 @@ def _said(lines: list[tuple[str, list[int]]], trials: int) -> list[str]:
 
 def _drift(runs: Sequence[RunResult], checks: Checks, regressed: set[tuple[str, str]],
            differ: set[str]) -> list[_Piece]:
-    """Per drifted fixture a ``<details>``: those that fail first, marked; request drift alone
-    grouped by the change, one block per change (and tool set) however many fixtures made it."""
+    """Per drifted fixture a ``<details>``, except request drift alone, which is grouped by the change:
+    one block per change (and run) however many fixtures and trials made it. What fails CI comes first,
+    then what a verdict that changed marks (`!`), then the rest."""
     failing: list[_Piece] = []
-    groups: dict[tuple[str, tuple[str, ...]], list[tuple[RunResult, FixtureResult]]] = {}
+    marked: list[_Piece] = []
+    groups: dict[tuple[str, bool, tuple[str, ...]], list[tuple[RunResult, FixtureResult]]] = {}
     for run in runs:
         name = f" ({html_text(run.key.label)})" if len(runs) > 1 else ""
         for r in run.fixtures:
             golden, request = _lines(r, "drift"), _lines(r, "request_drift")
             if not golden and not request:
                 continue
-            verdict = judge(r, strict=checks.strict, require_pass=r.id in checks.require_pass, tools=run.tools)
+            ok = judge(r, strict=checks.strict, require_pass=r.id in checks.require_pass, tools=run.tools).ok
             changed = (run.key.label, r.id) in regressed or r.id in differ
-            if not golden and verdict.ok and not changed:
-                groups.setdefault((run.key.label, tuple(line for line, _ in request)), []).append((run, r))
+            if not golden and not changed:
+                groups.setdefault((run.key.label, ok, tuple(line for line, _ in request)), []).append((run, r))
                 continue
             why = [f"golden drift ({plural(len(golden), 'change')})"] if golden else []
             why += [f"request drift ({plural(len(request), 'change')})"] if request else []
             why += ["passed in the baseline, fails now" if (run.key.label, r.id) in regressed else
                     "verdicts differ" if changed else ""]
-            mark = "<b>fails CI</b>: " if not verdict.ok else "<b>!</b> "
             body = _said(golden, len(r.trials or [])) + _said(request, len(r.trials or []))
             if request:
                 body.append(f"- {text(fixture_hint(_first(r), r.id, run.tools))}")
-            title = f"{mark}{html_text(r.id)}{name}: {'; '.join(w for w in why if w)}"
-            failing.append(_Piece(_details(title, body), "fixture's drift"))
-    return failing + [_group(fixtures, len(runs) > 1) for fixtures in groups.values()]
+            title = f"{_FAILS_CI if not ok else '<b>!</b> '}{html_text(r.id)}{name}: {'; '.join(w for w in why if w)}"
+            (marked if ok else failing).append(_Piece(_details(title, body), "fixture's drift"))
+    grouped = [(key[1], _group(fixtures, len(runs) > 1, failing=not key[1])) for key, fixtures in groups.items()]
+    return failing + [p for ok, p in grouped if not ok] + marked + [p for ok, p in grouped if ok]
+
+
+#: How the title of a fixture's (or a group's) drift says that it fails CI.
+_FAILS_CI = "<b>fails CI</b>: "
 
 
 def _first(result: FixtureResult) -> list[dict[str, Any]]:
@@ -246,17 +252,18 @@ def _first(result: FixtureResult) -> list[dict[str, Any]]:
     return next((u.request_drift for u in units(result) if u.request_drift), [])
 
 
-def _group(fixtures: list[tuple[RunResult, FixtureResult]], name_run: bool) -> _Piece:
-    """Request drift alone, the same in each of `fixtures` (of one run): one block."""
+def _group(fixtures: list[tuple[RunResult, FixtureResult]], name_run: bool, *, failing: bool) -> _Piece:
+    """Request drift alone, the same in each of `fixtures` (of one run; each `failing` CI or none): one block."""
     run, first = fixtures[0]
     lines = _lines(first, "request_drift")
     name = f" ({html_text(run.key.label)})" if name_run else ""
+    mark = _FAILS_CI if failing else ""
     if len(fixtures) == 1:
-        title = f"{html_text(first.id)}{name}: request drift ({plural(len(lines), 'change')})"
+        title = f"{mark}{html_text(first.id)}{name}: request drift ({plural(len(lines), 'change')})"
         hint = fixture_hint(_first(first), first.id, run.tools)
         return _Piece(_details(title, [*_said(lines, len(first.trials or [])), f"- {text(hint)}"]), "fixture's drift")
     hint = run_hint(judge_alone(_first(first))) + ("" if run.tools == "default" else f" --tools {run.tools}")
-    title = f"request drift in {plural(len(fixtures), 'fixture')}{name}: the same {plural(len(lines), 'change')}"
+    title = f"{mark}request drift in {plural(len(fixtures), 'fixture')}{name}: the same {plural(len(lines), 'change')}"
     body = [f"Fixtures: {text(', '.join(r.id for _, r in fixtures))}", "", *(f"- {line}" for line, _ in lines),
             f"- {text(hint)} (one at a time: {text(fixture_hint(_first(first), first.id, run.tools))})"]
     return _Piece(_details(title, body), "fixture's drift", len(fixtures))

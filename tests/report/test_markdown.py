@@ -142,6 +142,10 @@ def test_failing_fixtures_come_first_marked_and_repeated_request_drift_is_said_o
     grouped = blocks[1][1].splitlines()
     assert grouped[0] == "Fixtures: " + ", ".join(f"order-{i:02}" for i in range(13))
     assert len(grouped) == 4 and md.count("tools\\[lookup\\_order\\].description") == 2
+    strict = render_markdown([r], checks=Checks(strict=True))  # request drift fails too: still said once
+    assert re.findall(r"<summary>(.*?)</summary>", strict) == [
+        "<b>fails CI</b>: zz-cancel: golden drift (1 change); request drift (1 change)",
+        "<b>fails CI</b>: request drift in 13 fixtures: the same 1 change"]
 
 
 def test_a_fixture_whose_verdict_changed_is_marked_among_the_first() -> None:
