@@ -176,7 +176,7 @@ def comment() -> int:
         print("replio action: not a pull request; the review is in the step summary")
         return 0
     head_repo = ((_event().get("pull_request") or {}).get("head") or {}).get("repo") or {}
-    if head_repo.get("full_name") not in (None, repo):
+    if os.environ.get("GITHUB_EVENT_NAME") == "pull_request" and head_repo.get("full_name") not in (None, repo):
         print(f"::notice::replio action: pull request #{number} comes from a fork, whose token may not comment; "
               "the review is in the step summary (the two-workflow pattern posts it: docs/how-to/ci.md)")
         return 0
