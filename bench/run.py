@@ -70,7 +70,7 @@ REPLIO = str(Path(sys.executable).with_name("replio"))
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 BFCL = ROOT / "examples" / "bfcl"
-#: The BFCL example's two recorded models, replayed side by side as its README shows.
+#: The BFCL example's two recorded models, replayed side by side as docs/how-to/bfcl.md shows.
 BFCL_MODELS = "llamacpp:qwen2.5-coder-1.5b-instruct,llamacpp:qwen2.5-coder-0.5b-instruct"
 #: The yardstick of start-up: the libraries every run needs, imported and nothing done.
 IMPORTS = [sys.executable, "-c", "import click, pydantic, httpx, yaml"]
