@@ -90,7 +90,9 @@ def _uncertainty(results: Sequence[FixtureResult], counts: Sequence[tuple[int, i
         estimates["accuracy"] = estimate([s for _, s in scored], [r.group for r, _ in scored])
     for k in range(1, n + 1) if n > 1 else ():
         kept = [(r.group, pass_hat_k(c, m, k)) for r, (c, m) in zip(results, counts) if m >= k]
-        if kept:
+        if k == 1:  # pass^1 is the pass rate, the same number: the same interval
+            estimates["pass^1"] = estimates["pass_rate"]
+        elif kept:
             estimates[f"pass^{k}"] = estimate([[v] for _, v in kept], [g for g, _ in kept], wilson_ok=False)
     return {"se": {k: round(e.se, 6) for k, e in estimates.items()},
             "ci95": {k: (round(e.ci95[0], 6), round(e.ci95[1], 6)) for k, e in estimates.items()},

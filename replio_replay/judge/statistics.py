@@ -20,7 +20,8 @@ few clusters), not only asymptotically:
   per-cluster sums), enumerated exactly over the distinct sums while that is cheap, else a
   fixed-seed Monte Carlo (`RESAMPLES` draws, its p-value raised by four of its standard errors so
   that no other seed would give another verdict but at odds below 1 in 30,000); the interval is
-  the t one on n - 1 (G - 1) degrees of freedom, cut to [-1, 1]. With groups, fewer than
+  the t one on n - 1 (G - 1) degrees of freedom, cut to [-1, 1] (every difference the same, so no
+  spread: the two rates' Wilson intervals squared and added, as Newcombe's are). With groups, fewer than
   `MIN_CLUSTERS` clusters withhold the verdict. `mde` and `needed_fixtures` come from the same t
   quantiles (80 % power, α = 0.05).
 - `holm`: the step-down adjustment of several p-values of one family.
@@ -83,7 +84,7 @@ class Comparison:
     a_only: int  # fixtures that pass in a only (pass/fail without trials; else those a scores higher)
     b_only: int
     mde: float | None  # None when the paired differences have no spread to estimate it from
-    method: str = "t"  # the interval's: "newcombe", "t", "t-clustered", or "wilson-bound" (no spread)
+    method: str = "t"  # the interval's: "newcombe", "t", "t-clustered", or "square-and-add" (no spread)
     clusters: int = 0  # the units the test flips: fixtures, or clusters with groups
     resamples: int | None = None  # the Monte Carlo draws; None for an exact test
     withheld: str | None = None  # why no verdict is given (too few clusters), else None
@@ -190,9 +191,8 @@ def compare(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]],
     if binary and not clustered:
         both = sum(1 for x, y in zip(mean_a, mean_b) if x == y == 1)
         ci, method = newcombe(both, b_only, a_only, n - both - a_only - b_only), "newcombe"
-    elif se == 0:  # every difference the same: no spread, so the widest a mean in [-1, 1] allows
-        low, high = wilson((diff + 1) / 2 * units, units)
-        ci, method = (2 * low - 1, 2 * high - 1), "wilson-bound"
+    elif se == 0:  # every difference the same: no spread to see, so each rate's Wilson interval, squared and added
+        ci, method = _square_and_add(float(sum(mean_a) / n), float(sum(mean_b) / n), units), "square-and-add"
     else:
         half = t_quantile(1 - ALPHA / 2, df) * se
         ci, method = (max(-1.0, diff - half), min(1.0, diff + half)), "t-clustered" if clustered else "t"
@@ -218,6 +218,15 @@ def newcombe(both: int, first_only: int, second_only: int, neither: int) -> tupl
     lower = theta - math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
     upper = theta + math.sqrt(max(0.0, (p2 - l2) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2))
     return max(-1.0, lower), min(1.0, upper)
+
+
+def _square_and_add(a: float, b: float, units: int) -> tuple[float, float]:
+    """b - a bounded by the two rates' Wilson intervals over `units`, combined as Newcombe's are
+    with no correlation: wide enough for any rates that would give these means."""
+    la, ua = wilson(a * units, units)
+    lb, ub = wilson(b * units, units)
+    diff = b - a
+    return (max(-1.0, diff - math.hypot(b - lb, ua - a)), min(1.0, diff + math.hypot(ub - b, a - la)))
 
 
 def sign_flip(values: Sequence[Fraction]) -> tuple[float, int | None]:
