@@ -103,8 +103,8 @@ def test_fail_if_worse_against_a_baseline_of_other_fixture_ids_fails_naming_why(
         fixture["id"] = f"old-{fixture['id']}"  # the fixtures renamed since
     write_json(gated / "renamed.json", base)
     done = replio(gated, "run", "--baseline", gated / "renamed.json", "--fail-if-worse", ok=(1,))
-    assert ("replio: gate failed: mock:scripted vs baseline mock:scripted: no fixture id of the 3 run is among the 3 of "
-            "baseline mock:scripted (fixtures renamed?), so --fail-if-worse cannot be checked; compare runs of the "
+    assert ("replio: gate failed: mock:scripted vs baseline mock:scripted: none of the run's 3 fixture ids is among the "
+            "3 of baseline mock:scripted (fixtures renamed?), so --fail-if-worse cannot be checked; compare runs of the "
             "same fixtures") in done.stderr
 
 

@@ -236,7 +236,7 @@ def _unpaired(runs: Sequence[RunResult], bases: Sequence[RunResult | None],
     lines = []
     for a_label, b_label, a, b in wanted:
         if (a_label, b_label) not in judged:
-            lines.append(f"{b_label} vs {a_label}: no fixture id of the {len(b.fixtures)} run is among the "
+            lines.append(f"{b_label} vs {a_label}: none of the run's {len(b.fixtures)} fixture ids is among the "
                          f"{len(a.fixtures)} of {a_label} (fixtures renamed?), so {FAIL_IF_WORSE} cannot be checked; "
                          "compare runs of the same fixtures")
     return lines

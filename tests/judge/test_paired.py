@@ -103,7 +103,7 @@ def test_fail_if_worse_fails_when_nothing_pairs_naming_why() -> None:
     renamed = run("a", {f"renamed-{i}": False for i in range(16)})
     checked = check_runs([renamed], gate, [run("a", {f"f{i}": True for i in range(16)})])
     assert checked.paired == [] and len(checked.failures) == 1
-    assert "no fixture id of the 16 run is among the 16 of baseline mock:a (fixtures renamed?)" in checked.failures[0]
+    assert "none of the run's 16 fixture ids is among the 16 of baseline mock:a (fixtures renamed?)" in checked.failures[0]
     assert "--fail-if-worse cannot be checked" in checked.failures[0]
     alone = check_runs([A], gate, None).failures
     assert alone == ["--fail-if-worse has nothing to compare: give a --baseline, or several runs with --compare "
@@ -133,3 +133,10 @@ def test_an_empty_run_is_not_gated_and_says_why() -> None:
     assert checked.failures == []
     assert checked.notes == ["no fixture ran (an empty shard?), so --fail-under was not checked: hold the merged "
                              "shards to it (replio eval merge ... with the same flags)"]
+
+
+def test_a_monte_carlo_comparison_says_its_draws() -> None:
+    from replio_replay.report.text import comparison_line
+
+    c = {**comparisons([A, B])[0], "test": "sign-flip-monte-carlo", "resamples": 100000}
+    assert ", p = 0.00098 (Monte Carlo, 100000 sign flips), better (" in comparison_line(c)
