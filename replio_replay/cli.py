@@ -442,7 +442,8 @@ def _json(outcome: Any, compared: bool) -> Any:
         if comparison is not None:
             data["baseline"] = comparison.to_json(run.summary)
     problems = [{"file": file, "message": message} for file, message in outcome.problems]
-    extra = {"gates": {"failed": checked.failures}} if checked and checked.gated else {}
+    extra = {"gates": {"failed": checked.failures, **({"notes": checked.notes} if checked.notes else {})}} \
+        if checked and checked.gated else {}
     if checked and checked.paired:
         extra["comparisons"] = checked.paired
     return {"runs": runs, "problems": problems, **extra} if compared else {**runs[0], "problems": problems, **extra}
@@ -556,6 +557,8 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
         click.echo(f"replio: note: {note}", err=True)
     for label in checked.unmatched if checked else []:
         click.echo(f"replio: note: the baseline has no run of {label}: it is not compared", err=True)
+    for note in checked.notes if checked else []:
+        click.echo(f"replio: note: {note}", err=True)
     write_problems(outcome.problems, sys.stderr)
     if output == "json":
         from .report.jsonout import dumps

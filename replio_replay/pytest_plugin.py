@@ -302,6 +302,8 @@ def _write_checked(terminalreporter: Any, stash: dict[str, Any]) -> None:
             terminalreporter.write_line(f"replio: {run.key.label}: {baseline_line(comparison, run.summary)}")
     for line in checked.failures:
         terminalreporter.write_line(f"replio: gate failed: {line}")
+    for line in checked.notes:
+        terminalreporter.write_line(f"replio: note: {line}")
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -97,6 +97,17 @@ def test_gates_that_hold_change_nothing(gated: Path) -> None:
     assert "--fail-under" not in done.stdout  # the table says nothing of gates that hold
 
 
+def test_fail_if_worse_against_a_baseline_of_other_fixture_ids_fails_naming_why(gated: Path) -> None:
+    base = json.loads((gated / "base.json").read_text())
+    for fixture in base["fixtures"]:
+        fixture["id"] = f"old-{fixture['id']}"  # the fixtures renamed since
+    write_json(gated / "renamed.json", base)
+    done = replio(gated, "run", "--baseline", gated / "renamed.json", "--fail-if-worse", ok=(1,))
+    assert ("replio: gate failed: mock:scripted vs baseline mock:scripted: none of the run's 3 fixture ids is among the "
+            "3 of baseline mock:scripted (fixtures renamed?), so --fail-if-worse cannot be checked; compare runs of the "
+            "same fixtures") in done.stderr
+
+
 def test_the_config_names_the_baseline_and_fail_under_needs_none(gated: Path) -> None:
     config = json.loads((gated / ".replio" / "config.json").read_text())
     write_json(gated / ".replio" / "config.json", {**config, "baseline": "base.json"})

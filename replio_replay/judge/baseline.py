@@ -25,7 +25,7 @@ from .._runtime.wording import did_you_mean, plural
 from ..errors import UsageError
 from ..prices import dollars
 from .paired import comparisons as paired_comparisons
-from .paired import worse
+from .paired import withheld, worse
 from .results import FixtureResult, RunResult, Summary
 
 __all__ = ["FAIL_IF_WORSE", "FRACTIONS", "GATE_FLAGS", "METRICS", "Change", "Checked", "Comparison", "Gate", "check_runs", "compare",
@@ -177,6 +177,9 @@ class Checked:
     gated: bool = False  # whether any gate was given
     #: Paired comparisons (see `paired`): each run against the first, and against its baseline.
     paired: list[dict[str, Any]] = field(default_factory=list)
+    #: What a reader should know about gates that held without being failed: not checked on an empty
+    #: run (a shard that holds no fixture), a verdict withheld.
+    notes: list[str] = field(default_factory=list)
 
     def regression_lines(self, runs: Sequence[RunResult]) -> list[str]:
         """Per run with regressions, one line naming them: `passed in the baseline, fail now: a (pass -> FAIL)`."""
@@ -195,16 +198,48 @@ def check_runs(runs: Sequence[RunResult], gates: Sequence[Gate], baseline: Seque
     """Compare each of `runs` with its run in `baseline` (from the file `origin`), and hold each to `gates`."""
     bases = match_runs(runs, baseline) if baseline is not None else [None] * len(runs)
     comparisons = [None if base is None else compare(run, base, origin) for run, base in zip(runs, bases)]
-    failures = []
+    failures: list[str] = []
+    notes: list[str] = []
     scored = [g for g in gates if g.flag != FAIL_IF_WORSE]
     for run, base in zip(runs, bases):
         prefix = f"{run.key.label}: " if len(runs) > 1 else ""
+        if not run.fixtures and scored:
+            notes.append(prefix + _empty(scored))
+            continue
         failures += [prefix + line for line in failed_gates(scored, run.summary, None if base is None else base.summary)]
     found = paired_comparisons(runs, bases)
-    if len(scored) < len(gates):
-        failures += worse(found)
+    if len(scored) < len(gates) and not any(run.fixtures for run in runs):
+        notes.append(_empty([g for g in gates if g.flag == FAIL_IF_WORSE]))
+    elif len(scored) < len(gates):
+        failures += worse(found) + _unpaired(runs, bases, found)
+        notes += withheld(found)
     unmatched = [run.key.label for run, base in zip(runs, bases) if baseline is not None and base is None]
-    return Checked(comparisons, failures, unmatched, gated=bool(gates), paired=found)
+    return Checked(comparisons, failures, unmatched, gated=bool(gates), paired=found, notes=notes)
+
+
+def _empty(gates: Sequence[Gate]) -> str:
+    """Why `gates` were not checked on a run of no fixture: an empty shard exits 0, its merged result is gated."""
+    flags = ", ".join(dict.fromkeys(g.flag for g in gates))
+    return (f"no fixture ran (an empty shard?), so {flags} was not checked: hold the merged shards to it "
+            "(replio eval merge ... with the same flags)")
+
+
+def _unpaired(runs: Sequence[RunResult], bases: Sequence[RunResult | None],
+              found: Sequence[dict[str, Any]]) -> list[str]:
+    """The lines `--fail-if-worse` fails on when it has nothing to judge: no second run nor
+    baseline, or a pair of runs with no fixture id in common (fixtures renamed?)."""
+    wanted = [(runs[0].key.label, run.key.label, runs[0], run) for run in runs[1:]]
+    wanted += [(f"baseline {run.key.label}", run.key.label, base, run) for run, base in zip(runs, bases) if base]
+    if not wanted:
+        return [f"{FAIL_IF_WORSE} has nothing to compare: give a --baseline, or several runs with --compare or --tools"]
+    judged = {(c["a"], c["b"]) for c in found if c["metric"] == "pass_rate"}
+    lines = []
+    for a_label, b_label, a, b in wanted:
+        if (a_label, b_label) not in judged:
+            lines.append(f"{b_label} vs {a_label}: none of the run's {len(b.fixtures)} fixture ids is among the "
+                         f"{len(a.fixtures)} of {a_label} (fixtures renamed?), so {FAIL_IF_WORSE} cannot be checked; "
+                         "compare runs of the same fixtures")
+    return lines
 
 
 def failed_gates(gates: Sequence[Gate], now: Summary, baseline: Summary | None) -> list[str]:
@@ -261,4 +296,6 @@ def _why_missing(metric: str, summary: Summary) -> str:
                 "completion token counts (see cost_unknown in the JSON)")
     if metric == "cost":
         return "no price known for its model: add one under \"prices\" in .replio/config.json"
+    if not summary.fixtures:
+        return "no fixture ran"
     return "run more trials, e.g. --trials 3"

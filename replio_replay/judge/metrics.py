@@ -36,16 +36,19 @@ def _mean(values: Sequence[float]) -> float | None:
 def summarize(results: Sequence[FixtureResult]) -> Summary:
     """The suite summary over fixture results; with repeated trials, over every trial.
 
-    A fixture whose results were combined (`combine_trials`) counts each of its trials in the
-    means and totals, drifts when any trial drifts, and adds its passes to pass^k and pass@k.
+    The pass rate and the accuracy are means of the fixtures' means (each fixture's trials
+    averaged first, so that a fixture run more often does not weigh more); the counts are totals
+    over every trial. A fixture drifts when any trial drifts. pass^k and pass@k are each over the
+    fixtures run at least k times (`pass_hat_k_fixtures` says how many, when not all).
     """
     trials = [t for r in results for t in units(r)]
     drifts = {r.id: [t.drift for t in units(r)] for r in results}
     errored = {r.id: all(t.status is Status.ERROR for t in units(r)) for r in results}
+    accuracies = [[t.accuracy for t in units(r) if t.accuracy is not None] for r in results]
     summary = Summary(
         fixtures=len({r.id for r in results}),
-        accuracy=_mean([t.accuracy for t in trials if t.accuracy is not None]),
-        pass_rate=_mean([1.0 if t.passed else 0.0 for t in trials]),
+        accuracy=_mean([sum(a) / len(a) for a in accuracies if a]),
+        pass_rate=_mean([sum(t.passed for t in units(r)) / len(units(r)) for r in results]),
         calls=sum(t.calls for t in trials),
         redundant=sum(t.redundant for t in trials),
         errors=sum(t.errors for t in trials),
@@ -56,18 +59,20 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
         drifted=sum(1 for ds in drifts.values() if any(ds)),
         new=sum(1 for i, ds in drifts.items() if any(d is None for d in ds) and not errored[i]),
     )
-    n = max((r.n or 1 for r in results), default=1)
-    counts = [(r.passes or 0, r.n or 1) for r in results]
+    counts = [(sum(1 for t in units(r) if t.passed), len(units(r))) for r in results]
+    n = max((m for _, m in counts), default=1)
     summary = summary.model_copy(update=_uncertainty(results, counts, n))
     if n == 1:
         return summary
+    over = {str(k): sum(1 for _, m in counts if m >= k) for k in range(1, n + 1)}
     return summary.model_copy(update={
         "trials": n,
         "pass_hat_k": {str(k): _mean([pass_hat_k(c, m, k) for c, m in counts if m >= k]) or 0.0
                        for k in range(1, n + 1)},
         "pass_at_k": {str(k): _mean([pass_at_k(c, m, k) for c, m in counts if m >= k]) or 0.0
                       for k in range(1, n + 1)},
-        "flaky": sorted(r.id for r in results if 0 < (r.passes or 0) < (r.n or 1)),
+        "pass_hat_k_fixtures": over if len(set(over.values())) > 1 else None,
+        "flaky": sorted(r.id for r, (c, m) in zip(results, counts) if 0 < c < m),
     })
 
 
@@ -85,7 +90,9 @@ def _uncertainty(results: Sequence[FixtureResult], counts: Sequence[tuple[int, i
         estimates["accuracy"] = estimate([s for _, s in scored], [r.group for r, _ in scored])
     for k in range(1, n + 1) if n > 1 else ():
         kept = [(r.group, pass_hat_k(c, m, k)) for r, (c, m) in zip(results, counts) if m >= k]
-        if kept:
+        if k == 1:  # pass^1 is the pass rate, the same number: the same interval
+            estimates["pass^1"] = estimates["pass_rate"]
+        elif kept:
             estimates[f"pass^{k}"] = estimate([[v] for _, v in kept], [g for g, _ in kept], wilson_ok=False)
     return {"se": {k: round(e.se, 6) for k, e in estimates.items()},
             "ci95": {k: (round(e.ci95[0], 6), round(e.ci95[1], 6)) for k, e in estimates.items()},

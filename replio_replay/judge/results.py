@@ -249,12 +249,15 @@ class Summary(_Model):
     pass_at_k: dict[str, _Fraction] | None = Field(
         None, description="k -> mean over fixtures of 1 - C(n-c,k)/C(n,k): the chance one of k trials passes."
     )
+    pass_hat_k_fixtures: dict[str, _Count] | None = Field(
+        None, description="k -> how many fixtures ran at least k trials, over which pass^k and pass@k are taken; "
+        "present only when the fixtures ran different numbers of trials (merged shards).")
     flaky: list[str] | None = Field(None, description="Fixtures that passed some trials but not all.")
     se: dict[str, _Fraction] | None = Field(
         None, description="metric (`pass_rate`, `accuracy`, `pass^k`) -> its standard error over fixtures.")
     ci95: dict[str, tuple[_Fraction, _Fraction]] | None = Field(None, description="metric -> its 95 % interval.")
     ci_method: dict[str, str] | None = Field(
-        None, description="metric -> how its error bar was made: `wilson`, `clt` (over fixture means) or `clustered`.")
+        None, description="metric -> how its error bar was made: `wilson`, `t` (over fixture means) or `t-clustered`.")
 
 
 class RunResult(_Model):
@@ -290,7 +293,7 @@ class RunResult(_Model):
                 for key in ("drift_info", "judge", "cost", "cost_by_role", "cost_unknown"):
                     if trial.get(key) is None:
                         trial.pop(key)
-        for key in ("trials", "pass_hat_k", "pass_at_k", "flaky", "cost", "cost_by_role", "cost_unknown"):
+        for key in ("trials", "pass_hat_k", "pass_at_k", "pass_hat_k_fixtures", "flaky", "cost", "cost_by_role", "cost_unknown"):
             if data["summary"].get(key) is None:
                 data["summary"].pop(key, None)
         return data

@@ -34,6 +34,7 @@ from typing import Any
 
 from .._runtime.wording import plural
 from ..judge.baseline import Comparison
+from ..judge.paired import p_text
 from ..judge.results import FixtureResult, RunResult
 from ..recording.again import fixture_hint, judge_alone, run_hint
 from .gate import judge
@@ -141,13 +142,14 @@ def render_markdown(runs: Sequence[RunResult], paired: Sequence[dict[str, Any]] 
 def _comparison(c: dict[str, Any]) -> str:
     """A paired comparison, its verdict first: `**worse**: pass rate -0.24 [-0.42, -0.07], p = 0.006 (B vs A)`."""
     low, high = c["ci95"]
-    said = f"{c['metric'].replace('_', ' ')} {c['diff']:+.2f} [{low:+.2f}, {high:+.2f}], p = {c['p_value']:.2g}"
-    if c.get("p_adjusted") is not None:
-        said += f" (adjusted for several comparisons: {c['p_adjusted']:.2g})"
+    said = f"{c['metric'].replace('_', ' ')} {c['diff']:+.2f} [{low:+.2f}, {high:+.2f}], {p_text(c)}"
+    if c.get("resamples"):
+        said += f" (Monte Carlo, {c['resamples']} sign flips)"
+    verdict = f"verdict withheld: {c['withheld']}" if c["verdict"] == "withheld" else c["verdict"]
     detects = "no spread to tell what it detects" if c.get("mde") is None else f"detects ±{c['mde']:.2f}"
     if c["verdict"] == "no detectable difference" and c.get("needed") and round(abs(c["diff"]), 2):
         detects += f"; about {c['needed']} fixtures for ±{abs(c['diff']):.2f}"
-    return f"**{text(c['verdict'])}**: {said}; {text(c['b'])} vs {text(c['a'])} ({detects})"
+    return f"**{text(verdict)}**: {said}; {text(c['b'])} vs {text(c['a'])} ({detects})"
 
 
 def _gate_fails(runs: Sequence[RunResult], checks: Checks) -> list[str]:

@@ -40,13 +40,19 @@ def fmt_rate(s: Summary, metric: str, value: float | None) -> str:
 def comparison_line(c: dict[str, Any]) -> str:
     """One paired comparison as the table prints it: `B vs A: pass rate +0.07 [-0.09, +0.23], p = 0.41,
     no detectable difference (detects ±0.18; about 190 fixtures for ±0.07)`: what this suite
-    detects, and about how many fixtures would detect the difference seen."""
+    detects, and about how many fixtures would detect the difference seen. With several
+    comparisons of the metric the Holm-adjusted p follows the p; a Monte Carlo test says its
+    draws; a withheld verdict says why."""
+    from ..judge.paired import p_text
+
     name = c["metric"].replace("_", " ")
     detects = "no spread to tell what it detects" if c["mde"] is None else f"detects ±{c['mde']:.2f}"
     if c["verdict"] == "no detectable difference" and c.get("needed") and round(abs(c["diff"]), 2):
         detects += f"; about {c['needed']} fixtures for ±{abs(c['diff']):.2f}"
+    drawn = f" (Monte Carlo, {c['resamples']} sign flips)" if c.get("resamples") else ""
+    said = f"verdict withheld: {c['withheld']}" if c["verdict"] == "withheld" else c["verdict"]
     return (f"{c['b']} vs {c['a']}: {name} {c['diff']:+.2f} [{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], "
-            f"p = {c['p_value']:.2g}, {c['verdict']} ({detects})")
+            f"{p_text(c)}{drawn}, {said} ({detects})")
 
 
 def fmt_usd(value: float | None) -> str:
@@ -240,9 +246,11 @@ def has_findings(run: RunResult) -> bool:
 
 
 def trials_line(s: Summary) -> str:
-    """pass^k and pass@k for k = 1..n, and the flaky fixtures."""
-    hats = "  ".join(f"pass^{k} {fmt_rate(s, f'pass^{k}', v)}" for k, v in (s.pass_hat_k or {}).items())
-    ats = "  ".join(f"pass@{k} {fmt_ratio(v)}" for k, v in (s.pass_at_k or {}).items())
+    """pass^k and pass@k for k = 1..n, each over how many fixtures when not all ran k trials, and
+    the flaky fixtures."""
+    over = {k: f" (over {m} of {s.fixtures})" for k, m in (s.pass_hat_k_fixtures or {}).items() if m < s.fixtures}
+    hats = "  ".join(f"pass^{k} {fmt_rate(s, f'pass^{k}', v)}{over.get(k, '')}" for k, v in (s.pass_hat_k or {}).items())
+    ats = "  ".join(f"pass@{k} {fmt_ratio(v)}{over.get(k, '')}" for k, v in (s.pass_at_k or {}).items())
     flaky = f"  flaky: {', '.join(s.flaky)}" if s.flaky else ""
     return f"{s.trials} trials  {hats}  {ats}{flaky}"
 

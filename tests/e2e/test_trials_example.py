@@ -46,7 +46,25 @@ def test_the_trials_example_replays_every_trial_without_drift(tmp_path: Path) ->
         summary = run["summary"]
         assert set(summary["pass_hat_k"]) == {"1", "2", "3"}
         assert summary["pass_hat_k"]["3"] <= summary["pass_hat_k"]["2"] <= summary["pass_hat_k"]["1"]
+    _the_pass_rate_comparison_is_the_exact_sign_flip_test(report)
     # A second replay reports the very same result: trials replay as deterministically as single runs.
     again = tmp_path / "again"
     again.mkdir()
     assert _replay(again) == report
+
+
+def _the_pass_rate_comparison_is_the_exact_sign_flip_test(report: dict) -> None:
+    """The issue's reproduction: the z-test gave p = 0.006 here; the exact sign-flip test over the
+    15 per-fixture differences (scipy's `permutation_test`) gives 0.031, with a t interval."""
+    import numpy as np
+    from scipy import stats
+
+    first, second = ({f["id"]: f["passes"] / f["n"] for f in run["fixtures"]} for run in report["runs"])
+    d = np.array([second[i] - first[i] for i in first])
+    c = next(c for c in report["comparisons"] if c["metric"] == "pass_rate")
+    reference = stats.permutation_test((np.round(d[d != 0] * 3),), np.sum, permutation_type="samples",
+                                       n_resamples=np.inf).pvalue
+    assert (c["test"], c["method"], c["p_value"]) == ("sign-flip-exact", "t", round(float(reference), 6))
+    assert round(c["p_value"], 3) == 0.031 and c["verdict"] == ("better" if c["diff"] > 0 else "worse")
+    low, high = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
+    assert c["ci95"] == [round(max(-1.0, low), 6), round(min(1.0, high), 6)]

@@ -126,6 +126,18 @@ def test_an_empty_shard_says_so_and_exits_0(mock_project: Path) -> None:
     assert done.stderr == f"replio: --shard {other}/4: none of the 1 fixture selected falls in this shard; nothing to run\n"
 
 
+def test_an_empty_shard_with_gates_exits_0_naming_the_gates_it_did_not_check(mock_project: Path) -> None:
+    """As the docs say: an empty shard exits 0, gates included; the note names why and where to gate."""
+    other = next(i for i in range(1, 5) if i != shard_of("fx-b", 4))
+    done = replio(mock_project, "run", "--no-cassettes", "--fixture", "fx-b", "--shard", f"{other}/4",
+                  "--fail-under", "pass_rate=0.9", "--output", "json")
+    assert json.loads(done.stdout)["gates"] == {"failed": [], "notes": [
+        "no fixture ran (an empty shard?), so --fail-under was not checked: hold the merged shards to it "
+        "(replio eval merge ... with the same flags)"]}
+    assert "replio: note: no fixture ran (an empty shard?), so --fail-under was not checked" in done.stderr
+    assert "trials" not in done.stderr
+
+
 @pytest.mark.parametrize("command", ["run", "diff"])
 def test_a_bad_shard_is_a_usage_error_naming_it(mock_project: Path, command: str) -> None:
     result = CliRunner().invoke(main, ["eval", "--path", str(mock_project), command, "--shard", "5/4"])

@@ -50,6 +50,26 @@ def test_the_summary_is_computed_afresh_with_pass_hat_k_over_every_part() -> Non
     assert merged.summary.flaky == ["b"] and merged.summary.fixtures == 3 and merged.summary.tokens == 90
 
 
+def test_shards_of_different_trial_counts_give_pass_hat_k_over_the_fixtures_run_k_times() -> None:
+    """One shard run with --trials 3, one without: single-trial fixtures are not counted as failing
+    every trial, pass^k is over the fixtures with k trials (and says over how many), and the pass
+    rate is the mean of the fixtures' means."""
+    three = [*trials("a", True, True, True), *trials("b", True, False, False)]
+    once = [fx(f"s{i}", passed=i < 5) for i in range(6)]  # 5 of 6 pass once
+    (merged,) = merge([("1.json", saved(run(*three))), ("2.json", saved(run(*once)))]).runs
+    s = merged.summary
+    assert s.pass_rate == round((1 + 1 / 3 + 5) / 8, 4)  # the mean of fixture means, not 8/12 of the trials
+    assert s.pass_hat_k == {"1": round((1 + 1 / 3 + 5) / 8, 4), "2": round((1 + 0) / 2, 4), "3": 0.5}
+    assert s.pass_hat_k["1"] == s.pass_rate and s.pass_hat_k["3"] <= s.pass_hat_k["2"] <= s.pass_hat_k["1"]
+    assert s.pass_hat_k_fixtures == {"1": 8, "2": 2, "3": 2} and s.trials == 3 and s.flaky == ["b"]
+    from replio_replay.report.text import trials_line
+    assert "pass^2 0.50 [0.00, 1.00] (over 2 of 8)" in trials_line(s)
+    assert "pass^1 0.79" in trials_line(s) and "pass^1 0.79 [" in trials_line(s)
+    assert "pass_hat_k_fixtures" in merged.to_json()["summary"]
+    alike = merge([("1.json", saved(run(*three)))]).runs[0]
+    assert "pass_hat_k_fixtures" not in alike.to_json()["summary"]  # every fixture ran every trial
+
+
 def test_runs_are_matched_by_provider_model_and_tools_in_the_order_they_first_appear() -> None:
     tuned = run(fx("x"), model="m").model_copy(update={"tools": "tuned", "tools_hash": "h2"})
     first = saved(run(fx("b"), model="m2"), run(fx("a"), model="m1"))
