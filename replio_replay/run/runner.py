@@ -85,6 +85,9 @@ class RunOptions:
     judge: str | None = None  # the config's judge provider spec: judges naming none use it
     prices: Prices = field(default_factory=dict)  # `PROVIDER:MODEL` -> price: a fixture's `cost`
     budget: Budget | None = None  # --max-cost: what live answers cost is charged to it (`Meter`)
+    #: The fixtures in flight across every suite of one run (`--jobs` bounds the whole run, not
+    #: each tool set or provider); None: `jobs` at a time for this suite alone.
+    slots: threading.Semaphore | None = None
 
     def observed(self, observer: Observer | None, label: str) -> RunOptions:
         """These options, reporting each fixture's start and end to `observer` as the run `label`;
@@ -363,7 +366,8 @@ def run_suite(
     options: RunOptions,
     cancel: threading.Event | None = None,
 ) -> RunResult:
-    """Run `cases` (resolved from `toolset`) against `provider`, `options.jobs` at a time, in order.
+    """Run `cases` (resolved from `toolset`) against `provider`, `options.jobs` at a time (and no more
+    than `options.slots` allows with the other suites of the run), reported in order.
 
     When `cancel` is set (by another thread), or on KeyboardInterrupt in this one, no new
     fixture starts, those in flight get `GRACE` seconds to end as `cancelled` (a second
@@ -381,19 +385,29 @@ def run_suite(
     label = RunKey(provider.settings.name, provider.model, toolset.name).label
     budget = options.budget
 
+    slots = options.slots or threading.Semaphore(options.jobs)
+
     def work() -> None:
         while not cancel.is_set():
-            try:
-                i = todo.get_nowait()
-            except queue.Empty:
-                return
-            case = cases[i]
-            if budget is not None and budget.stops(label, case.id, case.trial):
-                done.put((i, cancelled_result(case.fixture, case.trial, budget.reason())))
+            if not slots.acquire(timeout=_SLOT_POLL):
                 continue
-            if options.on_start is not None:
-                options.on_start(case)
-            done.put((i, run_fixture(case, provider, options, cancel, remove=removals)))
+            try:
+                try:
+                    i = todo.get_nowait()
+                except queue.Empty:
+                    return
+                one(i)
+            finally:
+                slots.release()
+
+    def one(i: int) -> None:
+        case = cases[i]
+        if budget is not None and budget.stops(label, case.id, case.trial):
+            done.put((i, cancelled_result(case.fixture, case.trial, budget.reason())))
+            return
+        if options.on_start is not None:
+            options.on_start(case)
+        done.put((i, run_fixture(case, provider, options, cancel, remove=removals)))
 
     workers = Workers([("replio-worker", work)] * max(1, min(options.jobs, len(cases))))
 
@@ -431,6 +445,9 @@ def run_suite(
 
 #: Seconds fixtures in flight get to end after an interrupt, before they are abandoned.
 GRACE = 1.5
+
+#: Seconds a worker waits for a free slot before it looks again whether the run was cancelled.
+_SLOT_POLL = 0.1
 
 
 class InterruptedRun(KeyboardInterrupt):

@@ -478,8 +478,8 @@ def _first_recording(provider: Provider, cassettes: Path) -> str | None:
 
 def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = None,
             observer: Observer | None = None, hurry: threading.Event | None = None) -> Outcome:
-    """Run the plan (the cases `only` keeps, if given): every run at once, reported in plan order
-    and, as fixtures start and end, to `observer`. After an interrupt, setting `hurry` ends the
+    """Run the plan (the cases `only` keeps, if given): every run at once, `--jobs` fixtures in flight
+    among them all, reported in plan order and, as fixtures start and end, to `observer`. After an interrupt, setting `hurry` ends the
     grace of the fixtures in flight at once (`interrupts`)."""
     settings = plan.settings
     options = RunOptions(
@@ -487,7 +487,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
         tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
         env=settings.env.values, project=settings.project.resolve(), hurry=hurry or threading.Event(),
         redactor=plan.redactor, role_providers=plan.role_providers, judge=settings.config.judge,
-        prices=plan.prices, budget=plan.budget(),
+        prices=plan.prices, budget=plan.budget(), slots=threading.Semaphore(settings.jobs),
     )
     sessions = None
     if settings.record_mode is not None:

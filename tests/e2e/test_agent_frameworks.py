@@ -16,6 +16,7 @@ tool's description changed in the agent's source, checking each step.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import shutil
@@ -316,3 +317,31 @@ def test_a_real_agent_is_recorded_replayed_and_reviewed(name: str, tmp_path: Pat
         _check_drift(name, outcome)
     if any(f.get("turns") for f in CASES[name].fixtures):
         _check_conversation(name, outcome)
+
+
+KEEP = {"id": "keep", "task": "Keep checking the weather in Paris."}
+
+
+@pytest.mark.parametrize(("name", "agent", "calls"), [
+    ("openai-chat", {"command": ["python", "agent/openai_chat.py"]}, 5),  # its MAX_STEPS
+    ("pydantic-ai", {"python": "agent/pyd_agent.py:run_limited"}, 3),  # request_limit=3
+])
+def test_an_agent_cut_short_at_its_own_step_limit_ends_truncated(name: str, agent: dict[str, Any], calls: int,
+                                                                  tmp_path: Path, closed_port: int) -> None:
+    """An agent whose model never stops calling tools stops at its own limit and says so (`reply(...,
+    truncated=True)`, `raise Truncated`): the fixture is `truncated`, as replio's loop reports it, a
+    golden of it is approved, and its replay agrees."""
+    case = dataclasses.replace(CASES[name], agent={**agent, "sources": ["agent/weather_tools.py"]},
+                               fixtures=(KEEP,))
+    _write_project(case, tmp_path)
+    with LLMServer() as server:
+        server.handler = case.upstream(KEY)
+        record = _replio(case, tmp_path, server.url, "--record-mode", "once", "--update-golden")
+    assert record.returncode == 0, record.stderr[-3000:]
+    recorded = _results(record)["keep"]
+    assert (recorded["status"], recorded["error"]) == ("truncated", None), recorded
+    assert recorded["names"] == ["get_weather"] * calls
+    assert (tmp_path / "proj" / "golden").is_dir()
+    replay = _replio(case, tmp_path, f"http://127.0.0.1:{closed_port}", "--record-mode", "none", "--strict")
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    assert {k: _results(replay)["keep"][k] for k in STABLE} == {k: recorded[k] for k in STABLE}

@@ -30,19 +30,20 @@ def main() -> None:
     messages: list = [{"role": "system", "content": SYSTEM}]
     for said in agent_messages():
         messages.append({"role": "user", "content": said})
-        answer = ""
         for _ in range(MAX_STEPS):
             response = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS,
                                                       temperature=0)
             message = response.choices[0].message
             messages.append(message.model_dump(exclude_none=True))
             if not message.tool_calls:
-                answer = message.content or ""
+                reply(message.content or "")
                 break
             for tool_call in message.tool_calls:
                 result = call(tool_call.function.name, tool_call.function.arguments)
                 messages.append({"role": "tool", "tool_call_id": tool_call.id, "content": result})
-        reply(answer)
+        else:  # its own step limit: the fixture ends `truncated`, and so does the conversation
+            reply("", truncated=True)
+            return
 
 
 if __name__ == "__main__":
