@@ -370,6 +370,7 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager | None = None) -> Plan
                         base_url=request.base_url)
         for spec in specs
     ]
+    _check_agent_speaks(providers, toolsets)
     for provider in providers:
         if settings.record_mode is RecordMode.NONE:
             _check_recorded(provider, settings.cassettes)
@@ -447,6 +448,17 @@ def _recorded_provider(settings: Settings) -> str:
                                    'name one with --provider NAME[:MODEL] or set "provider" in .replio/config.json')
     raise UsageError(f"no provider named, and the cassettes under {settings.cassettes}/ hold several: "
                      f"{', '.join(found)}; choose one with --provider (or --compare {','.join(found)})")
+
+
+def _check_agent_speaks(providers: Sequence[Provider], toolsets: Sequence[ToolSet]) -> None:
+    """The user's own agent speaks HTTP to its model through the relay: a provider that does not
+    (the scripted mock) cannot answer it, which is one error before anything runs, not one per fixture."""
+    agent = next((t.agent for t in toolsets if t.agent is not None), None)
+    mute = next((p for p in providers if not p.speaks_http), None)
+    if agent is not None and mute is not None:
+        raise UsageError(f"the provider {mute.settings.name}:{mute.model} plays a script and speaks no HTTP, so it "
+                         f"cannot answer your agent {agent.shown!r}, whose model requests go over HTTP; run it with a "
+                         "provider that serves a model (--provider NAME[:MODEL]), or without the agent")
 
 
 def _check_recorded(provider: Provider, cassettes: Path) -> None:
