@@ -17,7 +17,9 @@ they are recorded in the fixture's cassette beside the agent's and replayed from
 A user may have tools of its own (`user.tools`, as τ²-bench's dual-control users act on their own
 device): they are offered in its requests, never to the agent; it may call them, at most
 `MAX_USER_CALLS` times, before each message, each call run at once on the fixture's environments
-and its result shown to it alone. Its calls are kept (`records`) for the result's `user_trace`.
+and its result shown to it alone. Its calls are kept (`records`) for the result's `user_trace`,
+each with the number (from 1) of the message of its that came next as its `turn`: where it
+happened among the agent's turns.
 """
 
 from __future__ import annotations
@@ -130,7 +132,7 @@ class Simulator:
             own.append(Message("assistant", response.text, response.tool_calls))
             for call in response.tool_calls:
                 result = self.tools.call(call.name, call.arguments)
-                self.records.append(CallRecord(len(self.records), call, result))
+                self.records.append(CallRecord(self.said + 1, call, result))
                 own.append(Message("tool", result, tool_call_id=call.id, name=call.name))
         raise ProviderResponseError(
             f"fixture {self.fixture_id!r}: the simulated user called its tools {MAX_USER_CALLS} times without "
