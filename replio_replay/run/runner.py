@@ -44,7 +44,7 @@ from ..tools.toolbox import Toolbox
 from ..tools.toolset import ToolSet
 from .agent import run_agent
 from .budget import Budget, Meter
-from .engine import Limits, Transcript, history_messages, run_loop
+from .engine import Limits, Steps, Transcript, history_messages, run_loop
 from .judging import ask_judge
 from .scoring import cancelled_result, judge_transcript
 from .sending import sender
@@ -110,8 +110,10 @@ def run_fixture(
     started = time.perf_counter()
     fixture = case.fixture
     permissions = Permissions.for_fixture(fixture.tool_permission, fixture.tools_deny)
-    limits = Limits(fixture.max_turns or options.limits.max_turns, options.limits.max_calls,
-                    single_response=fixture.single_response)
+    # A fixture bounded by its steps (τ²'s) has as many calls as steps allow, not the run's fewer.
+    max_calls = max(options.limits.max_calls, fixture.max_steps or 0)
+    limits = Limits(fixture.max_turns or options.limits.max_turns, max_calls, single_response=fixture.single_response,
+                    max_steps=fixture.max_steps, max_tool_errors=fixture.max_tool_errors)
     settings = {
         "provider": provider.settings.name,
         "model": provider.model,
@@ -201,11 +203,12 @@ def _loop_transcript(case: Case, provider: Provider, session: FixtureSession, op
             toolbox = Toolbox(ctx, permissions, offered)
             user_box = Toolbox(ctx, permissions, offered.for_user()) if offered.user_tools else None
             generate = sender(case, provider, Exchange(fixture.id, session.transport, options.redactor))
+            steps = Steps.of(limits)
             try:
-                user = speaker(case, provider, session, options.role_providers, options.redactor, user_box)
+                user = speaker(case, provider, session, options.role_providers, options.redactor, user_box, steps)
                 transcript = run_loop(user, generate, toolbox, limits=limits, cancel=cancel,
                                       offered_from=fixture.offered_from, turn_states=_turn_states(case),
-                                      history=history_messages(fixture.history))
+                                      history=history_messages(fixture.history), steps=steps)
                 _count_user(transcript, user)
             finally:
                 toolbox.close()

@@ -89,3 +89,16 @@ def test_the_users_calls_keep_their_place_among_the_agents_turns(tmp_path: Path)
     fixture = saved["fixtures"][0]
     assert [c["at"] for c in fixture["user_trace"]] == [2, 6]
     assert all("at" not in c for c in fixture["trace"])  # the agent's calls are in `conversation` itself
+
+
+def test_the_users_failed_calls_and_steps_count_toward_the_fixtures_limits(tmp_path: Path) -> None:
+    failing = turn(call("cancel_order", order_id="Z-9"), call("cancel_order", order_id="Z-8"))
+    result, _ = _play(tmp_path, agent=[turn(text="Hello.")] * 3,
+                      user=[failing, turn(text="Hi."), turn(text="###STOP###")], max_tool_errors=2)
+    assert result.status.value == "truncated" and [c.result[:6] for c in result.user_trace] == ["Error:"] * 2
+    assert result.conversation == []  # cut short before the user said a word
+    fine = turn(call("cancel_order", order_id="A-1042"))
+    # the user's call and its result (2), its message (3), the agent's answer (4): the fifth never comes
+    steps, _ = _play(tmp_path, agent=[turn(text="Hello.")] * 3,
+                     user=[fine, turn(text="Hi."), turn(text="More."), turn(text="###STOP###")], max_steps=4)
+    assert steps.status.value == "truncated" and [m["role"] for m in steps.conversation] == ["user", "assistant"]
