@@ -34,6 +34,7 @@ from ..prices import Price, Prices, price_for
 from ..providers.base import Exchange, Provider, Usage
 from ..providers.relay import Relay
 from ..recording.base import FixtureSession, SessionFactory, live_session, unwatched
+from ..recording.modes import RecordMode, record_flags
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
 from ..tools.child import Child
 from ..tools.environment import build, play, reference_states, states
@@ -132,8 +133,12 @@ def run_fixture(
     try:
         session = options.session(case, provider, cancel, unwatched if meter is None else meter.watch)
         seen = _worktree_seen(case, session.mcp_modes(case.offered.mcp_servers))
-        with worktree(fixture, settings, remove) if seen else contextlib.nullcontext(NO_WORKTREE) as root:
-            if case.offered.agent is not None:
+        other = _another_agent(case, session)
+        with worktree(fixture, settings, remove) if seen and other is None \
+                else contextlib.nullcontext(NO_WORKTREE) as root:
+            if other is not None:
+                transcript = Transcript(status=Status.ERROR, error=other)
+            elif case.offered.agent is not None:
                 transcript = _agent_transcript(case, case.offered.agent, provider, session, options, root, cancel,
                                                permissions, ctx_limits)
             else:
@@ -224,6 +229,23 @@ def _loop_transcript(case: Case, provider: Provider, session: FixtureSession, op
     if fixture.verifier is not None and fixture.verifier.files:  # before the worktree goes
         transcript.files = snapshot(ctx.sandbox, fixture.verifier.files)
     return transcript
+
+
+def _another_agent(case: Case, session: FixtureSession) -> str | None:
+    """Why `case` cannot replay its cassette: it was recorded with another agent than the one that
+    would run now (or with replio's own loop, or that with an agent), whose requests its answers
+    were not made for; None when they are the same, or nothing replays."""
+    recorded = session.recorded_agent()
+    agent = case.offered.agent
+    if recorded is None or recorded[0] == (agent.shown if agent is not None else None):
+        return None
+    made = f"the agent {recorded[0]!r}" if recorded[0] is not None else "replio's own loop (no agent)"
+    now = f"the agent {agent.shown!r}" if agent is not None else "replio's own loop"
+    fix = ("replay it with that agent (--agent, or the \"agent\" the project declares)" if recorded[0] is not None
+           else "replay it without an agent")
+    again = record_flags(RecordMode.ALL, case.fixture.id, case.toolset.name)
+    return (f"fixture {case.fixture.id!r}: its cassette was recorded with {made}, and this replay would run "
+            f"{now}, which the recorded answers were not made for; {fix}, or re-record it with {again}")
 
 
 def _agent_transcript(case: Case, agent: AgentSpec, provider: Provider, session: FixtureSession,
