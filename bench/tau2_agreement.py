@@ -18,10 +18,12 @@ verdicts and why; and, on a line of its own, the agreement on the NL assertions 
 
 The exit status is 1 when some domain agrees on less than `--min-agreement` (default 0.99).
 
-Where the conversion cannot be exact: the simulated user's own calls carry no position in
-replio's result, so they are placed after the conversation (τ² replays them after the agent's;
-the two sides' databases are apart in mock and retail, so the end state is the same); a
-result cut for the trace is replayed as cut, which `strict_replay=False` lets through.
+The simulated user's own calls are placed where they happened among the agent's turns (each
+`user_trace` entry's `at`; a saved result older than that field has them after the
+conversation). τ²'s evaluator replays each conversation with `strict_replay=True` (every tool's
+result compared with the recorded one), but one of whose tool results replio cut for the trace
+(4,000 characters kept), which is replayed with `strict_replay=False`. A case on which τ²'s
+evaluator raises is counted as such, apart from the agreement, and named with its exception.
 """
 
 from __future__ import annotations
@@ -47,11 +49,28 @@ TERMINATION = {"ok": "user_stop", "truncated": "max_steps", "error": "agent_erro
 
 
 def tau2_messages(result: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A result's conversation in τ²'s message format (see the module's docstring)."""
+    """A result's conversation in τ²'s message format (see the module's docstring): the simulated
+    user's own calls in their places (`at`), those of a result that gives none after the rest."""
     out: list[dict[str, Any]] = [{"role": "assistant", "content": OPENING}]
     pending: list[str] = []
     n = 0
-    for m in result.get("conversation") or []:
+    conversation = result.get("conversation") or []
+    own = result.get("user_trace") or []
+
+    def user_calls(place: int | None) -> None:
+        nonlocal n
+        for c in own:
+            at = c.get("at")
+            placed = isinstance(at, int) and 0 <= at < len(conversation)
+            if (placed and at == place) or (place is None and not placed):
+                n += 1
+                args = c["arguments"] if isinstance(c["arguments"], dict) else {}
+                out.append({"role": "user", "content": None, "tool_calls": [
+                    {"id": f"call_{n}", "name": c["name"], "arguments": args, "requestor": "user"}]})
+                out.append({"role": "tool", "id": f"call_{n}", "content": c.get("result"), "requestor": "user"})
+
+    for i, m in enumerate(conversation):
+        user_calls(i)
         if m["role"] == "assistant":
             calls = []
             for c in m.get("calls") or []:
@@ -65,13 +84,18 @@ def tau2_messages(result: Mapping[str, Any]) -> list[dict[str, Any]]:
                         "requestor": "assistant"})
         else:
             out.append({"role": "user", "content": m.get("content")})
-    for c in result.get("user_trace") or []:
-        n += 1
-        args = c["arguments"] if isinstance(c["arguments"], dict) else {}
-        out.append({"role": "user", "content": None,
-                    "tool_calls": [{"id": f"call_{n}", "name": c["name"], "arguments": args, "requestor": "user"}]})
-        out.append({"role": "tool", "id": f"call_{n}", "content": c.get("result"), "requestor": "user"})
+    user_calls(None)
     return out
+
+
+#: What replio writes where it cut a tool's result for the trace (`run.scoring`).
+CUT = "\n[... cut: "
+
+
+def strict_replay(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether τ²'s evaluator can replay `messages` strictly (each tool's result compared with the
+    recorded one): not when replio cut one of them for the trace."""
+    return not any(m["role"] == "tool" and CUT in (m.get("content") or "") for m in messages)
 
 
 def replio_verdicts(result: Mapping[str, Any]) -> tuple[bool, bool | None]:
@@ -150,8 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {r['key']}: no task of the checkout has this id; left out")
             continue
         domain, task = known[r["id"]]
-        work.append({"id": r["key"], "domain": domain, "task": task, "messages": tau2_messages(r),
-                     "termination": TERMINATION.get(r["status"], "agent_error")})
+        messages = tau2_messages(r)
+        work.append({"id": r["key"], "domain": domain, "task": task, "messages": messages,
+                     "strict": strict_replay(messages), "termination": TERMINATION.get(r["status"], "agent_error")})
         ours[r["key"]] = (domain, *replio_verdicts(r), r)
     worker = [str(WORKER)] + (["--nl-model", args.nl_model, "--nl-base-url", args.nl_base_url or ""]
                               if args.nl_model else [])
@@ -164,13 +189,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     theirs = json.loads(done.stdout)
     lowest = 1.0
     for domain in sorted({d for d, *_ in ours.values()}):
-        ids = [i for i, (d, *_) in ours.items() if d == domain]
+        every = [i for i, (d, *_) in ours.items() if d == domain]
+        raised = [i for i in every if theirs[i].get("raised")]
+        ids = [i for i in every if i not in raised]
         agree = [i for i in ids if ours[i][1] == (theirs[i]["reward"] == 1.0)]
-        share = len(agree) / len(ids)
+        share = len(agree) / len(every)  # a case τ² could not judge is no agreement
         lowest = min(lowest, share)
         passed = sum(theirs[i]["reward"] == 1.0 for i in ids)
-        print(f"{domain:<8} {len(ids)} cases  {share:.1%} agreement  (τ² rewards {passed}, replio passes "
-              f"{sum(ours[i][1] for i in ids)}, without NL assertions)")
+        print(f"{domain:<8} {len(every)} cases  {share:.1%} agreement  (τ² rewards {passed}, replio passes "
+              f"{sum(ours[i][1] for i in every)}, without NL assertions"
+              + (f"; τ²'s evaluator raised on {len(raised)}" if raised else "") + ")")
+        for i in raised:
+            print(f"  {i}: τ²'s evaluator raised: {theirs[i]['raised']}")
         for i in sorted(set(ids) - set(agree)):
             parts = ", ".join(f"{k} {v:g}" for k, v in theirs[i]["parts"].items())
             why = "; ".join(r for r in ours[i][3].get("reasons") or [] if not r.startswith("judge")) or "no reason"

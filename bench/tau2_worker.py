@@ -1,12 +1,13 @@
 """τ²-bench's own evaluator on conversations replio recorded; run inside a virtualenv holding tau2-bench.
 
-Reads a JSON list of items on stdin, each ``{"id", "domain", "task", "messages", "termination"}``
-(`messages` in τ²'s message format, built by `tau2_agreement.py`), and prints, per id, τ²'s
-reward over the components it computes without an LLM (DB, ENV_ASSERTION, ACTION, COMMUNICATE,
-those of the task's reward basis, combined as `evaluate_simulation` combines them), each
-component's own reward, and, when `--nl-model` is given, its NL-assertion reward judged by that
-model. Evaluated with ``strict_replay=False``: a recorded tool result cut for the trace (replio
-keeps 4,000 characters) must not stop the replay.
+Reads a JSON list of items on stdin, each ``{"id", "domain", "task", "messages", "strict",
+"termination"}`` (`messages` in τ²'s message format, built by `tau2_agreement.py`), and prints,
+per id, τ²'s reward over the components it computes without an LLM (DB, ENV_ASSERTION, ACTION,
+COMMUNICATE, those of the task's reward basis, combined as `evaluate_simulation` combines them),
+each component's own reward, and, when `--nl-model` is given, its NL-assertion reward judged by
+that model. Evaluated with ``strict_replay`` as the item says (False only where replio cut a
+tool's result for the trace). When the evaluator raises, the item says so (``raised``: the
+exception) instead of a reward: a case τ² could not judge is not a reward of 0.
 """
 
 from __future__ import annotations
@@ -44,15 +45,15 @@ def judge(item: dict[str, Any], nl: bool) -> dict[str, Any]:
                         termination_reason=TerminationReason(item["termination"]), messages=messages(item["messages"]))
 
     def reward(kind: EvaluationType) -> float:
-        try:
-            return evaluate_simulation(run, task, kind, solo_mode=False, domain=item["domain"],
-                                       strict_replay=False).reward
-        except Exception:  # an assertion whose function raises (a task the agent never made, say) does not hold
-            return 0.0
+        return evaluate_simulation(run, task, kind, solo_mode=False, domain=item["domain"],
+                                   strict_replay=bool(item.get("strict", False))).reward
 
     basis = set(task.evaluation_criteria.reward_basis) if task.evaluation_criteria else set()
-    parts = {"ENV": reward(EvaluationType.ENV), "ACTION": reward(EvaluationType.ACTION),
-             "COMMUNICATE": reward(EvaluationType.COMMUNICATE)}
+    try:
+        parts = {"ENV": reward(EvaluationType.ENV), "ACTION": reward(EvaluationType.ACTION),
+                 "COMMUNICATE": reward(EvaluationType.COMMUNICATE)}
+    except Exception as exc:  # noqa: BLE001 - whatever τ² raises is reported as its own, never as a reward
+        return {"raised": f"{type(exc).__name__}: {exc}"[:500], "basis": sorted(b.value for b in basis)}
     total = 1.0
     if basis & _ENV:
         total *= parts["ENV"]
@@ -62,7 +63,10 @@ def judge(item: dict[str, Any], nl: bool) -> dict[str, Any]:
         total *= parts["COMMUNICATE"]
     out = {"reward": total, "parts": parts, "basis": sorted(b.value for b in basis)}
     if nl and RewardType.NL_ASSERTION in basis and task.evaluation_criteria.nl_assertions:
-        out["nl"] = reward(EvaluationType.NL_ASSERTIONS)
+        try:
+            out["nl"] = reward(EvaluationType.NL_ASSERTIONS)
+        except Exception as exc:  # noqa: BLE001 - as above: τ²'s judge failed, which is no verdict
+            out["nl_raised"] = f"{type(exc).__name__}: {exc}"[:500]
     return out
 
 

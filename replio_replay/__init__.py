@@ -17,7 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .agents.protocol import agent_messages, reply
+    from .agents.protocol import Truncated, agent_messages, reply
     from .errors import (
         AgentError,
         BenchmarkError,
@@ -109,6 +109,7 @@ _SOURCES: dict[str, str] = {
     "ToolSetError": ".errors",
     "TraceCall": ".judge.results",
     "TrialResult": ".judge.results",
+    "Truncated": ".agents.protocol",
     "UnknownFixtureError": ".errors",
     "UnknownProviderError": ".errors",
     "UsageError": ".errors",
@@ -169,6 +170,7 @@ __all__ = [
     "ToolSetError",
     "TraceCall",
     "TrialResult",
+    "Truncated",
     "UnknownFixtureError",
     "UnknownProviderError",
     "UsageError",

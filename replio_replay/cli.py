@@ -71,8 +71,10 @@ def _write_output(path: Path, text: str) -> None:
 def _fail(exc: ReplioError) -> NoReturn:
     from ._runtime.env import Env
     from ._runtime.redact import Redactor
+    from ._runtime.terminal import printable
 
-    click.echo(f"replio: error: {Redactor.from_environment(Env.current().values).text(str(exc))}", err=True)
+    click.echo(f"replio: error: {printable(Redactor.from_environment(Env.current().values).text(str(exc)))}",
+               err=True)
     sys.exit(2)
 
 
@@ -605,6 +607,7 @@ def import_group() -> None:
 def import_bfcl_cmd(project: Path, source: Path, categories: tuple[str, ...], limit: int | None,
                     out: Path | None) -> None:
     """Write BFCL's cases (from a bfcl-eval wheel, package or data folder) as fixtures, one file per case."""
+    from ._runtime.terminal import printable
     from .fixtures.bfcl import DEFAULT_OUT, import_bfcl
 
     try:
@@ -616,7 +619,7 @@ def import_bfcl_cmd(project: Path, source: Path, categories: tuple[str, ...], li
     if report.environments:
         click.echo(f"BFCL's environment classes: {report.environments} files written (see environments/NOTICE.md)")
     for problem in report.problems:
-        click.echo(f"replio: skipped BFCL {problem}", err=True)
+        click.echo(printable(f"replio: skipped BFCL {problem}"), err=True)
     sys.exit(1 if report.problems else 0)
 
 
@@ -633,6 +636,7 @@ def import_bfcl_cmd(project: Path, source: Path, categories: tuple[str, ...], li
 def import_tau2_cmd(project: Path, source: Path, domain: str, split: str, limit: int | None, out: Path | None) -> None:
     """Write a τ²-bench domain's tasks (from a local tau2-bench checkout) as fixtures, one file per task, with
     the domain's code and databases as their environment."""
+    from ._runtime.terminal import printable
     from .fixtures.tau2 import DEFAULT_OUT, import_tau2
 
     try:
@@ -643,7 +647,7 @@ def import_tau2_cmd(project: Path, source: Path, domain: str, split: str, limit:
     if report.environments:
         click.echo(f"τ²'s {domain} code and data: {report.environments} files written (see environments/NOTICE.md)")
     for problem in report.problems:
-        click.echo(f"replio: skipped τ² {domain} {problem}", err=True)
+        click.echo(printable(f"replio: skipped τ² {domain} {problem}"), err=True)
     sys.exit(1 if report.problems else 0)
 
 

@@ -83,6 +83,9 @@ class AgentSpec:
     where: str
     #: Request-drift paths it varies (`recording.requests.volatile_pattern`).
     volatile: tuple[str, ...] = ()
+    #: Each source file (as `_fingerprint` names it) and a hash of its content: what a cassette's
+    #: header keeps, so `status` can name the file that changed since a recording.
+    files: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """What the tool set's digest holds of the agent, what changes what it sends: never a machine's paths."""
@@ -99,8 +102,9 @@ def resolve_agent(decl: AgentDecl, base_dir: Path, where: str) -> AgentSpec:
         argv, named = _command(decl.command, base_dir, f"{where}.command")
         shown = shlex.join(decl.command)
     files = sorted({*named, *_globbed(decl.sources, base_dir, f"{where}.sources")})
+    hashed = _hashed(files, base_dir)
     return AgentSpec(argv, decl.timeout, tuple(sorted(decl.env.items())), shown,
-                     _fingerprint(files, base_dir), where, tuple(decl.volatile))
+                     _fingerprint(hashed), where, tuple(decl.volatile), _each(hashed))
 
 
 def agent_from_flag(value: str) -> AgentSpec:
@@ -203,12 +207,25 @@ def _globbed(patterns: list[str], base_dir: Path, where: str) -> list[Path]:
     return found
 
 
-def _fingerprint(files: list[Path], base_dir: Path) -> str:
-    """A hash of the named files' content, each by its path relative to `base_dir` where it can be."""
-    digest = hashlib.sha256()
+def _hashed(files: list[Path], base_dir: Path) -> list[tuple[str, bytes]]:
+    """Each named file by its path relative to `base_dir` where it can be, with its content."""
+    out = []
     for path in files:
         if not path.is_file():
             continue  # a folder the command names (a package run with -m): its `sources` say what matters
         shown = path.relative_to(base_dir.resolve()) if path.is_relative_to(base_dir.resolve()) else Path(path.name)
-        digest.update(shown.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        out.append((shown.as_posix(), path.read_bytes()))
+    return out
+
+
+def _fingerprint(hashed: list[tuple[str, bytes]]) -> str:
+    """A hash of the named files (`_hashed`): their names and contents."""
+    digest = hashlib.sha256()
+    for shown, content in hashed:
+        digest.update(shown.encode() + b"\0" + content + b"\0")
     return digest.hexdigest()[:16]
+
+
+def _each(hashed: list[tuple[str, bytes]]) -> tuple[tuple[str, str], ...]:
+    """Each file's name and a short hash of its content."""
+    return tuple((shown, hashlib.sha256(content).hexdigest()[:16]) for shown, content in hashed)

@@ -6,7 +6,7 @@ under every SDK's variable, placeholder keys, a throwaway ``HOME``, and never a 
 environment. For one task it writes the task on standard input and closes it; its standard
 output is the answer. In a conversation each `ask` writes one ``{"user": ...}`` line and waits for
 one ``{"answer": ...}`` line (other lines on standard output are the agent's own noise and are
-skipped). Every wait is bounded by the agent's `timeout`, for the whole fixture, and by the run's
+skipped); an answer may say the agent stopped at a step limit of its own (`protocol.reply`). Every wait is bounded by the agent's `timeout`, for the whole fixture, and by the run's
 cancel event; output past `STDOUT_CAP` stops it. Whatever happens, `close` kills what is left of
 its group. Standard error is kept (its last `STDERR_CAP` bytes) for the result.
 """
@@ -31,9 +31,9 @@ from .._runtime.deadline import Interrupted
 from .._runtime.groups import end_group, marked, track_group
 from ..errors import AgentError
 from .decl import AgentSpec
-from .protocol import CONVERSATION, TASK
+from .protocol import CONVERSATION, TASK, truncated_answer
 
-__all__ = ["PLACEHOLDER_KEY", "STDERR_CAP", "STDOUT_CAP", "AgentEnd", "AgentProcess", "agent_env"]
+__all__ = ["PLACEHOLDER_KEY", "STDERR_CAP", "STDOUT_CAP", "AgentEnd", "AgentProcess", "Answer", "agent_env"]
 
 #: Bytes of standard output an agent may write for one fixture.
 STDOUT_CAP = 1024 * 1024
@@ -70,6 +70,14 @@ def agent_env(base_url: str, spec: AgentSpec, home: Path, extra: Mapping[str, st
 
 
 @dataclass(frozen=True)
+class Answer:
+    """One answer of the agent, and whether it says it stopped at a step limit of its own."""
+
+    text: str
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
 class AgentEnd:
     """How the agent's process ended: its exit status (None: stopped) and the end of its standard error."""
 
@@ -99,7 +107,7 @@ class AgentProcess:
         self.out = bytearray()
         self.err = bytearray()
         self.over = threading.Event()
-        self.answers: queue.SimpleQueue[str | None] = queue.SimpleQueue()  # None: standard output ended
+        self.answers: queue.SimpleQueue[Answer | None] = queue.SimpleQueue()  # None: standard output ended
         self.inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()  # None: close standard input
         self.exited = threading.Event()  # set the moment the process exits (a thread waits on it)
         self.threads = [threading.Thread(target=self._read_out, daemon=True),
@@ -118,7 +126,7 @@ class AgentProcess:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def ask(self, message: str) -> str:
+    def ask(self, message: str) -> Answer:
         """Send one user message of a conversation and return the agent's answer to it."""
         self.inbox.put((json.dumps({"user": message}, ensure_ascii=False) + "\n").encode("utf-8"))
         while True:
@@ -132,10 +140,13 @@ class AgentProcess:
                 raise self._failure("ended its standard output before answering")
             return answer
 
-    def answer(self) -> str:
-        """The answer of a one-task agent: its standard output once it exited 0 (trimmed)."""
+    def answer(self) -> Answer:
+        """The answer of a one-task agent: its standard output once it exited 0 (trimmed), or the
+        answer of the one line it wrote saying it was cut short (`protocol.reply`)."""
         self.wait()
-        return bytes(self.out).decode("utf-8", "replace").strip()
+        text = bytes(self.out).decode("utf-8", "replace").strip()
+        cut = truncated_answer(text)
+        return Answer(text) if cut is None else Answer(cut, truncated=True)
 
     def end(self) -> None:
         """End a conversation: close standard input and wait for the agent to exit 0."""
@@ -245,14 +256,14 @@ class AgentProcess:
             stream.close()
 
 
-def _answer_of(line: bytes) -> str | None:
-    """The answer a `{"answer": "..."}` line holds; None for any other line."""
+def _answer_of(line: bytes) -> Answer | None:
+    """The answer a `{"answer": "..."}` line holds (`"truncated": true`: cut short); None for any other line."""
     try:
         data = json.loads(line)
     except ValueError:
         return None
     answer = data.get("answer") if isinstance(data, dict) else None
-    return answer if isinstance(answer, str) else None
+    return Answer(answer, data.get("truncated") is True) if isinstance(answer, str) else None
 
 
 def _read_capped(stream: IO[bytes], kept: bytearray, cap: int, over: threading.Event) -> None:

@@ -4,7 +4,8 @@
 ``sys.path``) and calls the function with each user message (`protocol.agent_messages`), in this
 one process, so module state carries over between the turns of a conversation; a coroutine
 function runs on one event loop kept for all of them. Each answer goes back with
-`protocol.reply`. A function that raises, or returns something other than a str, ends the child
+`protocol.reply`; one that raises `protocol.Truncated` (it stopped at a step limit of its own) is
+answered as cut short, and the conversation ends. A function that raises anything else, or returns something other than a str, ends the child
 with exit status 1 and the reason on standard error, which replio reports.
 """
 
@@ -18,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .protocol import agent_messages, reply
+from .protocol import Truncated, agent_messages, reply
 
 
 def _load(file: str, function: str) -> Any:
@@ -47,9 +48,13 @@ def main(argv: list[str]) -> int:
     loop = asyncio.new_event_loop()
     try:
         for message in agent_messages():
-            answer = run(message)
-            if inspect.isawaitable(answer):
-                answer = loop.run_until_complete(answer)
+            try:
+                answer = run(message)
+                if inspect.isawaitable(answer):
+                    answer = loop.run_until_complete(answer)
+            except Truncated as cut:
+                reply(cut.answer, truncated=True)
+                return 0
             if not isinstance(answer, str):
                 print(f"{Path(file).name}:{function} returned a {type(answer).__name__}, not a str", file=sys.stderr)
                 return 1

@@ -61,6 +61,8 @@ class TraceCall(_Model):
     name: str
     arguments: dict[str, Any] | str
     result: str | None = Field(None, description="What the model was told (capped; see RESULT_CAP).")
+    at: _Count | None = Field(None, description="A simulated user's own call: how many messages of the result's "
+                              "`conversation` came before it, its place among the agent's turns; absent in `trace`.")
 
 
 class JudgeVerdict(_Model):
@@ -286,6 +288,9 @@ class RunResult(_Model):
                         "agent_stderr", "user_trace", "group"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
+            for call in [*fx["trace"], *(fx.get("user_trace") or ())]:
+                if call.get("at", ...) is None:
+                    call.pop("at")
             for verdict in fx["judge"] if isinstance(fx.get("judge"), list) else [fx.get("judge") or {}]:
                 if verdict.get("raw", ...) is None:
                     verdict.pop("raw")

@@ -42,7 +42,7 @@ from .retry import RETRY_STATUSES, Backoff, Retryable, Sleep, retry_after_second
 from .wire import clean, clean_text, preview
 from .wire.relayed import Relayed, decoded, route
 
-__all__ = ["REPLAYED", "ROLE", "Endpoint", "HTTPProvider", "Pools", "joined", "post_json", "shared_ssl_context"]
+__all__ = ["REPLAYED", "ROLE", "SAME_CONVERSATION", "Endpoint", "HTTPProvider", "Pools", "joined", "post_json", "shared_ssl_context"]
 
 #: The response extension a cassette sets on what it replays: the URL it was recorded from, which
 #: messages name (so a replay says what the recording said), and retries do not wait again.
@@ -50,6 +50,9 @@ REPLAYED = "replio.replayed"
 #: The request extension naming whose request it is (`Exchange.role`): a cassette records and
 #: matches it; it is never sent to the server.
 ROLE = "replio.role"
+#: The request extension marking a request whose conversation a replay must find as recorded (a
+#: user's agent's, sent through the relay): one that differs is answered with no recording.
+SAME_CONVERSATION = "replio.same_conversation"
 
 #: Connecting never waits longer than this, even with a long read timeout.
 CONNECT_TIMEOUT_MAX = 10.0

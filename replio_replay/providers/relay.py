@@ -13,7 +13,9 @@ goes back to the agent as it came, and is kept (`Relayed`) for the trace.
 Requests of one agent are relayed one at a time, in the order they arrive, so a recording's order
 is the order its agent asked in. A request that could not be relayed (no recording for it, the
 server unreachable) is answered with an error the SDK surfaces (HTTP 400, which no SDK retries,
-or 502), and remembered in `failures`: the fixture ends in error naming it.
+or 502), and remembered in `failures`: the fixture ends in error naming it. So is a replayed
+request whose conversation is not the recorded one (`recording.conversation`): its recorded
+answer was made for another question.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from .._runtime.redact import NO_SECRETS, Redactor
 from ..errors import ReplioError
 from .base import Provider
 from .bounded import ResponseTooLarge
-from .http import CONNECT_TIMEOUT_MAX, ROLE, HTTPProvider
+from .http import CONNECT_TIMEOUT_MAX, ROLE, SAME_CONVERSATION, HTTPProvider
 from .wire.relayed import FORMAT_NAMES, Relayed, route
 
 __all__ = ["MAX_REQUEST_BYTES", "Relay", "RelayServer"]
@@ -116,7 +118,7 @@ class Relay:
                 **provider.basic_auth, **provider.headers()}
         timeouts = httpx.Timeout(settings.timeout, connect=min(settings.timeout, CONNECT_TIMEOUT_MAX)).as_dict()
         request = httpx.Request("POST", url, content=canonical(body, allow_nan=False).encode("utf-8"), headers=sent,
-                                extensions={"timeout": timeouts, ROLE: "agent"})
+                                extensions={"timeout": timeouts, ROLE: "agent", SAME_CONVERSATION: True})
         try:
             response = transport.handle_request(request)
             try:

@@ -55,6 +55,11 @@ class FixtureSession:
         go through: here that provider's own (None for one without HTTP, the mock), watched."""
         return self.watch(provider, provider.transport(self.cancel))
 
+    def recorded_agent(self) -> tuple[str | None] | None:
+        """Who made the recording this fixture replays: (the user's agent as declared,), (None,) for
+        replio's own loop; None when nothing replays, as here."""
+        return None
+
     def discard(self) -> None:
         """Keep nothing of what this fixture recorded (its exchanges are not whole): here nothing is kept."""
 

@@ -182,13 +182,24 @@ class CassetteSession(FixtureSession):
             "recorded": datetime.date.today().isoformat(),
         }
 
-    def _offered(self) -> dict[str, str]:
+    def _offered(self) -> dict[str, Any]:
         """What the model was offered: the tools' and prompt's hashes, or the user's agent, whose own
         code offers them (its requests hold them)."""
         offered = self.offered or self.case.offered
         if offered.agent is not None:
-            return {"agent": offered.agent.shown}
+            return {"agent": offered.agent.shown, "agent_files": dict(offered.agent.files)}
         return {"tool_schema_hash": offered.schema_hash, "system_prompt_hash": offered.prompt_hash}
+
+    def recorded_agent(self) -> tuple[str | None] | None:
+        """Who made the conversation this fixture replays, as its cassette's header says: (the user's
+        agent as declared,), (None,) for replio's own loop; None when nothing replays, or the header
+        does not say."""
+        header = self.serializer.loaded_header
+        if not self.replaying or not header:
+            return None
+        if "agent" in header:
+            return (str(header["agent"]),)
+        return (None,) if "tool_schema_hash" in header else None
 
     def finish(self, status: Status) -> None:
         """Write the cassette if something new was recorded and the fixture ran to its end.

@@ -36,10 +36,34 @@ def stale_reasons(header: dict[str, Any], fixture: Fixture, toolset: ToolSet,
         reasons.append(JUDGE_CHANGED)
     if "toolset_hash" in header:
         if header["toolset_hash"] != toolset.digest:
-            reasons.append(f"tool set {toolset.name!r} changed")
+            reasons.append(f"tool set {toolset.name!r} changed" + _agent_change(header, toolset))
     elif header.get("tool_schema_hash") != offered().schema_hash:
         reasons.append(f"tool set {toolset.name!r} changed")
     return tuple(reasons)
+
+
+def _agent_change(header: dict[str, Any], toolset: ToolSet) -> str:
+    """What changed of the agent since the recording with `header`, to follow the tool set's change
+    (`: the agent's agent/a.py changed`); empty when the agent did not, or the header does not say."""
+    agent = toolset.agent
+    recorded = header.get("agent")
+    if recorded is None and "tool_schema_hash" in header:
+        return f": recorded with replio's own loop, now the agent {agent.shown!r}" if agent is not None else ""
+    if recorded is None:
+        return ""
+    if agent is None:
+        return f": recorded with the agent {recorded!r}, now replio's own loop"
+    if agent.shown != recorded:
+        return f": recorded with the agent {recorded!r}, now {agent.shown!r}"
+    before = header.get("agent_files")
+    if not isinstance(before, dict):
+        return ""
+    now = dict(agent.files)
+    changed = sorted(name for name in {*before, *now} if before.get(name) != now.get(name))
+    if not changed:
+        return ""
+    shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    return f": the agent's {shown} changed"
 
 
 def case_mode(mode: RecordMode, cassette: Path, case: Case) -> RecordMode:

@@ -6,7 +6,9 @@ cassettes. It asks the cassette as vcrpy's own stubs do (`can_play_response_for`
 `play_response`, `append`): recorded requests are matched in order by method, path and role
 (`roles`: the agent's, a simulated user's), not by body, and each replayed body that the
 registered canonical-JSON matcher finds changed is compared with the recorded one: the
-differences are the fixture's *request drift*, each named by its role.
+differences are the fixture's *request drift*, each named by its role. A user's agent's request
+whose conversation is not the recorded one (`conversation`) has no recording: the replay went
+another way.
 
 Every role's requests go into the one cassette; a role whose provider is not the agent's sends
 what it records through its own inner transport (`inners`). `forget` drops a role's recorded
@@ -26,8 +28,9 @@ from vcr.matchers import requests_match
 from .._runtime.diffing import Change
 from .._runtime.jsoncanon import canonical
 from ..errors import CassetteError
-from ..providers.http import REPLAYED, ROLE
+from ..providers.http import REPLAYED, ROLE, SAME_CONVERSATION
 from .cassette import Cassette, Request, json_body
+from .conversation import difference
 from .modes import RecordMode, record_flags, rejudge_flags
 from .requests import request_changes
 from .roles import AGENT, JUDGE, ROLE_HEADER, role_of
@@ -107,7 +110,7 @@ class CassetteTransport(httpx.BaseTransport):
         if self.cassette.can_play_response_for(live):
             answer = self.cassette.play_response(live)
             stored = next(kept for kept, response in self.cassette.data if response is answer)
-            self._compare(stored, live, role)
+            self._compare(stored, live, role, same_conversation=bool(request.extensions.get(SAME_CONVERSATION)))
             return _to_httpx(answer, request, replayed=stored.uri)
         inner = self.inners.get(role, self.inner)
         if self.protected or inner is None or (self.live_roles is not None and role not in self.live_roles):
@@ -154,10 +157,21 @@ class CassetteTransport(httpx.BaseTransport):
         return bool(self.cassette.can_play_response_for(Request(request.method, str(request.url), b"",
                                                                 dict(request.headers))))
 
-    def _compare(self, stored: Request, live: Request, role: str) -> None:
+    def _compare(self, stored: Request, live: Request, role: str, *, same_conversation: bool = False) -> None:
+        """Keep the request drift of `live` from `stored`; with `same_conversation`, CassetteError when
+        the conversation it carries is not the recorded one (`conversation`)."""
         if requests_match(live, stored, [self.body_matcher]):
             return
-        for change in request_changes(json_body(stored.body), json_body(live.body), self.volatile):
+        recorded, sent = json_body(stored.body), json_body(live.body)
+        differs = difference(recorded, sent, self.volatile) if same_conversation else None
+        if differs is not None:
+            raise CassetteError(
+                f"fixture {self.fixture_id!r}: request #{self.sent} does not carry the conversation it was recorded "
+                f"with: {differs}. The replay went another way (the agent sent a request more or fewer, or acted "
+                "on another answer), so the recorded answer is for another question; make the agent send the same "
+                "requests each run, or re-record with "
+                f"{record_flags(RecordMode.ALL, self.fixture_id, self.tools)}")
+        for change in request_changes(recorded, sent, self.volatile):
             key = (role, change.path, change.kind, canonical(change.old), canonical(change.new))
             self.drift.setdefault(key, (role, change))
 

@@ -6,6 +6,8 @@ import shutil
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
+from .._runtime.terminal import printable
+
 __all__ = ["Column", "output_width", "plain_lines", "render_table", "table_width"]
 
 Column = tuple[str, str]  # (header, "left" | "right")
@@ -14,7 +16,9 @@ Column = tuple[str, str]  # (header, "left" | "right")
 def render_table(
     title: str | None, columns: Sequence[Column], rows: Sequence[Sequence[str]], out: TextIO, *, rich: bool
 ) -> None:
-    """Write one table to `out`."""
+    """Write one table to `out`, its text `printable` (ids and descriptions come from files)."""
+    title = printable(title) if title else title
+    rows = [[printable(cell) for cell in row] for row in rows]
     if rich:
         _rich_table(title, columns, rows, out)
     else:

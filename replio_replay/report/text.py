@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .._runtime.diffing import Change
+from .._runtime.terminal import printable
 from .._runtime.wording import plural
 from ..judge.metrics import units
 from ..judge.results import Status
@@ -83,7 +84,7 @@ def write_fixture_list(fixtures: Sequence[dict[str, Any]], out: TextIO, *, rich:
 def write_problems(problems: Sequence[tuple[str, str]], out: TextIO) -> None:
     """Broken fixture files, one line each, so the user can fix them."""
     for file, message in problems:
-        out.write(f"skipped {file}: {message}\n")
+        out.write(printable(f"skipped {file}: {message}") + "\n")
 
 
 def skipped_line(problems: Sequence[tuple[str, str]]) -> str:
@@ -91,7 +92,7 @@ def skipped_line(problems: Sequence[tuple[str, str]]) -> str:
     files = list(dict.fromkeys(file for file, _ in problems))
     if not files:
         return ""
-    return f"skipped {len(files)} (see stderr for why): {', '.join(files)}"
+    return printable(f"skipped {len(files)} (see stderr for why): {', '.join(files)}")
 
 
 def compared(unit: TrialResult | FixtureResult) -> bool:

@@ -7,6 +7,8 @@ its scripted turns or its simulated user (`run.simulator`), exactly as for repli
 trace is read back from the exchanges (`agents.trace`) into the same `Transcript` the loop makes,
 so every check, metric, golden and report works unchanged.
 
+An agent that says it stopped at a step limit of its own (`agents.protocol.reply(...,
+truncated=True)`) ends the fixture `truncated`, as replio's loop does at its turn limit.
 A fixture ends in `error` when a request could not be relayed (named: no recording for it, the
 provider unreachable, a wire format the provider does not speak), when the agent failed (exit
 status, timeout, crash: `agents.process`), or when it never sent the model a request.
@@ -57,7 +59,10 @@ def run_agent(spec: AgentSpec, user: str | NextUser, relay: Relay, *, root: Path
             return AgentRun(_ended(out, Status.ERROR, str(exc)))
         try:
             if isinstance(user, str):
-                turns.append(AgentTurn(user, agent.answer(), len(relay.exchanges)))
+                answer = agent.answer()
+                turns.append(AgentTurn(user, answer.text, len(relay.exchanges)))
+                if answer.truncated:
+                    out.status = Status.TRUNCATED
             else:
                 _converse(agent, user, relay, out, turns)
         except Interrupted:
@@ -85,8 +90,12 @@ def _converse(agent: AgentProcess, user: NextUser, relay: Relay, out: Transcript
             out.status = said
             return
         answer = agent.ask(said)
-        turns.append(AgentTurn(said, answer, len(relay.exchanges)))
-        out.messages += [Message("user", said), Message("assistant", answer)]
+        turns.append(AgentTurn(said, answer.text, len(relay.exchanges)))
+        out.messages += [Message("user", said), Message("assistant", answer.text)]
+        if answer.truncated:  # it stopped at a step limit of its own: the conversation ends there
+            agent.end()
+            out.status = Status.TRUNCATED
+            return
 
 
 def _read(out: Transcript, relay: Relay, turns: list[AgentTurn]) -> None:

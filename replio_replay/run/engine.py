@@ -8,7 +8,8 @@ scripted turns, a simulated user), and it returns a `Transcript`.
 Each user message is one *user turn*: the model answers it, calling tools, until it answers
 without a call, or until `max_turns` model turns, or until the conversation no longer fits the
 model's context window (then the conversation stops, `truncated`; for the context, `error` says so);
-`max_calls` bounds the calls of the whole conversation. A model turn that ends without a call for
+`max_calls` bounds the calls of the whole conversation, and a fixture's `max_steps` and
+`max_tool_errors` its steps and failed calls as τ²-bench counts them (`Steps`). A model turn that ends without a call for
 a reason other than the usual (its provider's `Finish`) ends the conversation too: a length limit,
 `truncated` (the answer, if any, is cut short); any other reason with no answer at all (a content
 filter, a refusal, a malformed call), `error` naming it. A tool may be held back until a later
@@ -31,7 +32,7 @@ from ..judge.turns import TurnEvidence, TurnReference
 from ..providers.base import ChatRequest, ChatResponse, Finish, Message, ToolCall, Usage
 from ..tools.toolbox import Toolbox
 
-__all__ = ["NOT_RUN", "CallRecord", "Limits", "NextUser", "Transcript", "run_loop", "scripted"]
+__all__ = ["NOT_RUN", "CallRecord", "Limits", "NextUser", "Steps", "Transcript", "run_loop", "scripted"]
 
 Generate = Callable[[ChatRequest], ChatResponse]
 
@@ -44,11 +45,42 @@ NextUser = Callable[[Sequence[Message]], Union[str, Status]]
 @dataclass(frozen=True)
 class Limits:
     """When the loop gives up: after `max_turns` model turns or `max_calls` tool calls; with
-    `single_response`, after the first response, whose calls are recorded but not run."""
+    `single_response`, after the first response, whose calls are recorded but not run; at
+    `max_steps` steps or `max_tool_errors` failed calls of the conversation (see `Steps`)."""
 
     max_turns: int = 12
     max_calls: int = 40
     single_response: bool = False
+    max_steps: int | None = None
+    max_tool_errors: int | None = None
+
+
+@dataclass
+class Steps:
+    """A conversation's steps and failed tool calls so far, counted as τ²-bench's orchestrator
+    counts them (each user message, each model response, each response's tool results, for the
+    agent and a simulated user alike), against the fixture's `max_steps` and `max_tool_errors`
+    (None: no limit). Like τ², it is looked at only when no tool result is awaited."""
+
+    max_steps: int | None = None
+    max_errors: int | None = None
+    taken: int = 0
+    errors: int = 0
+
+    @classmethod
+    def of(cls, limits: Limits) -> Steps:
+        return cls(limits.max_steps, limits.max_tool_errors)
+
+    def take(self, results: Sequence[CallRecord] = ()) -> None:
+        """One step more: a message, or (with `results`) the tool results of one response."""
+        self.taken += 1
+        self.errors += sum(r.is_error for r in results)
+
+    def over(self) -> bool:
+        """Whether a limit is reached: the conversation ends `truncated`, as τ²'s ends (`max_steps`,
+        `too_many_errors`) with no reward."""
+        return (self.max_steps is not None and self.taken >= self.max_steps) or \
+            (self.max_errors is not None and self.errors >= self.max_errors)
 
 
 #: The result a call of a single-response fixture is recorded with: it was judged, not run.
@@ -149,11 +181,15 @@ def run_loop(
     offered_from: Mapping[str, int] | None = None,
     turn_states: bool = False,
     history: Sequence[Message] = (),
+    steps: Steps | None = None,
 ) -> Transcript:
     """Run one fixture's conversation to its end: `user` is its one task, or says each message;
     never raises for provider or tool failures. `offered_from` maps a tool to the user turn (from
     1) it is first offered in; `turn_states` keeps the environments' state at each turn's end;
-    `history` is an earlier conversation the run continues (see `history_messages`)."""
+    `history` is an earlier conversation the run continues (see `history_messages`); `steps`
+    counts the conversation's steps against its limits (shared with a simulated user, which
+    counts its own; by default, those of `limits`)."""
+    steps = steps if steps is not None else Steps.of(limits)
     next_user = scripted([user]) if isinstance(user, str) else user
     prompt = toolbox.system_prompt  # empty: no system message at all
     out = Transcript(messages=[*([Message("system", prompt)] if prompt else []), *history])
@@ -175,9 +211,13 @@ def run_loop(
             return out
         out.messages.append(Message("user", said))
         out.answer = ""  # the answer is this turn's, or none if it is cut short
+        steps.take()
+        if steps.over():
+            out.status = Status.TRUNCATED
+            return out
         number = len(out.turn_ends) + 1
         toolbox.held = frozenset(name for name, first in (offered_from or {}).items() if first > number)
-        ended = _answer(out, turn, generate, toolbox, limits, cancel)
+        ended = _answer(out, turn, generate, toolbox, limits, cancel, steps)
         turn += ended.model_turns
         state = toolbox.states() if turn_states else None
         out.turn_ends.append(TurnEvidence(len(out.records), out.answer, state))
@@ -218,7 +258,7 @@ def _stopped_short(finish: Finish | None, *, answered: bool) -> tuple[Status, st
 
 
 def _answer(out: Transcript, first: int, generate: Generate, toolbox: Toolbox, limits: Limits,
-            cancel: threading.Event | None) -> _Ended:
+            cancel: threading.Event | None, steps: Steps) -> _Ended:
     """The model answers the last user message: model turns from number `first` on."""
     tool_specs = toolbox.specs
     for n in range(limits.max_turns):
@@ -240,16 +280,18 @@ def _answer(out: Transcript, first: int, generate: Generate, toolbox: Toolbox, l
         out.finishes.append(response.finish.reason if response.finish else None)
         out.messages.append(Message("assistant", response.text, response.tool_calls,
                                     provider_items=response.provider_items))
+        steps.take()
         if not response.tool_calls:
             out.answer = response.text
             stopped = _stopped_short(response.finish, answered=bool(response.text.strip()))
             if stopped is not None:
                 out.error = stopped[1]
-            return _Ended(n + 1, stopped[0] if stopped else None)
+            return _Ended(n + 1, stopped[0] if stopped else Status.TRUNCATED if steps.over() else None)
         if limits.single_response:
             out.answer = response.text
             out.records = [CallRecord(turn, call, NOT_RUN) for call in response.tool_calls]
             return _Ended(n + 1, Status.OK)
+        made = len(out.records)
         for call in response.tool_calls:
             if cancel is not None and cancel.is_set():
                 return _Ended(n + 1, Status.CANCELLED)
@@ -262,4 +304,7 @@ def _answer(out: Transcript, first: int, generate: Generate, toolbox: Toolbox, l
                 return _Ended(n + 1, Status.ERROR)
             out.records.append(CallRecord(turn, call, result))
             out.messages.append(Message("tool", result, tool_call_id=call.id, name=call.name))
+        steps.take(out.records[made:])
+        if steps.over():
+            return _Ended(n + 1, Status.TRUNCATED)
     return _Ended(limits.max_turns, Status.TRUNCATED)

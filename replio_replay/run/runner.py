@@ -34,6 +34,7 @@ from ..prices import Price, Prices, price_for
 from ..providers.base import Exchange, Provider, Usage
 from ..providers.relay import Relay
 from ..recording.base import FixtureSession, SessionFactory, live_session, unwatched
+from ..recording.modes import RecordMode, record_flags
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
 from ..tools.child import Child
 from ..tools.environment import build, play, reference_states, states
@@ -44,7 +45,7 @@ from ..tools.toolbox import Toolbox
 from ..tools.toolset import ToolSet
 from .agent import run_agent
 from .budget import Budget, Meter
-from .engine import Limits, Transcript, history_messages, run_loop
+from .engine import Limits, Steps, Transcript, history_messages, run_loop
 from .judging import ask_judge
 from .scoring import cancelled_result, judge_transcript
 from .sending import sender
@@ -85,6 +86,9 @@ class RunOptions:
     judge: str | None = None  # the config's judge provider spec: judges naming none use it
     prices: Prices = field(default_factory=dict)  # `PROVIDER:MODEL` -> price: a fixture's `cost`
     budget: Budget | None = None  # --max-cost: what live answers cost is charged to it (`Meter`)
+    #: The fixtures in flight across every suite of one run (`--jobs` bounds the whole run, not
+    #: each tool set or provider); None: `jobs` at a time for this suite alone.
+    slots: threading.Semaphore | None = None
 
     def observed(self, observer: Observer | None, label: str) -> RunOptions:
         """These options, reporting each fixture's start and end to `observer` as the run `label`;
@@ -107,8 +111,10 @@ def run_fixture(
     started = time.perf_counter()
     fixture = case.fixture
     permissions = Permissions.for_fixture(fixture.tool_permission, fixture.tools_deny)
-    limits = Limits(fixture.max_turns or options.limits.max_turns, options.limits.max_calls,
-                    single_response=fixture.single_response)
+    # A fixture bounded by its steps (τ²'s) has as many calls as steps allow, not the run's fewer.
+    max_calls = max(options.limits.max_calls, fixture.max_steps or 0)
+    limits = Limits(fixture.max_turns or options.limits.max_turns, max_calls, single_response=fixture.single_response,
+                    max_steps=fixture.max_steps, max_tool_errors=fixture.max_tool_errors)
     settings = {
         "provider": provider.settings.name,
         "model": provider.model,
@@ -127,8 +133,12 @@ def run_fixture(
     try:
         session = options.session(case, provider, cancel, unwatched if meter is None else meter.watch)
         seen = _worktree_seen(case, session.mcp_modes(case.offered.mcp_servers))
-        with worktree(fixture, settings, remove) if seen else contextlib.nullcontext(NO_WORKTREE) as root:
-            if case.offered.agent is not None:
+        other = _another_agent(case, session)
+        with worktree(fixture, settings, remove) if seen and other is None \
+                else contextlib.nullcontext(NO_WORKTREE) as root:
+            if other is not None:
+                transcript = Transcript(status=Status.ERROR, error=other)
+            elif case.offered.agent is not None:
                 transcript = _agent_transcript(case, case.offered.agent, provider, session, options, root, cancel,
                                                permissions, ctx_limits)
             else:
@@ -198,11 +208,12 @@ def _loop_transcript(case: Case, provider: Provider, session: FixtureSession, op
             toolbox = Toolbox(ctx, permissions, offered)
             user_box = Toolbox(ctx, permissions, offered.for_user()) if offered.user_tools else None
             generate = sender(case, provider, Exchange(fixture.id, session.transport, options.redactor))
+            steps = Steps.of(limits)
             try:
-                user = speaker(case, provider, session, options.role_providers, options.redactor, user_box)
+                user = speaker(case, provider, session, options.role_providers, options.redactor, user_box, steps)
                 transcript = run_loop(user, generate, toolbox, limits=limits, cancel=cancel,
                                       offered_from=fixture.offered_from, turn_states=_turn_states(case),
-                                      history=history_messages(fixture.history))
+                                      history=history_messages(fixture.history), steps=steps)
                 _count_user(transcript, user)
             finally:
                 toolbox.close()
@@ -218,6 +229,23 @@ def _loop_transcript(case: Case, provider: Provider, session: FixtureSession, op
     if fixture.verifier is not None and fixture.verifier.files:  # before the worktree goes
         transcript.files = snapshot(ctx.sandbox, fixture.verifier.files)
     return transcript
+
+
+def _another_agent(case: Case, session: FixtureSession) -> str | None:
+    """Why `case` cannot replay its cassette: it was recorded with another agent than the one that
+    would run now (or with replio's own loop, or that with an agent), whose requests its answers
+    were not made for; None when they are the same, or nothing replays."""
+    recorded = session.recorded_agent()
+    agent = case.offered.agent
+    if recorded is None or recorded[0] == (agent.shown if agent is not None else None):
+        return None
+    made = f"the agent {recorded[0]!r}" if recorded[0] is not None else "replio's own loop (no agent)"
+    now = f"the agent {agent.shown!r}" if agent is not None else "replio's own loop"
+    fix = ("replay it with that agent (--agent, or the \"agent\" the project declares)" if recorded[0] is not None
+           else "replay it without an agent")
+    again = record_flags(RecordMode.ALL, case.fixture.id, case.toolset.name)
+    return (f"fixture {case.fixture.id!r}: its cassette was recorded with {made}, and this replay would run "
+            f"{now}, which the recorded answers were not made for; {fix}, or re-record it with {again}")
 
 
 def _agent_transcript(case: Case, agent: AgentSpec, provider: Provider, session: FixtureSession,
@@ -363,7 +391,8 @@ def run_suite(
     options: RunOptions,
     cancel: threading.Event | None = None,
 ) -> RunResult:
-    """Run `cases` (resolved from `toolset`) against `provider`, `options.jobs` at a time, in order.
+    """Run `cases` (resolved from `toolset`) against `provider`, `options.jobs` at a time (and no more
+    than `options.slots` allows with the other suites of the run), reported in order.
 
     When `cancel` is set (by another thread), or on KeyboardInterrupt in this one, no new
     fixture starts, those in flight get `GRACE` seconds to end as `cancelled` (a second
@@ -381,19 +410,29 @@ def run_suite(
     label = RunKey(provider.settings.name, provider.model, toolset.name).label
     budget = options.budget
 
+    slots = options.slots or threading.Semaphore(options.jobs)
+
     def work() -> None:
         while not cancel.is_set():
-            try:
-                i = todo.get_nowait()
-            except queue.Empty:
-                return
-            case = cases[i]
-            if budget is not None and budget.stops(label, case.id, case.trial):
-                done.put((i, cancelled_result(case.fixture, case.trial, budget.reason())))
+            if not slots.acquire(timeout=_SLOT_POLL):
                 continue
-            if options.on_start is not None:
-                options.on_start(case)
-            done.put((i, run_fixture(case, provider, options, cancel, remove=removals)))
+            try:
+                try:
+                    i = todo.get_nowait()
+                except queue.Empty:
+                    return
+                one(i)
+            finally:
+                slots.release()
+
+    def one(i: int) -> None:
+        case = cases[i]
+        if budget is not None and budget.stops(label, case.id, case.trial):
+            done.put((i, cancelled_result(case.fixture, case.trial, budget.reason())))
+            return
+        if options.on_start is not None:
+            options.on_start(case)
+        done.put((i, run_fixture(case, provider, options, cancel, remove=removals)))
 
     workers = Workers([("replio-worker", work)] * max(1, min(options.jobs, len(cases))))
 
@@ -431,6 +470,9 @@ def run_suite(
 
 #: Seconds fixtures in flight get to end after an interrupt, before they are abandoned.
 GRACE = 1.5
+
+#: Seconds a worker waits for a free slot before it looks again whether the run was cancelled.
+_SLOT_POLL = 0.1
 
 
 class InterruptedRun(KeyboardInterrupt):

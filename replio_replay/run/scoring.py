@@ -7,7 +7,7 @@ reports, goldens and CI gates read.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._runtime.redact import NO_SECRETS, Redactor
@@ -38,8 +38,11 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     more = "\n[... cut: {left} more characters not shown]"
     trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=redactor.cut(r.result, RESULT_CAP, more))
              for r in t.records]
-    user_trace = [TraceCall(name=r.call.name, arguments=r.call.arguments,
-                            result=redactor.cut(r.result, RESULT_CAP, more)) for r in t.user_records]
+    conversation = conversation_json(t.messages, redactor) \
+        if fixture.turns is not None or fixture.user is not None else None
+    places = _user_places(fixture, conversation or [])
+    user_trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=redactor.cut(r.result, RESULT_CAP, more),
+                            at=places(r.turn)) for r in t.user_records]
     names = [c.name for c in trace]
     cut = [redactor.cut(r, RESULT_CAP, more) for r in t.reference_results] if t.reference_results is not None else None
     said = [m.content for m in t.messages if m.role == "assistant" and m.content]
@@ -86,13 +89,26 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
         turns=[r.turn for r in t.records],
         state=t.state,
         state_checks=checks,
-        conversation=conversation_json(t.messages, redactor)
-        if fixture.turns is not None or fixture.user is not None else None,
+        conversation=conversation,
         tokens_by_role=t.tokens_by_role if len(t.tokens_by_role) > 1 else None,
         judge=_judge_json(fixture, t),
         user_trace=user_trace or None,
         **extra,
     )
+
+
+def _user_places(fixture: Fixture, conversation: Sequence[Mapping[str, Any]]) -> Callable[[int], int]:
+    """Where a simulated user's call made before its message number `n` (from 1) lies in the result's
+    `conversation`: the number of messages before that message (the fixture's `history` and its
+    task come first), or all of them when it came after the last."""
+    said = [i for i, m in enumerate(conversation) if m["role"] == "user"]
+    before = sum(1 for m in fixture.history or () if m.role == "user")
+
+    def place(n: int) -> int:
+        k = before + n - 1
+        return said[k] if k < len(said) else len(conversation)
+
+    return place
 
 
 def _judge_json(fixture: Fixture, t: Transcript) -> JudgeVerdict | list[JudgeVerdict] | None:

@@ -17,7 +17,10 @@ they are recorded in the fixture's cassette beside the agent's and replayed from
 A user may have tools of its own (`user.tools`, as τ²-bench's dual-control users act on their own
 device): they are offered in its requests, never to the agent; it may call them, at most
 `MAX_USER_CALLS` times, before each message, each call run at once on the fixture's environments
-and its result shown to it alone. Its calls are kept (`records`) for the result's `user_trace`.
+and its result shown to it alone; each such message and its results are two steps of the
+conversation (`engine.Steps`), shared with the agent's. Its calls are kept (`records`) for the result's `user_trace`,
+each with the number (from 1) of the message of its that came next as its `turn`: where it
+happened among the agent's turns.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from ..judge.results import Status
 from ..providers.base import ChatRequest, ChatResponse, Message, Provider, Usage
 from ..recording.base import FixtureSession
 from ..tools.toolbox import Toolbox
-from .engine import CallRecord, NextUser, scripted
+from .engine import CallRecord, NextUser, Steps, scripted
 from .sending import chosen_provider, role_sender
 
 __all__ = ["OPENING", "USER", "Simulator", "before_stop", "speaker", "user_view"]
@@ -81,7 +84,7 @@ class Simulator:
 
     def __init__(self, fixture_id: str, spec: SimulatedUser, task: str | None,
                  generate: Callable[[ChatRequest], ChatResponse], provider: Provider | None = None,
-                 tools: Toolbox | None = None, opening: str | None = OPENING):
+                 tools: Toolbox | None = None, opening: str | None = OPENING, steps: Steps | None = None):
         self.fixture_id = fixture_id
         self.spec = spec
         self.provider = provider  # who plays the user (None in tests that script it): what prices it
@@ -89,6 +92,7 @@ class Simulator:
         self.generate = generate
         self.tools = tools
         self.opening = opening
+        self.steps = steps if steps is not None else Steps()
         self.said = 0
         self.stopped = False
         self.usage: list[Usage] = []
@@ -104,7 +108,11 @@ class Simulator:
         if self.said == 0 and self.task is not None:
             self.said = 1
             return self.task
-        text, self.stopped = before_stop(self._reply(conversation), self.spec.stop)
+        try:
+            reply = self._reply(conversation)
+        except _OutOfSteps:
+            return Status.TRUNCATED
+        text, self.stopped = before_stop(reply, self.spec.stop)
         if self.stopped and not text:
             return Status.OK
         self.said += 1
@@ -128,17 +136,26 @@ class Simulator:
                 return response.text
             own = self.own.setdefault(len(conversation), [])
             own.append(Message("assistant", response.text, response.tool_calls))
+            made = len(self.records)
             for call in response.tool_calls:
                 result = self.tools.call(call.name, call.arguments)
-                self.records.append(CallRecord(len(self.records), call, result))
+                self.records.append(CallRecord(self.said + 1, call, result))
                 own.append(Message("tool", result, tool_call_id=call.id, name=call.name))
+            self.steps.take()  # its message of calls, then their results: two steps, as τ² counts them
+            self.steps.take(self.records[made:])
+            if self.steps.over():
+                raise _OutOfSteps()
         raise ProviderResponseError(
             f"fixture {self.fixture_id!r}: the simulated user called its tools {MAX_USER_CALLS} times without "
             "saying anything to the agent; tell it in user.instructions to answer the agent after using them")
 
 
+class _OutOfSteps(Exception):
+    """The conversation reached its `max_steps` or `max_tool_errors` while the user called its tools."""
+
+
 def speaker(case: Case, provider: Provider, session: FixtureSession, users: Mapping[str, Provider | str],
-            redactor: Redactor, tools: Toolbox | None = None) -> str | NextUser:
+            redactor: Redactor, tools: Toolbox | None = None, steps: Steps | None = None) -> str | NextUser:
     """Who speaks for the user in `case`: its task, its scripted turns, or a `Simulator` sending
     through `session` as role `user`, by the provider its `user.provider` names (`users`: spec ->
     provider, or why it could not be made) or else the agent's, calling its own tools with `tools`."""
@@ -148,4 +165,4 @@ def speaker(case: Case, provider: Provider, session: FixtureSession, users: Mapp
         return turns[0] if len(turns) == 1 and fixture.turns is None else scripted(turns)
     chosen = chosen_provider(case, "user.provider", fixture.user.provider, users, provider)
     return Simulator(fixture.id, fixture.user, fixture.task, role_sender(case, USER, chosen, session, redactor), chosen,
-                     tools, opening=None if fixture.history else OPENING)
+                     tools, opening=None if fixture.history else OPENING, steps=steps)

@@ -370,6 +370,7 @@ def prepare(request: RunRequest, pm: pluggy.PluginManager | None = None) -> Plan
                         base_url=request.base_url)
         for spec in specs
     ]
+    _check_agent_speaks(providers, toolsets)
     for provider in providers:
         if settings.record_mode is RecordMode.NONE:
             _check_recorded(provider, settings.cassettes)
@@ -449,6 +450,17 @@ def _recorded_provider(settings: Settings) -> str:
                      f"{', '.join(found)}; choose one with --provider (or --compare {','.join(found)})")
 
 
+def _check_agent_speaks(providers: Sequence[Provider], toolsets: Sequence[ToolSet]) -> None:
+    """The user's own agent speaks HTTP to its model through the relay: a provider that does not
+    (the scripted mock) cannot answer it, which is one error before anything runs, not one per fixture."""
+    agent = next((t.agent for t in toolsets if t.agent is not None), None)
+    mute = next((p for p in providers if not p.speaks_http), None)
+    if agent is not None and mute is not None:
+        raise UsageError(f"the provider {mute.settings.name}:{mute.model} plays a script and speaks no HTTP, so it "
+                         f"cannot answer your agent {agent.shown!r}, whose model requests go over HTTP; run it with a "
+                         "provider that serves a model (--provider NAME[:MODEL]), or without the agent")
+
+
 def _check_recorded(provider: Provider, cassettes: Path) -> None:
     """A replay of a provider/model with no cassette folder at all (a typo in the model, say) is
     one error suggesting the nearest recorded one, not a "no cassette" error per fixture."""
@@ -478,8 +490,8 @@ def _first_recording(provider: Provider, cassettes: Path) -> str | None:
 
 def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = None,
             observer: Observer | None = None, hurry: threading.Event | None = None) -> Outcome:
-    """Run the plan (the cases `only` keeps, if given): every run at once, reported in plan order
-    and, as fixtures start and end, to `observer`. After an interrupt, setting `hurry` ends the
+    """Run the plan (the cases `only` keeps, if given): every run at once, `--jobs` fixtures in flight
+    among them all, reported in plan order and, as fixtures start and end, to `observer`. After an interrupt, setting `hurry` ends the
     grace of the fixtures in flight at once (`interrupts`)."""
     settings = plan.settings
     options = RunOptions(
@@ -487,7 +499,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
         tool_timeout=settings.config.tool_timeout, web_allow=tuple(settings.config.web_allow),
         env=settings.env.values, project=settings.project.resolve(), hurry=hurry or threading.Event(),
         redactor=plan.redactor, role_providers=plan.role_providers, judge=settings.config.judge,
-        prices=plan.prices, budget=plan.budget(),
+        prices=plan.prices, budget=plan.budget(), slots=threading.Semaphore(settings.jobs),
     )
     sessions = None
     if settings.record_mode is not None:

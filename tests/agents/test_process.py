@@ -13,7 +13,7 @@ import pytest
 
 from replio_replay._runtime.deadline import Interrupted
 from replio_replay.agents.decl import AgentSpec
-from replio_replay.agents.process import PLACEHOLDER_KEY, STDOUT_CAP, AgentProcess
+from replio_replay.agents.process import PLACEHOLDER_KEY, STDOUT_CAP, AgentProcess, Answer
 from replio_replay.errors import AgentError
 
 
@@ -44,7 +44,7 @@ def test_one_task_on_stdin_and_in_the_environment_answer_on_stdout(tmp_path: Pat
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SECRET_FROM_PARENT", "sk-live-0123456789abcdef")
     with start(tmp_path, ECHO_ENV, env={"MINE": "yes"}) as agent:
-        seen = json.loads(agent.answer())
+        seen = json.loads(agent.answer().text)
         home = Path(seen["HOME"])
         assert home.is_dir()
     assert not home.exists()  # the throwaway HOME goes with the agent
@@ -66,9 +66,24 @@ for line in sys.stdin:
     print(json.dumps({"answer": said[::-1]}), flush=True)
 """
     with start(tmp_path, code, task=None) as agent:
-        assert agent.ask("abc") == "cba"
-        assert agent.ask("xyz") == "zyx"
+        assert agent.ask("abc") == Answer("cba")
+        assert agent.ask("xyz") == Answer("zyx")
         agent.end()
+
+
+def test_an_agent_cut_short_at_its_own_step_limit_says_so_in_its_answer(tmp_path: Path) -> None:
+    code = """
+from replio_replay import agent_messages, reply
+for said in agent_messages():
+    reply("as far as I got", truncated=said == "long")
+"""
+    with start(tmp_path, code, task=None) as agent:
+        assert agent.ask("short") == Answer("as far as I got")
+        assert agent.ask("long") == Answer("as far as I got", truncated=True)
+    with start(tmp_path, code, task="long") as agent:
+        assert agent.answer() == Answer("as far as I got", truncated=True)
+    with start(tmp_path, code, task="short") as agent:
+        assert agent.answer() == Answer("as far as I got")
 
 
 @pytest.mark.parametrize(("code", "said"), [

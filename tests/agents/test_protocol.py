@@ -8,6 +8,7 @@ import json
 import pytest
 
 from replio_replay import agent_messages, reply
+from replio_replay.agents.protocol import truncated_answer
 
 
 def test_one_task_comes_from_the_environment_and_the_answer_is_plain_text(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -44,3 +45,13 @@ def test_a_line_that_is_not_a_user_message_is_an_error(monkeypatch: pytest.Monke
 def test_reply_takes_text_only() -> None:
     with pytest.raises(TypeError, match="str"):
         reply(42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("conversation", [True, False])
+def test_an_answer_cut_short_is_a_json_line_saying_so(monkeypatch: pytest.MonkeyPatch, conversation: bool) -> None:
+    monkeypatch.setenv("REPLIO_CONVERSATION", "1" if conversation else "0")
+    out = io.StringIO()
+    reply("partial ü", out, truncated=True)
+    assert json.loads(out.getvalue()) == {"answer": "partial ü", "truncated": True}
+    assert truncated_answer(out.getvalue()) == "partial ü"
+    assert truncated_answer('{"answer": "x"}') is None and truncated_answer("plain text") is None

@@ -16,6 +16,7 @@ tool's description changed in the agent's source, checking each step.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import shutil
@@ -316,3 +317,95 @@ def test_a_real_agent_is_recorded_replayed_and_reviewed(name: str, tmp_path: Pat
         _check_drift(name, outcome)
     if any(f.get("turns") for f in CASES[name].fixtures):
         _check_conversation(name, outcome)
+
+
+KEEP = {"id": "keep", "task": "Keep checking the weather in Paris."}
+
+
+@pytest.mark.parametrize(("name", "agent", "calls"), [
+    ("openai-chat", {"command": ["python", "agent/openai_chat.py"]}, 5),  # its MAX_STEPS
+    ("pydantic-ai", {"python": "agent/pyd_agent.py:run_limited"}, 3),  # request_limit=3
+])
+def test_an_agent_cut_short_at_its_own_step_limit_ends_truncated(name: str, agent: dict[str, Any], calls: int,
+                                                                  tmp_path: Path, closed_port: int) -> None:
+    """An agent whose model never stops calling tools stops at its own limit and says so (`reply(...,
+    truncated=True)`, `raise Truncated`): the fixture is `truncated`, as replio's loop reports it, a
+    golden of it is approved, and its replay agrees."""
+    case = dataclasses.replace(CASES[name], agent={**agent, "sources": ["agent/weather_tools.py"]},
+                               fixtures=(KEEP,))
+    _write_project(case, tmp_path)
+    with LLMServer() as server:
+        server.handler = case.upstream(KEY)
+        record = _replio(case, tmp_path, server.url, "--record-mode", "once", "--update-golden")
+    assert record.returncode == 0, record.stderr[-3000:]
+    recorded = _results(record)["keep"]
+    assert (recorded["status"], recorded["error"]) == ("truncated", None), recorded
+    assert recorded["names"] == ["get_weather"] * calls
+    assert (tmp_path / "proj" / "golden").is_dir()
+    replay = _replio(case, tmp_path, f"http://127.0.0.1:{closed_port}", "--record-mode", "none", "--strict")
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    assert {k: _results(replay)["keep"][k] for k in STABLE} == {k: recorded[k] for k in STABLE}
+
+
+def test_a_replay_whose_conversation_went_another_way_ends_in_a_named_error(tmp_path: Path, closed_port: int) -> None:
+    """An agent that sends one request more on replay (a warm-up) would get every recorded answer
+    one request late: the replay names the request whose conversation is not the recorded one,
+    instead of passing with a trace the agent never ran."""
+    case = dataclasses.replace(CASES["openai-chat"], fixtures=(WEATHER,))
+    project = _write_project(case, tmp_path)
+    with LLMServer() as server:
+        server.handler = case.upstream(KEY)
+        record = _replio(case, tmp_path, server.url, "--record-mode", "once", "--update-golden")
+    assert record.returncode == 0, record.stderr[-3000:]
+    config = json.loads((project / ".replio" / "config.json").read_text())
+    config["agent"]["env"]["WARM_UP"] = "1"
+    (project / ".replio" / "config.json").write_text(json.dumps(config))
+    replay = _replio(case, tmp_path, f"http://127.0.0.1:{closed_port}", "--record-mode", "none")
+    assert replay.returncode == 1, replay.stderr[-3000:]
+    weather = _results(replay)["weather"]
+    assert weather["status"] == "error" and not weather["pass"]
+    assert weather["error"].startswith("fixture 'weather': request #2 does not carry the conversation it was "
+                                       "recorded with: it holds 1 message where the recording's held 3. The "
+                                       "replay went another way"), weather["error"]
+
+
+def _status(root: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
+    done = subprocess.run([REPLIO, "eval", "--path", str(root / "proj"), "status"], env=env, cwd=root,
+                          capture_output=True, text=True, timeout=120)
+    return done.stdout + done.stderr
+
+
+def test_a_cassette_knows_the_agent_that_made_it(tmp_path: Path, closed_port: int) -> None:
+    """A recording made with `--agent 'node …'` is not replayed with the project's declared agent when
+    the flag is left out: the fixture names both; with the flag it replays. `status` names the agent
+    that changed, and the source file of the declared agent that changed since its recording."""
+    case = dataclasses.replace(CASES["openai-chat"], files=(*CASES["openai-chat"].files, "agent.mjs"),
+                               fixtures=(WEATHER,))
+    project = _write_project(case, tmp_path)
+    node = ("--agent", "node proj/agent/agent.mjs")
+    with LLMServer() as server:
+        server.handler = case.upstream(KEY)
+        record = _replio(case, tmp_path, server.url, "--record-mode", "once", *node)
+    assert record.returncode == 0, record.stderr[-3000:]
+    offline = f"http://127.0.0.1:{closed_port}"
+    declared = _replio(case, tmp_path, offline, "--record-mode", "none")
+    weather = _results(declared)["weather"]
+    assert declared.returncode == 1 and weather["status"] == "error"
+    assert weather["error"].startswith(
+        "fixture 'weather': its cassette was recorded with the agent 'node proj/agent/agent.mjs', and this "
+        "replay would run the agent 'python agent/openai_chat.py', which the recorded answers were not made "
+        "for; replay it with that agent"), weather["error"]
+    assert "agent_stderr" not in weather  # it never ran
+    flagged = _replio(case, tmp_path, offline, "--record-mode", "none", *node)
+    assert flagged.returncode == 0 and _results(flagged)["weather"]["pass"], flagged.stderr[-3000:]
+    assert "recorded with the agent 'node proj/agent/agent.mjs', now 'python agent/openai_chat.py'" \
+        in _status(tmp_path)
+    with LLMServer() as server:  # the declared agent's own recording
+        server.handler = case.upstream(KEY)
+        again = _replio(case, tmp_path, server.url, "--record-mode", "all")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "changed" not in _status(tmp_path)
+    tools = project / "agent" / "weather_tools.py"
+    tools.write_text(tools.read_text() + "\n# edited\n")
+    assert "tool set 'default' changed: the agent's agent/weather_tools.py changed" in _status(tmp_path)

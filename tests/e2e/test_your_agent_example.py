@@ -23,7 +23,7 @@ def _replay(project: Path, tmp_path: Path, *extra: str, models: str = MODELS) ->
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL"):
         env.pop(var, None)
     args = [str(Path(sys.executable).with_name("replio")), "eval", "--path", str(project), "run", "--compare", models,
-            "--tools", "default,pydantic-ai", "--output", "json", *extra]
+            "--tools", "default,pydantic-ai", "--output", "json", "--jobs", "4", *extra]
     return subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
 
 

@@ -64,7 +64,7 @@ def test_the_users_own_calls_are_recorded_as_its_role_and_replayed(tmp_path: Pat
     (fixture,) = recorded["fixtures"]
     assert fixture["pass"], fixture["reasons"]
     assert fixture["user_trace"] == [{"name": "cancel_order", "arguments": {"order_id": "A-1042"},
-                                      "result": "Order A-1042 cancelled."}]
+                                      "result": "Order A-1042 cancelled.", "at": 0}]
     assert [c["name"] for c in fixture["trace"]] == ["get_order"], fixture["conversation"]
     cassette = yaml.safe_load(next(project.rglob("dual.yaml")).read_text())
     user_requests = [i["request"] for i in cassette["interactions"] if i["request"].get("role") == "user"]

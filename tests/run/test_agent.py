@@ -250,5 +250,5 @@ def test_a_simulated_user_acts_with_its_own_tools_beside_your_agent(tmp_path: Pa
     alpha = results(done)["alpha"]
     assert alpha["status"] == "ok" and alpha["pass"], (alpha["error"], alpha.get("agent_stderr"))
     assert alpha["user_trace"] == [{"name": "cancel_order", "arguments": {"order_id": "A-1042"},
-                                    "result": "Order A-1042 cancelled."}]
+                                    "result": "Order A-1042 cancelled.", "at": 0}]
     assert alpha["state"]["shop"]["orders"]["A-1042"]["status"] == "cancelled"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from replio_replay.errors import ConfigError
 from replio_replay.fixtures import plugins
 from replio_replay.fixtures.plugins import plugin_manager
 from replio_replay.run.suite import RunRequest, prepare
+from tests.helpers import replio_command
 from tests.support.llm_server import LLMServer
 from tests.support.project import run_args
 
@@ -98,3 +100,17 @@ def test_a_replay_with_nothing_recorded_says_so(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["eval", "--path", str(tmp_path), "diff"])
     assert result.exit_code == 2
     assert f"no provider named, and no cassettes under {tmp_path / 'cassettes'}/ to replay" in result.stderr
+
+
+def test_the_mock_provider_cannot_answer_an_agent_and_says_so_before_anything_runs(project: Path,
+                                                                                   tmp_path: Path) -> None:
+    marker = tmp_path / "agent-ran"
+    agent = project / "agent.py"
+    agent.write_text(f"open({str(marker)!r}, 'w').write('ran')\nprint('hi')\n")
+    done = subprocess.run([replio_command(), "eval", "--path", str(project), "run", "--provider", "mock",
+                           "--agent", f"python {agent}"], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.count("cannot answer your agent") == 1
+    assert "the provider mock:scripted plays a script and speaks no HTTP" in done.stderr
+    assert done.stdout == "" and not marker.exists()

@@ -10,6 +10,8 @@ import pytest
 
 from replio_replay.errors import ToolSetError
 from replio_replay.golden.canonical import canonical_result
+from replio_replay.judge.metrics import summarize
+from replio_replay.judge.results import RunResult
 from replio_replay.providers.base import ChatRequest
 from replio_replay.run.runner import RunOptions, run_fixture
 from replio_replay.run.simulator import MAX_USER_CALLS
@@ -68,3 +70,35 @@ def test_without_user_tools_nothing_is_added_to_the_result(tmp_path: Path) -> No
                          RunOptions())
     assert result.user_trace is None and "user_calls" not in canonical_result(result)
     assert "cancel_order" in case.offered.names
+
+
+def test_the_users_calls_keep_their_place_among_the_agents_turns(tmp_path: Path) -> None:
+    """A call the user made between two of the agent's turns is placed there (`at`), not after the
+    conversation: what τ²'s evaluator replays in the order it happened."""
+    result, _ = _play(
+        tmp_path,
+        agent=[turn(text="What can I do?"), turn(call("get_order", order_id="A-1042")), turn(text="It is cancelled.")],
+        user=[turn(text="Hello."), turn(call("cancel_order", order_id="A-1042")),
+              turn(text="I cancelled A-1042, can you check?"), turn(call("cancel_order", order_id="A-1042")),
+              turn(text="###STOP###")])
+    assert result.status.value == "ok", result.error
+    roles = [m["role"] for m in result.conversation]
+    assert roles == ["user", "assistant", "user", "assistant", "tool", "assistant"]
+    assert [(c.name, c.at) for c in result.user_trace] == [("cancel_order", 2), ("cancel_order", 6)]
+    saved = RunResult(provider="mock", model="scripted", fixtures=[result], summary=summarize([result])).to_json()
+    fixture = saved["fixtures"][0]
+    assert [c["at"] for c in fixture["user_trace"]] == [2, 6]
+    assert all("at" not in c for c in fixture["trace"])  # the agent's calls are in `conversation` itself
+
+
+def test_the_users_failed_calls_and_steps_count_toward_the_fixtures_limits(tmp_path: Path) -> None:
+    failing = turn(call("cancel_order", order_id="Z-9"), call("cancel_order", order_id="Z-8"))
+    result, _ = _play(tmp_path, agent=[turn(text="Hello.")] * 3,
+                      user=[failing, turn(text="Hi."), turn(text="###STOP###")], max_tool_errors=2)
+    assert result.status.value == "truncated" and [c.result[:6] for c in result.user_trace] == ["Error:"] * 2
+    assert result.conversation == []  # cut short before the user said a word
+    fine = turn(call("cancel_order", order_id="A-1042"))
+    # the user's call and its result (2), its message (3), the agent's answer (4): the fifth never comes
+    steps, _ = _play(tmp_path, agent=[turn(text="Hello.")] * 3,
+                     user=[fine, turn(text="Hi."), turn(text="More."), turn(text="###STOP###")], max_steps=4)
+    assert steps.status.value == "truncated" and [m["role"] for m in steps.conversation] == ["user", "assistant"]

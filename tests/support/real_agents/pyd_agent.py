@@ -5,9 +5,11 @@ replio points at its relay."""
 from __future__ import annotations
 
 import weather_tools
-from pydantic_ai import Agent
+from pydantic_ai import Agent, UsageLimitExceeded, UsageLimits
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
+
+from replio_replay import Truncated
 
 weather_tools.note_env("pyd_agent")
 agent = Agent(OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider()),
@@ -28,3 +30,11 @@ def add(a: float, b: float) -> str:
 
 def run(message: str) -> str:
     return agent.run_sync(message).output
+
+
+def run_limited(message: str) -> str:
+    """`run` stopped after three model requests: pydantic-ai's own step limit, said to replio."""
+    try:
+        return agent.run_sync(message, usage_limits=UsageLimits(request_limit=3)).output
+    except UsageLimitExceeded as exc:
+        raise Truncated("") from exc
