@@ -12,6 +12,8 @@ the conversation. `agent_messages` and `reply` make either one loop::
         reply(my_agent(message))
 
 This module imports nothing of replio's engine: an agent pays only for the standard library.
+A lone surrogate in an answer (a file name that is not UTF-8, as `os.listdir` reads it) is written
+as U+FFFD, as replio keeps it, instead of failing the agent on its way to standard output.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import os
 import sys
 from collections.abc import Iterator
 from typing import IO
+
+from .._runtime.surrogates import clean_text
 
 __all__ = ["CONVERSATION", "TASK", "agent_messages", "reply"]
 
@@ -56,5 +60,6 @@ def reply(text: str, stdout: IO[str] | None = None) -> None:
     if not isinstance(text, str):
         raise TypeError(f"reply() takes the answer as a str, not {type(text).__name__}")
     stream = stdout if stdout is not None else sys.stdout
+    text = clean_text(text)
     stream.write(json.dumps({"answer": text}, ensure_ascii=False) + "\n" if _conversation() else text + "\n")
     stream.flush()

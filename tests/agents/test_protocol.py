@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import pytest
 
@@ -44,3 +45,15 @@ def test_a_line_that_is_not_a_user_message_is_an_error(monkeypatch: pytest.Monke
 def test_reply_takes_text_only() -> None:
     with pytest.raises(TypeError, match="str"):
         reply(42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("conversation", ["1", ""])
+def test_an_answer_holding_a_lone_surrogate_is_written_as_u_fffd(monkeypatch: pytest.MonkeyPatch,
+                                                                 conversation: str) -> None:
+    monkeypatch.setenv("REPLIO_CONVERSATION", conversation)
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8")  # strict, as a real standard output is
+    reply("files: " + os.fsdecode(b"caf\xe9.txt"), out)
+    written = raw.getvalue().decode("utf-8")
+    answer = json.loads(written)["answer"] if conversation else written.removesuffix("\n")
+    assert answer == "files: caf\ufffd.txt"
