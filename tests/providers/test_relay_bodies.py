@@ -84,6 +84,7 @@ def test_a_body_over_the_cap_in_chunks_is_refused(served, llm_server: LLMServer,
     (b'{"model": "m", "messages": ' + b"[" * 900 + b"]" * 900 + b"}", "nested deeper than 100 levels"),
     (b'{"model": "m", "messages": ' + b"[" * 200 + b"]" * 200 + b"}", "nested deeper than 100 levels"),
     (b'{"model": "m", "n": 1' + b"0" * 5000 + b"}", "not valid JSON"),
+    (b'{"model": "m", "messages": "caf\xe9"}', "is not text in an encoding JSON may use: invalid continuation byte"),
 ])
 def test_a_body_replio_cannot_send_on_is_a_named_failure_of_the_agent(served, llm_server: LLMServer,  # type: ignore[no-untyped-def]
                                                                       body: bytes, said: str) -> None:
@@ -154,3 +155,16 @@ def test_an_answer_holding_the_key_where_it_cannot_be_redacted_in_place_is_withh
     assert answer.status_code == 502 and leaks(answer.content, KEY) == []
     assert relay.failures == ["openai: the answer holds the run's key in a form that cannot be redacted in place "
                               "(its body is not UTF-8); it was not passed to the agent"]
+
+
+def test_a_fault_of_replios_own_is_answered_and_named_not_a_closed_connection(served, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    relay, server = served
+
+    def broken(*args: object, **kwargs: object) -> str:
+        raise RuntimeError("no URL today")
+
+    monkeypatch.setattr(relay.provider, "relay_url", broken)
+    answer = httpx.post(f"{server.base_url}/v1/chat/completions", json={"model": "m", "messages": []})
+    assert answer.status_code == 500
+    assert relay.failures == ["replio's relay failed on the agent's request to /v1/chat/completions: "
+                              "RuntimeError: no URL today"]
