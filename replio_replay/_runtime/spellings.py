@@ -46,7 +46,6 @@ Write = Callable[[str, int], str]
 
 #: The encodings JSON may use besides UTF-8 (RFC 8259 §8.1), each with its code unit's size.
 _WIDE = (("utf-16-le", 2), ("utf-16-be", 2), ("utf-32-le", 4), ("utf-32-be", 4))
-_PERCENT = re.compile(r"%[0-9A-F]{2}")
 #: A percent escape or a JSON ``\\u`` escape, its hex digits in any case.
 _ESCAPE = re.compile(r"%[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}")
 _URL_SAFE = str.maketrans("+/", "-_")
@@ -124,10 +123,9 @@ _REPRESENTATIONS = [
 ]
 
 _ESCAPES: list[tuple[str, Callable[[str], str]]] = [
+    # In upper case only: text is also searched with its escapes in upper case (`escapes_upper`).
     ("URL-encoded", lambda text: quote(text, safe="")),
-    ("URL-encoded (lower case)", lambda text: _PERCENT.sub(lambda m: m.group().lower(), quote(text, safe=""))),
     ("form-encoded", quote_plus),
-    ("form-encoded (lower case)", lambda text: _PERCENT.sub(lambda m: m.group().lower(), quote_plus(text))),
     ("JSON-escaped", _json),
     ("JSON-escaped with \\/", lambda text: _json(text).replace("/", "\\/")),
 ]
