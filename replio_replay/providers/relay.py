@@ -23,7 +23,8 @@ fixture names first.
 
 What goes back to the agent is redacted as every output is: a provider that echoes the key it was
 sent (in an error quoting the request's headers, say) hands the agent ``[REDACTED]``, and an answer
-holding the key in a form that cannot be redacted in place (a UTF-16 body) is withheld, named.
+holding the key in a form that cannot be redacted in place (base64 inside a UTF-16 body) is
+withheld, named.
 """
 
 from __future__ import annotations
