@@ -288,3 +288,14 @@ def test_an_answer_forged_before_the_real_one_is_caught_at_the_next_request(tmp_
     box.call("forge", {})  # one line is taken for the answer: the other is left over
     with pytest.raises(UserCodeError, match=r"sent a line after its last answer: b'\{\"result\":\"real\"\}', which"):
         box.call("echo", {"text": "next"})
+
+
+def test_a_module_writing_to_replio_at_import_is_named_and_the_server_starts_again(tmp_path: Path) -> None:
+    server = ForkServer()
+    toolset = _toolset(tmp_path, server)
+    noisy = FORGER.replace("class Forger:", '_to_replio(json.dumps({"pid": 1}).encode() + b"\\n")\n\n\nclass Forger:')
+    write_module(tmp_path / "noisy.py", noisy)
+    with pytest.raises(ToolSetError, match=r"environments\.n\.python: loading it sent a line that is no answer to a "
+                                           r"'describe' request: b'\{\"pid\": 1\}' onto the socket to replio"):
+        _toolset(tmp_path, server, n="noisy.py:Forger")
+    assert _toolbox(toolset).call("echo", {"text": "back"}) == "back"
