@@ -164,7 +164,7 @@ def test_the_first_live_run_with_bundled_fixtures_says_how_to_leave_them_out_onc
 
     first = replio(project, "run", "--fixture", "alpha", "--fixture", "list-directory", "--no-cassettes", env=env)
     assert first.returncode == 0, first.stderr
-    assert first.stderr.startswith("replio: running 2 fixtures, 4 at a time\n" + NOTE)
+    assert first.stderr.startswith("replio: running 2 fixtures, 2 at a time\n" + NOTE)
     again = replio(project, "run", "--fixture", "beta", "--fixture", "grep-symbol", "--no-cassettes", env=env)
     assert again.returncode == 0, again.stderr
     assert "running 2 fixtures" in again.stderr and NOTE not in again.stderr

@@ -102,7 +102,8 @@ def changes(
     exclude_regex_paths: Iterable[str] = (),
     same_item: Callable[[Any, Any, Any], bool] | None = None,
 ) -> list[Change]:
-    """The differences from `old` to `new`, in path order; [] when equal.
+    """The differences from `old` to `new`, in path order; [] when equal (a number written as an
+    integer or as a float is the same number, as the matchers have it).
 
     Canonical JSON is compared first, so the common case (no change) never runs deepdiff.
     `same_item` is deepdiff's iterable_compare_func: it aligns list items (moves are not
@@ -124,8 +125,16 @@ def changes(
         for level in levels:
             t1 = None if kind == "added" else _plain(level.t1)
             t2 = None if kind == "removed" else _plain(level.t2)
-            found.append(Change(dotted(level.path(output_format="list")), kind, t1, t2))
+            numbers = kind == "type_changed" and _numbers(t1, t2)  # 0 and 0.0: one JSON number (JavaScript's and Python's)
+            if numbers and t1 == t2:
+                continue
+            found.append(Change(dotted(level.path(output_format="list")), "changed" if numbers else kind, t1, t2))
     return sorted(found, key=lambda c: (c.path, c.kind))
+
+
+def _numbers(*values: Any) -> bool:
+    """Whether every value is a JSON number (an int or a float; booleans are no numbers)."""
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
 def _plain(value: Any) -> Any:

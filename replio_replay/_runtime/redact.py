@@ -7,7 +7,8 @@ from), the credential alone of such a value written as an auth header's ``Scheme
 parameters (`SECRET_QUERY`) in base URLs. A value under 8 characters is a placeholder a local server
 needs (`OPENAI_API_KEY=x`), not a secret: it is neither redacted nor refused in a cassette.
 Each secret is also looked for in every spelling a server, a tool or a model may write it in
-(`spellings`): URL-encoded, JSON-escaped, as standard or URL-safe base64 from any byte offset (a
+(`spellings`): URL-encoded, JSON-escaped, every byte percent-encoded or every character
+``\\u``-escaped (escapes' hex digits in any case), as standard or URL-safe base64 from any byte offset (a
 match redacts the whole base64 token around it), as hex in either case, and as its UTF-16 or UTF-32
 bytes read one per character; bytes (a cassette's body) are read in every encoding JSON may use.
 Results are redacted once, as a run ends, before anything is written: goldens, JSON, JUnit,
@@ -42,7 +43,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import BaseModel
 
-from .spellings import SPELLINGS, base64_token, readings
+from .spellings import SPELLINGS, base64_token, escapes_upper, readings
 
 __all__ = [
     "MIN_FRAGMENT", "MIN_PREFIX", "MIN_SECRET", "NO_SECRETS", "REDACTED", "SECRET_QUERY", "Redactor", "placeholder_names",
@@ -170,17 +171,32 @@ class Redactor:
 
     def text(self, value: str) -> str:
         """`value` with every secret replaced."""
-        if self._pattern is None or not value or self._pattern.search(value) is None:
+        if self._pattern is None or not value:
+            return value
+        upper = escapes_upper(value)  # ``%6b`` is ``%6B``: see `spellings`
+        if self._pattern.search(value) is None and (upper is value or self._pattern.search(upper) is None):
             return value
         out, done = [], 0
-        for start, end in self._spans(value):
+        for start, end in self._spans(value, upper):
             out += [value[done:start], REDACTED]
             done = end
         return "".join([*out, value[done:]])
 
-    def _spans(self, text: str) -> list[tuple[int, int]]:
-        """Where `text` holds a secret or a long start or end of one (the whole base64 token
-        around one spelled in base64), overlapping ones joined."""
+    def _spans(self, original: str, upper: str) -> list[tuple[int, int]]:
+        """Where `original` (or `upper`, it with its escapes in upper case) holds a secret or a long
+        start or end of one (the whole base64 token around one spelled in base64), overlapping ones joined."""
+        found = []
+        for text in (original, upper) if upper is not original else (original,):
+            found += self._found_in(text)
+        joined: list[tuple[int, int]] = []
+        for start, end in sorted(found):
+            if joined and start < joined[-1][1]:
+                joined[-1] = (joined[-1][0], max(end, joined[-1][1]))
+            else:
+                joined.append((start, end))
+        return joined
+
+    def _found_in(self, text: str) -> list[tuple[int, int]]:
         found = []
         for match in self._every.finditer(text) if self._every is not None else ():
             literal, at = match.group(1), match.start()
@@ -193,13 +209,7 @@ class Redactor:
                     before = text[max(0, end - len(form.text)):end]
                     spans.append((end - len(os.path.commonprefix([before[::-1], form.text[::-1]])), end))
                 found += [base64_token(text, *span) if form.base64 else span for span in spans]
-        joined: list[tuple[int, int]] = []
-        for start, end in sorted(found):
-            if joined and start < joined[-1][1]:
-                joined[-1] = (joined[-1][0], max(end, joined[-1][1]))
-            else:
-                joined.append((start, end))
-        return joined
+        return found
 
     def found(self, value: str | bytes) -> bool:
         """Whether `value` holds a secret, or a start or end of one (`MIN_FRAGMENT`), in any
@@ -207,7 +217,8 @@ class Redactor:
         if self._pattern is None:
             return False
         texts = readings(value, wide_only=self._wide_only) if isinstance(value, bytes) else [value]
-        return any(self._pattern.search(text) is not None for text in texts)
+        return any(self._pattern.search(text) is not None or self._pattern.search(escapes_upper(text)) is not None
+                   for text in texts)
 
     def cut(self, text: str, limit: int, more: str = "...") -> str:
         """`text` redacted, then cut to `limit` characters followed by `more` (where ``{left}``
@@ -227,14 +238,15 @@ class Redactor:
         start) replaced: what follows it was cut off."""
         if not kept:
             return kept
-        for form in self._forms:
-            # the starts of the form that end in kept's last character, longest first
-            size = form.text.rfind(kept[-1], 0, len(form.text) - 1) + 1
-            while size >= form.least:
-                if kept.endswith(form.text[:size]):
-                    start = len(kept) - size
-                    return kept[:base64_token(kept, start, start)[0] if form.base64 else start] + REDACTED
-                size = form.text.rfind(kept[-1], 0, size - 1) + 1
+        for probe in dict.fromkeys((kept, escapes_upper(kept))):  # its escapes as they are, and in upper case
+            for form in self._forms:
+                # the starts of the form that end in the probe's last character, longest first
+                size = form.text.rfind(probe[-1], 0, len(form.text) - 1) + 1
+                while size >= form.least:
+                    if probe.endswith(form.text[:size]):
+                        start = len(kept) - size
+                        return kept[:base64_token(kept, start, start)[0] if form.base64 else start] + REDACTED
+                    size = form.text.rfind(probe[-1], 0, size - 1) + 1
         return kept
 
     def data(self, value: Any) -> Any:

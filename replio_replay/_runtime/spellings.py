@@ -5,8 +5,14 @@ A secret reaches an output as itself, or as a server, a tool or a model wrote it
 - its UTF-8 bytes as base64, standard or URL-safe, or as hex, lower or upper case;
 - its UTF-16 or UTF-32 bytes (either byte order) read one character per byte, as a UTF-16 body
   quoted as if it were UTF-8 shows it (``s\\x00k\\x00``);
+- every byte of it percent-encoded, or every character JSON-escaped as ``\\uXXXX`` (as some
+  encoders write any text), the hex digits of each escape in either case;
 - each of those, and the secret itself, URL-encoded (a query, a form body; percent escapes in
   either case) or JSON-escaped (``\\/`` too).
+
+The hex digits of escapes may be in any case, each escape its own (``%73%6b%2D``): `escapes_upper`
+writes every escape of a text in upper case without moving a character, so text is searched as it
+is and so, and a match in either is a match at the same place.
 
 Base64 of a secret inside longer data depends on where the secret starts: at one of three offsets
 within base64's groups of 3 bytes, and the characters at its edges mix in its neighbours' bits.
@@ -33,14 +39,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import quote, quote_plus
 
-__all__ = ["SPELLINGS", "Spelling", "base64_core", "base64_token", "readings"]
+__all__ = ["SPELLINGS", "Spelling", "base64_core", "base64_token", "escapes_upper", "readings"]
 
 #: Write a part of a secret, given the offset of the part's UTF-8 bytes in the secret's.
 Write = Callable[[str, int], str]
 
 #: The encodings JSON may use besides UTF-8 (RFC 8259 §8.1), each with its code unit's size.
 _WIDE = (("utf-16-le", 2), ("utf-16-be", 2), ("utf-32-le", 4), ("utf-32-be", 4))
-_PERCENT = re.compile(r"%[0-9A-F]{2}")
+#: A percent escape or a JSON ``\\u`` escape, its hex digits in any case.
+_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}")
 _URL_SAFE = str.maketrans("+/", "-_")
 #: The rest of a base64 token (either alphabet; '+' and '/' URL-encoded or '/' JSON-escaped too)
 #: from where a match ends: its characters, then its padding.
@@ -88,20 +95,37 @@ def _json(part: str) -> str:
     return json.dumps(part)[1:-1]
 
 
+def _every_byte_percent(part: str, at: int) -> str:
+    return "".join(f"%{byte:02X}" for byte in part.encode("utf-8"))
+
+
+def _every_unit_escaped(part: str, at: int) -> str:
+    units = part.encode("utf-16-be")
+    return "".join(f"\\u{units[i]:02X}{units[i + 1]:02X}" for i in range(0, len(units), 2))
+
+
+def escapes_upper(text: str) -> str:
+    """`text` with the hex digits of every percent and ``\\u`` escape in upper case (the same length)."""
+    if "%" not in text and "\\u" not in text:
+        return text
+    return _ESCAPE.sub(lambda m: m.group()[0] + m.group()[1:].upper().replace("U", "u", 1), text)
+
+
 #: How a secret's characters or bytes are written: each also under each of `_ESCAPES`.
 _REPRESENTATIONS = [
     Spelling("itself", lambda part, at: part),
     Spelling("hex", lambda part, at: part.encode("utf-8").hex()),
     Spelling("HEX", lambda part, at: part.encode("utf-8").hex().upper()),
+    Spelling("every byte percent-encoded", _every_byte_percent),
+    Spelling("every character \\u-escaped", _every_unit_escaped),
     *(Spelling(f"{'URL-safe ' if url_safe else ''}base64 at offset {shift}", _base64(shift, url_safe), base64=True)
       for url_safe in (False, True) for shift in range(3)),
 ]
 
 _ESCAPES: list[tuple[str, Callable[[str], str]]] = [
+    # In upper case only: text is also searched with its escapes in upper case (`escapes_upper`).
     ("URL-encoded", lambda text: quote(text, safe="")),
-    ("URL-encoded (lower case)", lambda text: _PERCENT.sub(lambda m: m.group().lower(), quote(text, safe=""))),
     ("form-encoded", quote_plus),
-    ("form-encoded (lower case)", lambda text: _PERCENT.sub(lambda m: m.group().lower(), quote_plus(text))),
     ("JSON-escaped", _json),
     ("JSON-escaped with \\/", lambda text: _json(text).replace("/", "\\/")),
 ]

@@ -19,6 +19,7 @@ recordings stale, as a changed tool description does.
 from __future__ import annotations
 
 import ast
+import difflib
 import glob
 import hashlib
 import os
@@ -176,10 +177,21 @@ def _python(spec: str, base_dir: Path, where: str) -> tuple[tuple[str, ...], lis
     except (SyntaxError, ValueError, OSError) as exc:
         raise ToolSetError(f"{field}: {file!r} cannot be read as Python: {exc}") from None
     if function not in _top_level_names(tree):
-        raise ToolSetError(f"{field}: {file!r} defines no function {function!r}; define "
-                           f"`def {function}(task: str) -> str` at the top level of the file")
+        raise ToolSetError(f"{field}: {file!r} defines no function {function!r}; {_instead(tree, function, spec)}")
     argv = (sys.executable, "-m", "replio_replay.agents.pychild", str(path), function)
     return argv, [path], spec
+
+
+def _instead(tree: ast.Module, function: str, spec: str) -> str:
+    """What to write instead of `spec`: the nearest function the file defines, else how to define one."""
+    defined = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    near = difflib.get_close_matches(function, defined, n=1)
+    file = spec.rpartition(":")[0]
+    if near:
+        return f"did you mean {file}:{near[0]}?"
+    if defined:
+        return f"it defines {', '.join(defined[:6])}: name one of them, or define the agent's function"
+    return "define `def run(task: str) -> str` at the top level of the file, and name it (\"" + file + ":run\")"
 
 
 def _top_level_names(tree: ast.Module) -> set[str]:

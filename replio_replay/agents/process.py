@@ -29,6 +29,7 @@ from typing import IO
 
 from .._runtime.deadline import Interrupted
 from .._runtime.groups import end_group, marked, track_group
+from .._runtime.surrogates import clean_text
 from ..errors import AgentError
 from .decl import AgentSpec
 from .protocol import CONVERSATION, TASK, truncated_answer
@@ -263,7 +264,7 @@ def _answer_of(line: bytes) -> Answer | None:
     except ValueError:
         return None
     answer = data.get("answer") if isinstance(data, dict) else None
-    return Answer(answer, data.get("truncated") is True) if isinstance(answer, str) else None
+    return Answer(clean_text(answer), data.get("truncated") is True) if isinstance(answer, str) else None
 
 
 def _read_capped(stream: IO[bytes], kept: bytearray, cap: int, over: threading.Event) -> None:

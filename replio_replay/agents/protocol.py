@@ -18,6 +18,8 @@ alike), and the fixture ends `truncated`, as when replio's own loop runs out of 
 conversation ends there. An agent declared as a Python function raises `Truncated` instead.
 
 This module imports nothing of replio's engine: an agent pays only for the standard library.
+A lone surrogate in an answer (a file name that is not UTF-8, as `os.listdir` reads it) is written
+as U+FFFD, as replio keeps it, instead of failing the agent on its way to standard output.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import os
 import sys
 from collections.abc import Iterator
 from typing import IO
+
+from .._runtime.surrogates import clean_text
 
 __all__ = ["CONVERSATION", "TASK", "Truncated", "agent_messages", "reply", "truncated_answer"]
 
@@ -72,6 +76,7 @@ def reply(text: str, stdout: IO[str] | None = None, *, truncated: bool = False) 
     if not isinstance(text, str):
         raise TypeError(f"reply() takes the answer as a str, not {type(text).__name__}")
     stream = stdout if stdout is not None else sys.stdout
+    text = clean_text(text)
     if truncated:
         stream.write(json.dumps({"answer": text, "truncated": True}, ensure_ascii=False) + "\n")
     else:

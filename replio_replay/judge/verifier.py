@@ -10,6 +10,7 @@ environments' end state (checked by `state`). Each check is a small function
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -91,13 +92,13 @@ def check_args(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
 def check_in_order(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
     if not v.in_order or in_order(ev.trace, v.in_order):
         return []
-    wanted = [e if isinstance(e, str) else e.model_dump(mode="json") for e in v.in_order]
+    wanted = [e if isinstance(e, str) else e.model_dump(mode="json", exclude_defaults=True) for e in v.in_order]
     return [f"in_order: {wanted} were not called in this order (called {_names(ev.trace)})"]
 
 
 def check_any_order(v: Verifier, fx: Fixture, ev: Evidence) -> list[str]:
     calls = [*ev.trace, *ev.user_trace]
-    return [f"any_order: no call matches {_show(e if isinstance(e, str) else e.model_dump(mode='json'))}"
+    return [f"any_order: no call matches {_show(e if isinstance(e, str) else e.model_dump(mode='json', exclude_defaults=True))}"
             for e in v.any_order if not any(call_matches(e, c) for c in calls)]
 
 
@@ -154,10 +155,44 @@ def _file_problem(check: FileCheck, content: str | None, provisioned: str | None
     if check.kind == "unchanged":
         if provisioned is None:
             return "the fixture did not provision it, so it cannot be unchanged; it was created"
-        return None if content == provisioned else f"it changed; it now starts {quoted(content, redactor=redactor)}"
+        if content == provisioned:
+            return None
+        start = _line_start(content, len(os.path.commonprefix([content, provisioned])))
+        return f"it changed; {_from_line(content, start)}it now holds {quoted(content[start:], redactor=redactor)}"
     if matches(check.matcher, content):
         return None
-    return f"expected {_show(check.matcher)}, it holds {quoted(content, redactor=redactor)}"
+    if isinstance(check.matcher, str):
+        start = _line_start(content, len(os.path.commonprefix([content, check.matcher])))
+        return (f"{_from_line(content, start)}it holds {quoted(content[start:], redactor=redactor)}, where "
+                f"{quoted(check.matcher[start:], redactor=redactor)} was expected")
+    start = _line_start(content, _nearest(check.matcher, content))
+    return f"expected {_show(check.matcher)}; {_from_line(content, start)}it holds {quoted(content[start:], redactor=redactor)}"
+
+
+def _nearest(matcher: object, content: str) -> int:
+    """Where `content` comes nearest to holding what a `$contains` or `$icontains` wants: where
+    the longest start of its text is; 0 for other matchers, or when no start of it is there."""
+    if not isinstance(matcher, Matcher) or matcher.op not in ("$contains", "$icontains") \
+            or not isinstance(matcher.operand, str):
+        return 0
+    wanted, text = matcher.operand, content
+    if matcher.op == "$icontains":
+        wanted, text = wanted.casefold(), text.casefold()
+    low, high = 0, len(wanted)  # the longest start found: each shorter start is found too
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if wanted[:middle] in text else (low, middle - 1)
+    return max(text.find(wanted[:low]), 0) if low and len(text) == len(content) else 0
+
+
+def _line_start(text: str, at: int) -> int:
+    """Where the line holding position `at` of `text` starts."""
+    return text.rfind("\n", 0, min(at, len(text))) + 1
+
+
+def _from_line(text: str, start: int) -> str:
+    """``from line N `` for a quote starting at `start` past the first line; nothing at the start."""
+    return f"from line {text.count(chr(10), 0, start) + 1} " if start else ""
 
 
 def _show(expectation: object) -> str:

@@ -39,7 +39,7 @@ from ..errors import (
 from .base import ChatRequest, ChatResponse, Exchange, Provider, ProviderSettings, Usage
 from .bounded import BoundedTransport, ResponseTooLarge
 from .retry import RETRY_STATUSES, Backoff, Retryable, Sleep, retry_after_seconds, with_retries
-from .wire import clean, clean_text, preview
+from .wire import clean_response, clean_text, preview
 from .wire.relayed import Relayed, decoded, route
 
 __all__ = ["REPLAYED", "ROLE", "SAME_CONVERSATION", "Endpoint", "HTTPProvider", "Pools", "joined", "post_json", "shared_ssl_context"]
@@ -315,15 +315,6 @@ def post_json(
     return with_retries(attempt, backoff, sleep=sleep, rand=rand)
 
 
-def _cleaned(response: ChatResponse) -> ChatResponse:
-    """The response with text no UTF-8 output could hold (lone surrogates) made printable: it is
-    sent back in the next request and written to every report."""
-    calls = tuple(dataclasses.replace(c, name=clean_text(c.name), arguments=clean(c.arguments))
-                  for c in response.tool_calls)
-    return dataclasses.replace(response, text=clean_text(response.text), tool_calls=calls,
-                               provider_items=tuple(clean(i) for i in response.provider_items))
-
-
 def joined(base_url: str, path: str) -> str:
     """`path` appended to the path of `base_url`, whose query stays the query."""
     base = httpx.URL(base_url)
@@ -428,7 +419,7 @@ class HTTPProvider(Provider):
             sleep=self.sleep,
             role=exchange.role,
         )
-        return _cleaned(self.decode(data, request))
+        return clean_response(self.decode(data, request))
 
     def answer_usage(self, url: str, body: bytes, content_type: str | None) -> Usage:
         """The token usage of an answer this provider's server gave, live or recorded, to a request

@@ -13,17 +13,31 @@ goes back to the agent as it came, and is kept (`Relayed`) for the trace.
 Requests of one agent are relayed one at a time, in the order they arrive, so a recording's order
 is the order its agent asked in. A request that could not be relayed (no recording for it, the
 server unreachable) is answered with an error the SDK surfaces (HTTP 400, which no SDK retries,
-or 502), and remembered in `failures`: the fixture ends in error naming it. So is a replayed
-request whose conversation is not the recorded one (`recording.conversation`): its recorded
-answer was made for another question.
+or 502), and remembered in `failures`: the fixture ends in error naming it. So is a body replio
+cannot send on as it came: one over `MAX_REQUEST_BYTES` (announced, or sent in chunks), one that is
+not strict JSON (`NaN`, a number too long, nesting deeper than `jsonin.MAX_DEPTH`), one holding a lone
+surrogate (``"\\ud800"``, which no UTF-8 request can carry). A body the agent stopped sending
+(its connection closed, or it was not whole within `BODY_TIMEOUT` seconds) is named as cut short, in `cut`:
+the agent usually went away for a reason of its own (it was stopped at its timeout), which its
+fixture names first.
+
+What goes back to the agent is redacted as every output is: a provider that echoes the key it was
+sent (in an error quoting the request's headers, say) hands the agent ``[REDACTED]``, and an answer
+holding the key in a form that cannot be redacted in place (base64 inside a UTF-16 body) is
+withheld, named. A replayed request whose conversation is not the recorded one
+(`recording.conversation`) is a failure too: its recorded answer was made for another question.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
+import socket
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -31,6 +45,7 @@ import httpx
 
 from .._runtime.deadline import Interrupted
 from .._runtime.jsoncanon import canonical
+from .._runtime.jsonin import JsonProblem, read_json
 from .._runtime.redact import NO_SECRETS, Redactor
 from ..errors import ReplioError
 from .base import Provider
@@ -42,8 +57,14 @@ __all__ = ["MAX_REQUEST_BYTES", "Relay", "RelayServer"]
 
 #: The largest request body an agent may send.
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
+#: How long a request's body may take to arrive once its headers have.
+BODY_TIMEOUT = 30.0
 #: Request headers of the agent's that are sent on: they change what the model does.
 _KEPT_HEADERS = ("anthropic-beta",)
+#: A chunk's size: hexadecimal digits, 16 at most (more would be far over `MAX_REQUEST_BYTES` anyway).
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
+#: How much of a body is read at once, each read bounded by what is left of `BODY_TIMEOUT`.
+_PIECE = 1 << 16
 
 
 class Relay:
@@ -56,6 +77,8 @@ class Relay:
         self.redactor = redactor
         self.exchanges: list[Relayed] = []
         self.failures: list[str] = []
+        #: Requests the agent stopped sending part way, each named (see the module's docstring).
+        self.cut: list[str] = []
         self.closed = False
         self._lock = threading.Lock()
 
@@ -70,6 +93,18 @@ class Relay:
                 return exc.status, "application/json", _error_body(exc.message)
             except Interrupted:
                 return 503, "application/json", _error_body("the run was interrupted")
+            except Exception as exc:  # noqa: BLE001 (an agent must get an answer, and its fixture the reason)
+                failed = self._failed(500, f"replio's relay failed on the agent's request to {path}: "
+                                           f"{type(exc).__name__}: {self.redactor.text(str(exc))}")
+                return failed.status, "application/json", _error_body(failed.message)
+
+    def refuse(self, refused: _Refused) -> tuple[int, str, bytes]:
+        """Answer a request whose body could not be read whole; kept in `cut` (or `failures`, for one
+        malformed) unless the fixture has ended."""
+        with self._lock:
+            if not self.closed:
+                (self.cut if refused.cut else self.failures).append(refused.message)
+        return refused.status, "application/json", _error_body(refused.message)
 
     def close(self) -> bool:
         """Refuse every request from now on; whether one was in flight then (the agent was stopped
@@ -95,19 +130,45 @@ class Relay:
             raise self._failed(400, f"the agent sent an {name} request ({path}), which the run's provider "
                                     f"{self.provider.settings.name!r} does not speak; run it with a provider that "
                                     "does, or point the agent's SDK at one the provider speaks")
-        try:
-            body = json.loads(raw)
-        except (ValueError, RecursionError):
-            body = None
-        if not isinstance(body, dict):
-            raise self._failed(400, f"the agent's {name} request ({path}) is not a JSON object")
+        body = self._parsed(raw, f"the agent's {name} request ({path})")
         if self.provider.settings.model_named and found.format != "gemini":
             body["model"] = self.provider.model
         streamed = found.streamed or body.get("stream") is True
         answered = self._send(self.provider, self.transport, url, body, headers, streamed)
         self.exchanges.append(Relayed(found.format, body, answered.status_code, answered.content,
                                       answered.headers.get("content-type")))
-        return answered.status_code, answered.headers.get("content-type", "application/json"), answered.content
+        return answered.status_code, answered.headers.get("content-type", "application/json"), self._shown(answered)
+
+    def _parsed(self, raw: bytes, what: str) -> dict[str, Any]:
+        """The request's body as a JSON object replio can send on as canonical UTF-8."""
+        try:
+            body = read_json(raw.decode(json.detect_encoding(raw)))
+        except UnicodeDecodeError as exc:
+            raise self._failed(400, f"{what} is not text in an encoding JSON may use: {exc.reason} at byte "
+                                    f"{exc.start}; send UTF-8") from None
+        except JsonProblem as exc:
+            raise self._failed(400, f"{what} is {exc}") from None
+        if not isinstance(body, dict):
+            raise self._failed(400, f"{what} is not a JSON object")
+        try:
+            canonical(body).encode("utf-8")
+        except UnicodeEncodeError:
+            raise self._failed(400, f"{what} holds a lone surrogate (an escape such as \\ud800 without its "
+                                    "pair), which is no Unicode text and cannot be sent on; send the text it "
+                                    "stands for") from None
+        return body
+
+    def _shown(self, answered: httpx.Response) -> bytes:
+        """The answer's body as the agent may see it: with the key redacted, as every output is."""
+        content = answered.content
+        if not self.redactor.found(content):
+            return content
+        shown = self.redactor.text(content.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+        if self.redactor.found(shown):
+            raise self._failed(502, f"{self.provider.settings.name}: the answer holds the run's key in a form "
+                                    "that cannot be redacted in place (its body is not UTF-8); it was not passed "
+                                    "to the agent")
+        return shown
 
     def _send(self, provider: HTTPProvider, transport: httpx.BaseTransport, url: str, body: dict[str, Any],
               headers: Mapping[str, str], streamed: bool) -> httpx.Response:
@@ -147,16 +208,87 @@ _SUFFIXES = {"OpenAI Chat Completions": "/chat/completions", "OpenAI Responses":
 
 
 class _Refused(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    """A request answered with an error, not sent on; `cut`: its body did not arrive whole."""
+
+    def __init__(self, status: int, message: str, *, cut: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.cut = cut
 
 
 def _error_body(message: str) -> bytes:
     """An error every SDK surfaces: OpenAI's and Anthropic's shapes at once."""
     error = {"type": "replio_relay_error", "message": f"replio: {message}", "code": "replio_relay"}
     return json.dumps({"type": "error", "error": error}).encode("utf-8")
+
+
+class _Body:
+    """Reads one request's body, sent with a length or in chunks, within `timeout` seconds of its
+    headers and `MAX_REQUEST_BYTES`; `_Refused` naming why it cannot."""
+
+    def __init__(self, rfile: Any, connection: socket.socket, timeout: float) -> None:
+        self.rfile, self.connection, self.timeout = rfile, connection, timeout
+        self.deadline = time.monotonic() + timeout
+        self.body = bytearray()
+
+    def read(self, headers: Message) -> bytes:
+        try:
+            if "chunked" in headers.get("transfer-encoding", "").lower():
+                return self._chunks()
+            given = (headers.get("content-length") or "0").strip()
+            if not given.isdigit():
+                raise _Refused(400, f"the agent's request has no valid content-length ({given[:40]!r}); send "
+                                    "a length of 0 or more, or the body in chunks")
+            self._exactly(int(given))
+            return bytes(self.body)
+        finally:
+            self.connection.settimeout(None)
+
+    def _chunks(self) -> bytes:
+        while True:
+            line = self._line()
+            if not line:
+                raise _Refused(400, f"the agent's request ended after {len(self.body)} bytes, before its last "
+                                    "chunk (its connection closed); nothing was sent to the model", cut=True)
+            digits = line.split(b";")[0].strip()
+            if _CHUNK_SIZE.fullmatch(digits) is None:
+                raise _Refused(400, f"the agent's request sent a chunk size that is not a hexadecimal number "
+                                    f"({line[:40]!r}); nothing was sent to the model")
+            size = int(digits, 16)
+            if size == 0:
+                while self._line().strip():  # trailers, to the blank line
+                    pass
+                return bytes(self.body)
+            self._exactly(len(self.body) + size)
+            self._line()  # the CRLF after each chunk
+
+    def _exactly(self, total: int) -> None:
+        """Read on until the body holds `total` bytes."""
+        if total > MAX_REQUEST_BYTES:
+            raise _Refused(413, f"the agent's request is larger than {MAX_REQUEST_BYTES} bytes, the most replio "
+                                "sends on; nothing was sent to the model")
+        while len(self.body) < total:
+            piece = self._timed(lambda: self.rfile.read1(min(_PIECE, total - len(self.body))), total)
+            if not piece:
+                raise _Refused(400, f"the agent's request ended after {len(self.body)} of the {total} bytes it "
+                                    "announced (its connection closed); nothing was sent to the model", cut=True)
+            self.body += piece
+
+    def _line(self) -> bytes:
+        return bytes(self._timed(lambda: self.rfile.readline(100), None))
+
+    def _timed(self, read: Callable[[], bytes], total: int | None) -> bytes:
+        left = self.deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            self.connection.settimeout(left)
+            return read()
+        except TimeoutError:
+            announced = f" ({len(self.body)} of the {total} bytes it announced came)" if total is not None else ""
+            raise _Refused(408, f"the agent's request did not arrive whole within {self.timeout:g} s{announced}; "
+                                "nothing was sent to the model", cut=True) from None
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -167,7 +299,7 @@ class _QuietServer(ThreadingHTTPServer):
 class RelayServer:
     """`relay` served on a free loopback port under a random path token; `base_url` is what agents get."""
 
-    def __init__(self, relay: Relay) -> None:
+    def __init__(self, relay: Relay, *, body_timeout: float = BODY_TIMEOUT) -> None:
         self.relay = relay
         self.token = secrets.token_hex(8)
         prefix = f"/{self.token}"
@@ -189,35 +321,15 @@ class RelayServer:
                 if not (self.path == prefix or self.path.startswith(prefix + "/")):
                     self._send(404, "application/json", _error_body("not a path of this relay"))
                     return
-                raw = self._body()
-                if raw is None:
+                try:
+                    raw = _Body(self.rfile, self.connection, body_timeout).read(self.headers)
+                except _Refused as refused:
                     self.close_connection = True
-                    self._send(413, "application/json", _error_body("the request body is too large or malformed"))
+                    self._send(*owner.relay.refuse(refused))
                     return
                 path = self.path[len(prefix):].split("?", 1)[0] or "/"
                 status, kind, body = owner.relay.handle(method, path, dict(self.headers.items()), raw)
                 self._send(status, kind, body)
-
-            def _body(self) -> bytes | None:
-                """The request body, sent with a length or in chunks (None: too large, or not HTTP)."""
-                if "chunked" not in self.headers.get("transfer-encoding", "").lower():
-                    given = self.headers.get("content-length") or "0"
-                    length = int(given) if given.strip().isdigit() else -1
-                    return self.rfile.read(length) if 0 <= length <= MAX_REQUEST_BYTES else None
-                body = bytearray()
-                while True:
-                    try:
-                        size = int(self.rfile.readline(100).split(b";")[0].strip() or b"0", 16)
-                    except ValueError:
-                        return None
-                    if size == 0:
-                        while self.rfile.readline(8192).strip():  # trailers, to the blank line
-                            pass
-                        return bytes(body)
-                    if len(body) + size > MAX_REQUEST_BYTES:
-                        return None
-                    body += self.rfile.read(size)
-                    self.rfile.readline(3)  # the CRLF after each chunk
 
             def _send(self, status: int, kind: str, body: bytes) -> None:
                 try:

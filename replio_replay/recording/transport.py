@@ -121,6 +121,8 @@ class CassetteTransport(httpx.BaseTransport):
                        f"{rejudge_flags(self.fixture_id, self.tools)}")
             elif not any(role_of(kept) == role for kept, _ in self.cassette.data):
                 why = f"the cassette holds no request of the {role}: it was recorded before the fixture had one. {rerecord}"
+            elif (moved := self._moved(request.url.path, role)) is not None:
+                why = f"{moved}. Set the base URL as it was when recorded, or {rerecord[0].lower()}{rerecord[1:]}"
             else:
                 why = f"the conversation went further than when it was recorded. {rerecord}"
             raise CassetteError(
@@ -142,6 +144,21 @@ class CassetteTransport(httpx.BaseTransport):
         self.cassette.play_counts[len(self.cassette) - 1] += 1
         self.recorded += 1
         return _to_httpx(recorded, request, replayed=None)
+
+    def _moved(self, path: str, role: str) -> str | None:
+        """Why a request on `path` cannot match when the cassette holds none of `role` on that path
+        (a base URL without the `/v1` it was recorded with, say); None when it holds one."""
+        paths = sorted({kept.path for kept, _ in self.cassette.data if role_of(kept) == role})
+        if path in paths:
+            return None
+        held = f"its path is not one the cassette holds ({', '.join(paths)})"
+        for at in (i for i, char in enumerate(path) if char == "/"):
+            tail = path[at:]
+            old = next((p[:-len(tail)] for p in paths if tail != "/" and p.endswith(tail)), None)
+            if old is not None:
+                return (f"{held}: the provider's base URL has another path than when it was recorded "
+                        f"(recorded under {old or '/'}, now under {path[:at] or '/'})")
+        return f"{held}: the request goes to another endpoint than when it was recorded (its provider's base URL or wire format changed)"
 
     def forget(self, role: str, live: frozenset[str]) -> None:
         """Drop the loaded requests of `role` (before any is played), so they are recorded again, and

@@ -334,7 +334,7 @@ def _comparison(unit: TrialResult | FixtureResult, fixture_id: str, tools: str, 
     elif full:
         parts.append("no golden yet" if unit.drift is None else "no drift from golden")
     if unit.drift_info:
-        parts.append("token count changed (within tokens_tolerance: not drift)")
+        parts.append("token count changed (reported, not drift)")
     if unit.request_drift:
         hint = fixture_hint(unit.request_drift, fixture_id, tools)
         parts.append(f"request drift ({plural(len(unit.request_drift), 'change')}; {hint})")

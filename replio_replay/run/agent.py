@@ -99,9 +99,12 @@ def _converse(agent: AgentProcess, user: NextUser, relay: Relay, out: Transcript
 
 
 def _read(out: Transcript, relay: Relay, turns: list[AgentTurn]) -> None:
-    """Fill `out` with what the exchanges say; the relay's failures come first among errors."""
+    """Fill `out` with what the exchanges say; the relay's failures come first among errors, and a
+    request the agent stopped sending comes after why it stopped (the agent was stopped at its timeout)."""
     if relay.failures and out.status is not Status.CANCELLED:
         out.status, out.error = Status.ERROR, relay.failures[0]
+    if relay.cut and out.status is not Status.CANCELLED:
+        out.status, out.error = Status.ERROR, "; ".join(filter(None, [out.error, relay.cut[0]]))
     try:
         trace = read_trace(relay.exchanges, turns)
     except AgentError as exc:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ..errors import AgentError, ProviderResponseError
 from ..providers.base import ChatResponse, Message, ToolCall, Usage
-from ..providers.wire import ToolResult
+from ..providers.wire import ToolResult, clean_response
 from ..providers.wire.relayed import FORMAT_NAMES, Relayed, decoded, tool_results
 from .engine import CallRecord
 
@@ -85,7 +85,7 @@ def read_trace(exchanges: Sequence[Relayed], turns: Sequence[AgentTurn]) -> Agen
 
 def _decoded(exchange: Relayed, turn: int, index: int) -> ChatResponse:
     try:
-        return decoded(exchange, turn)
+        return clean_response(decoded(exchange, turn))
     except ProviderResponseError as exc:
         raise AgentError(f"the model's answer to the agent's request #{index + 1} cannot be read as "
                          f"{FORMAT_NAMES[exchange.format]}: {exc}") from None

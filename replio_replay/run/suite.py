@@ -146,7 +146,8 @@ class Plan:
                if local and self.settings.jobs == 1 else "")
         verb = "running" if self.settings.record_mode is None else "re-judging" if self.request.rejudge \
             else "recording"
-        return f"{verb} {plural(live, 'fixture')}, {self.settings.jobs} at a time{why}"
+        at_once = f", {min(self.settings.jobs, live)} at a time" if live > 1 else ""
+        return f"{verb} {plural(live, 'fixture')}{at_once}{why}"
 
     def live_cases(self) -> list[Case]:
         """The cases this run sends to a provider (none in a replay, nor where a cassette will answer)."""

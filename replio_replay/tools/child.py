@@ -9,6 +9,12 @@ environment instances and makes its calls; nothing one child does reaches anothe
 server itself never runs a method.
 
 Every request is one JSON line, and so is its answer (NaN and Infinity are refused both ways).
+The project's code can write onto its end of the socket like any descriptor, so every line read is
+checked against the answers its request may have (`_fits`), and a line sent when none was asked
+for is looked for before each request: a forged or garbled line stops that child (or the server,
+when a module wrote it at import), named, as a timeout does. A module whose import leaves threads
+running is refused, named: a fork copies no thread, so work given to them would never be done in a
+fixture's child; the server is started again without it.
 Each is bounded: by `LOAD_TIMEOUT` for a description, by the caller's timeout (the fixture's
 `tool_timeout`) and the run's cancel event for a child. A child that takes longer, that ends
 (`os._exit`, a crash) or that answers more than `MESSAGE_CAP` bytes is killed with its whole
@@ -93,6 +99,57 @@ class _Gone(Exception):
     """The other end closed its line: the process ended."""
 
 
+class _Garbled(_Gone):
+    """The other end sent a line that is no answer to the request: the project's code wrote onto
+    replio's socket (a forged or garbled line), and the line can no longer be trusted."""
+
+    def __init__(self, line: bytes, why: str) -> None:
+        line = line.rstrip(b"\n")
+        super().__init__(f"{why}: {line[:80]!r}{'...' if len(line) > 80 else ''}")
+
+
+def _strings(value: Any, size: int) -> bool:
+    return isinstance(value, list) and len(value) == size and all(isinstance(v, str) for v in value)
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+#: Each request's answers: for each key an answer may hold alone, whether its value fits.
+_ANSWERS: dict[str, dict[str, Callable[[Any], bool]]] = {
+    "describe": {"description": lambda v: isinstance(v, dict), "problem": lambda v: isinstance(v, str)},
+    "fork": {"pid": _integer},
+    "reap": {"status": lambda v: v is None or _integer(v)},
+    "build": {"problem": lambda v: isinstance(v, str)},
+    "call": {"result": lambda v: isinstance(v, str), "failure": lambda v: isinstance(v, str),
+             "invalid": lambda v: isinstance(v, str), "raised": lambda v: _strings(v, 2)},
+    "state": {"state": lambda v: isinstance(v, dict), "problem": lambda v: isinstance(v, str)},
+}
+#: A request a call's `ctx.http` sends in the middle of the call (see `childhttp`).
+_HTTP = {"op": lambda v: v == "http", "method": lambda v: isinstance(v, str), "url": lambda v: isinstance(v, str),
+         "headers": lambda v: isinstance(v, list) and all(_strings(h, 2) for h in v),
+         "body": lambda v: isinstance(v, str)}
+#: Answers that are more than one key: a describe's problem with the threads its import left running.
+_EXTRA = {"describe": {"threads": lambda v: isinstance(v, list) and all(isinstance(t, str) for t in v)}}
+
+
+def _fits(op: str, answer: Any) -> bool:
+    """Whether `answer` is one the protocol has for a request `op` (an http request, in a call)."""
+    if not isinstance(answer, dict):
+        return False
+    if op == "call" and answer.get("op") == "http":
+        return answer.keys() == _HTTP.keys() and all(check(answer[k]) for k, check in _HTTP.items())
+    extra = {k: v for k, v in answer.items() if k in _EXTRA.get(op, {})}
+    main = {k: v for k, v in answer.items() if k not in extra}
+    if not all(_EXTRA[op][k](v) for k, v in extra.items()):
+        return False
+    if len(main) != 1:
+        return not main and op == "build"  # built: nothing to say
+    key, value = next(iter(main.items()))
+    return key in _ANSWERS[op] and _ANSWERS[op][key](value)
+
+
 class _TooLong(Exception):
     """An answer went over `MESSAGE_CAP`."""
 
@@ -118,7 +175,18 @@ class _Line:
             except OSError:  # its end is closed: the answer's read says how it ended
                 raise _Gone() from None
 
-    def receive(self, deadline: float, cancel: threading.Event | None) -> dict[str, Any]:
+    def pending(self) -> bytes:
+        """What the other end sent that no request asked for (a line the project's code wrote onto the
+        socket after an answer), or nothing; read without waiting."""
+        if self.kept:
+            return bytes(self.kept)
+        try:
+            return self.sock.recv(_CHUNK, socket.MSG_PEEK)
+        except (BlockingIOError, OSError):
+            return b""
+
+    def receive(self, deadline: float, cancel: threading.Event | None, op: str) -> dict[str, Any]:
+        """The answer to a request `op`; _Garbled when the line is not one (see `_fits`)."""
         while (end := self.kept.find(b"\n", self.looked)) < 0:
             self.looked = len(self.kept)
             if self.looked > MESSAGE_CAP:
@@ -138,8 +206,13 @@ class _Line:
         line = bytes(self.kept[:end])
         del self.kept[:end + 1]
         self.looked = 0
-        answer: dict[str, Any] = json.loads(line)
-        return answer
+        try:
+            answer = json.loads(line)
+        except (ValueError, RecursionError):
+            raise _Garbled(line, "a line that is not JSON") from None
+        if not _fits(op, answer):
+            raise _Garbled(line, f"a line that is no answer to a {op!r} request")
+        return answer  # type: ignore[no-any-return]
 
     def _wait(self, event: int, deadline: float, cancel: threading.Event | None) -> None:
         poller = select.poll()
@@ -218,13 +291,20 @@ class ForkServer:
 
     def _describe(self, unit: int, spec: dict[str, Any], what: str) -> dict[str, Any]:
         try:
-            return self._ask({"op": "describe", "unit": unit, "spec": spec}, LOAD_TIMEOUT)
+            answer = self._ask({"op": "describe", "unit": unit, "spec": spec}, LOAD_TIMEOUT)
+        except _Garbled as exc:
+            self._stop()
+            return {"problem": f"{what}: loading it sent {exc} onto the socket to replio, which is not replio's "
+                               "protocol; stopped. Fix the module"}
         except TimedOut:
             self._stop()
             return {"problem": f"{what}: loading it took longer than {LOAD_TIMEOUT:g} s; stopped"}
         except _Gone:
             status = self._stop()
             return {"problem": f"{what}: loading it {_ended(status)}; fix the module"}
+        if "threads" in answer:  # a fork would copy the server without them: no later fixture is forked from it
+            self._stop()
+        return answer
 
     def fork(self, cancel: threading.Event | None) -> tuple[int, _Line]:
         """A new child (its pid and line), forked from the server: started first when it is not running;
@@ -277,7 +357,7 @@ class ForkServer:
         deadline = time.monotonic() + timeout
         try:
             self._line.send(wire(message), deadline, cancel)
-            return self._line.receive(deadline, cancel)
+            return self._line.receive(deadline, cancel, message["op"])
         except (Interrupted, KeyboardInterrupt, _TooLong):  # mid-request: its state is unknown
             self._stop()
             raise
@@ -371,8 +451,10 @@ class Child:
         deadline = time.monotonic() + timeout
         try:
             line = self._line()
+            if unasked := line.pending():
+                raise _Garbled(unasked, "a line after its last answer")
             line.send(data, deadline, self.cancel)
-            while (answer := line.receive(deadline, self.cancel)).get("op") == "http":
+            while (answer := line.receive(deadline, self.cancel, message["op"])).get("op") == "http":
                 line.send(wire(fetch(answer) if fetch is not None else {"refused": "no HTTP in this call"}), deadline,
                           self.cancel)
             return answer
@@ -380,6 +462,9 @@ class Child:
             why = f"{what} took longer than {timeout:g} s; stopped"
         except _TooLong:
             why = f"{what} answered with more than {_bytes(MESSAGE_CAP)}; stopped"
+        except _Garbled as exc:
+            why = (f"{what}: its process sent {exc}, which is not replio's protocol: the project's code wrote "
+                   "onto the socket to replio, so nothing more it says can be trusted; stopped")
         except _Gone:
             why = f"{what} {_ended(self._reap())}"
         except BaseException as exc:  # interrupted, or the harness failed fetching (a replay that lacks the request)

@@ -6,7 +6,9 @@ JSON request a line on the socket CONTROL and answers each with one line:
 - ``{"op": "describe", "unit": N, "spec": {...}}``: load an environment's class (``"kind":
   "environment"``) or a Python tool's function (``"kind": "function"``) and make its tools
   (`pyobjects`), kept as unit N: ``{"description": {...}}``, or ``{"problem": "..."}`` whatever
-  the module raises (a `BaseException` too);
+  the module raises (a `BaseException` too), or when its import left threads running (``"threads":
+  [names]`` beside the problem: a fork copies no thread, so a child could wait for ever on work
+  given to them, and replio starts a new server without them);
 - ``{"op": "fork"}``, one end of a socket pair passed on PASSING beforehand: fork a child serving
   that socket, in a session of its own: ``{"pid": N}``;
 - ``{"op": "reap", "pid": N}``: wait for that child (replio killed it): ``{"status": S}``, an exit
@@ -38,6 +40,7 @@ import gc
 import json
 import os
 import socket
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Union
@@ -95,6 +98,13 @@ def _describe(units: dict[int, Unit], message: dict[str, Any]) -> dict[str, Any]
     except BaseException as exc:  # the project's code, whatever it raises
         return {"problem": f"{spec['field']}: loading {spec['python']} failed: {type(exc).__name__}: {exc}; "
                            "fix the module"}
+    threads = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+    if threads:
+        return {"threads": threads, "problem": (
+            f"{spec['field']}: loading {spec['python']} started threads at import ({', '.join(threads[:4])}"
+            f"{', ...' if len(threads) > 4 else ''}) that still run; each fixture's process is forked from the one "
+            "that imported it, and a fork copies no thread, so work given to them there (a ThreadPoolExecutor's, "
+            "say) would never be done. Start them when the class is made or on the first call, not at import")}
     units[message["unit"]] = unit
     return answer
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
 
+from .._runtime.surrogates import clean
 from ..errors import ToolSetError, UserCodeError
 from .base import Tool, ToolContext, ToolFailure
 from .permissions import Category
@@ -148,7 +149,7 @@ def states(environments: Mapping[str, Environment], child: Child, timeout: float
                            timeout=timeout)
         if "problem" in answer:
             raise ToolSetError(answer["problem"])
-        found[name] = answer["state"]
+        found[name] = clean(answer["state"])
     return found
 
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 from pydantic import create_model
 
 from .._runtime.jsoncanon import canonical
+from .._runtime.surrogates import clean_text
 from .base import InvalidArguments, Invoke, Tool, ToolContext, ToolFailure, model_tool
 from .permissions import Category
 from .schema import name_problem, schema_problem
@@ -98,7 +99,7 @@ def remote(unit: int, name: str, what: str) -> Invoke:
         except ValueError:
             raise InvalidArguments("NaN and Infinity are no JSON values; pass numbers JSON can write") from None
         if "result" in answer:
-            return str(answer["result"])
+            return clean_text(answer["result"])  # a lone surrogate (a file name os.listdir read) is U+FFFD
         if "invalid" in answer:
             raise InvalidArguments(answer["invalid"])
         if "raised" in answer:

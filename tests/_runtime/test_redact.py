@@ -75,6 +75,40 @@ def test_a_key_echoed_url_encoded_or_json_escaped_is_redacted_and_found() -> Non
         assert redactor.found(echoed)
 
 
+def _every_byte_percent(text: str, case: str) -> str:
+    escapes = [f"%{b:02X}" for b in text.encode()]
+    if case == "lower":
+        escapes = [e.lower() for e in escapes]
+    elif case == "mixed":
+        escapes = [e.lower() if i % 3 == 1 else e for i, e in enumerate(escapes)]
+    return "".join(escapes)
+
+
+def _every_char_u_escaped(text: str, case: str) -> str:
+    """Each UTF-16 code unit of `text` as a JSON escape, its hex digits in `case`."""
+    units = [int.from_bytes(text.encode("utf-16-be")[i:i + 2], "big") for i in range(0, len(text.encode("utf-16-be")), 2)]
+    escapes = [f"\\u{u:04x}" for u in units]
+    if case == "upper":
+        escapes = [e.upper().replace("\\U", "\\u") for e in escapes]
+    elif case == "mixed":
+        escapes = [e.upper().replace("\\U", "\\u") if i % 2 else e for i, e in enumerate(escapes)]
+    return "".join(escapes)
+
+
+@pytest.mark.parametrize("case", ["upper", "lower", "mixed"])
+@pytest.mark.parametrize("key", [KEY, "pässwörd-ünïcode-€-𝄞-geheim"])
+def test_a_key_with_every_character_escaped_is_redacted_and_found(key: str, case: str) -> None:
+    redactor = Redactor((key,))
+    for form in [_every_byte_percent(key, case), _every_char_u_escaped(key, case),
+                 json.dumps(_every_char_u_escaped(key, case))[1:-1]]:  # that, quoted in JSON once more
+        echoed = f"echo: {form} ."
+        assert leaks(echoed, key), form  # the form holds the key: the detector sees it
+        redacted = redactor.text(echoed)
+        assert not leaks(redacted, key) and REDACTED in redacted, (form, redacted)
+        assert redactor.found(form) and redactor.found(form.encode("utf-16-le")), form
+    assert not leaks(redactor.text(_every_byte_percent(key[:20], case)), key)  # its start alone is redacted too
+
+
 # Every encoding × every offset: the forms are made here with the standard library, and what is
 # left after redaction is searched by decoding (tests/support/leaks.py), not by the redactor's spellings.
 
@@ -181,3 +215,10 @@ def test_a_key_of_characters_from_u0100_up_is_found_in_utf16_bytes_without_a_zer
     assert Redactor((password,)).found(password.encode("utf-16-le"))
     assert Redactor((password,)).found(body)
     assert not Redactor((KEY,)).found(password.encode("utf-16-be"))
+
+
+@pytest.mark.parametrize("case", ["upper", "lower", "mixed"])
+def test_a_cut_after_the_start_of_a_key_with_every_byte_percent_encoded_is_masked(case: str) -> None:
+    start = _every_byte_percent(KEY[:6], case)  # too short to be redacted anywhere, but where the text is cut
+    assert Redactor((KEY,)).text(f"see {start} then") == f"see {start} then"
+    assert Redactor((KEY,)).cut(f"see {start} then more", 4 + len(start)) == f"see {REDACTED}..."

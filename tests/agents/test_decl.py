@@ -56,8 +56,13 @@ def test_a_python_function_is_checked_without_running_the_file(tmp_path: Path) -
     write(tmp_path / "agent.py", "raise SystemExit('never run')\ndef run(task):\n    return task\n")
     spec = resolve_agent(AgentDecl(python="agent.py:run"), tmp_path, "x: agent")
     assert spec.argv[1:3] == ("-m", "replio_replay.agents.pychild") and spec.argv[-1] == "run"
-    with pytest.raises(ToolSetError, match="defines no function 'main'"):
+    with pytest.raises(ToolSetError, match="defines no function 'main'; it defines run: name one of them"):
         resolve_agent(AgentDecl(python="agent.py:main"), tmp_path, "x: agent")
+    with pytest.raises(ToolSetError, match=r"defines no function 'runn'; did you mean agent\.py:run\?$"):
+        resolve_agent(AgentDecl(python="agent.py:runn"), tmp_path, "x: agent")  # never `def runn(...)`
+    write(tmp_path / "empty.py", "TASKS = []\n")
+    with pytest.raises(ToolSetError, match=r"defines no function 'run'; define `def run\(task: str\) -> str` at the"):
+        resolve_agent(AgentDecl(python="empty.py:run"), tmp_path, "x: agent")
     with pytest.raises(ToolSetError, match="'nope.py'.*does not exist"):
         resolve_agent(AgentDecl(python="nope.py:run"), tmp_path, "x: agent")
     with pytest.raises(ToolSetError, match="is not PATH.py:function"):

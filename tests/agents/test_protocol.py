@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import pytest
 
@@ -55,3 +56,15 @@ def test_an_answer_cut_short_is_a_json_line_saying_so(monkeypatch: pytest.Monkey
     assert json.loads(out.getvalue()) == {"answer": "partial ü", "truncated": True}
     assert truncated_answer(out.getvalue()) == "partial ü"
     assert truncated_answer('{"answer": "x"}') is None and truncated_answer("plain text") is None
+
+
+@pytest.mark.parametrize("conversation", ["1", ""])
+def test_an_answer_holding_a_lone_surrogate_is_written_as_u_fffd(monkeypatch: pytest.MonkeyPatch,
+                                                                 conversation: str) -> None:
+    monkeypatch.setenv("REPLIO_CONVERSATION", conversation)
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8")  # strict, as a real standard output is
+    reply("files: " + os.fsdecode(b"caf\xe9.txt"), out)
+    written = raw.getvalue().decode("utf-8")
+    answer = json.loads(written)["answer"] if conversation else written.removesuffix("\n")
+    assert answer == "files: caf\ufffd.txt"

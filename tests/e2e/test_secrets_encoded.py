@@ -102,14 +102,17 @@ class Boom:
 
 def _mock_project(root: Path) -> Path:
     """A `mock` project: `echo`, whose simulated user sends the key base64-encoded and whose agent
-    writes it as hex and URL-safe base64 and reads a file holding it URL-encoded base64; `boom`,
-    whose environment fails quoting it in base64 (its error is on the progress line too)."""
+    writes it as hex and URL-safe base64 and reads a file holding it URL-encoded base64 and with
+    every character \\u-escaped, and answers with it URL-safe base64 and every byte percent-encoded
+    (escapes in mixed case); `boom`, whose environment fails quoting it in base64 (its error is on
+    the progress line too)."""
     write_json(root / ".replio" / "config.json",
                {"provider": "mock", "providers": {"mock": {"script": "script.json"}}, "bundled": False})
     user_says = "my key, base64: " + base64.b64encode(f"key={KEY}".encode()).decode()
     write_json(root / ".replio" / "eval" / "echo.json", {
         "user": {"instructions": "Hand over your key.", "max_turns": 3},
-        "files": {"notes.txt": quote(base64.b64encode(f"##{KEY}".encode()).decode(), safe="") + "\n"},
+        "files": {"notes.txt": quote(base64.b64encode(f"##{KEY}".encode()).decode(), safe="") + "\n"
+                  + "".join(f"\\u{ord(c):04{'x' if i % 2 else 'X'}}" for i, c in enumerate(KEY)) + "\n"},
         "verifier": {"answer": "never this"}})
     (root / ".replio" / "envs").mkdir(parents=True)
     (root / ".replio" / "envs" / "boom.py").write_text(BOOM, encoding="utf-8")
@@ -121,7 +124,8 @@ def _mock_project(root: Path) -> Path:
         "echo": [{"tool_calls": [{"name": "file_read", "arguments": {"path": "notes.txt"}},
                                  {"name": "file_write", "arguments": {"path": "k.txt",
                                                                       "content": KEY.encode().hex().upper()}}]},
-                 {"text": "kept it: " + base64.urlsafe_b64encode(f"{KEY}!!".encode()).decode()}],
+                 {"text": "kept it: " + base64.urlsafe_b64encode(f"{KEY}!!".encode()).decode() + " and "
+                          + "".join(f"%{b:02{'x' if i % 3 else 'X'}}" for i, b in enumerate(KEY.encode()))}],
         "boom": [{"text": "done"}]})
     return root
 

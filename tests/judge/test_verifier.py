@@ -265,6 +265,23 @@ def test_file_checks(check: Any, content: str | None, ok: bool, words: str) -> N
     assert all(r.startswith("files.app.toml: ") and words in r for r in reasons)
 
 
+HEAD = "".join(f"line {n}: fine\n" for n in range(40))
+
+
+@pytest.mark.parametrize(("check", "content", "said"), [
+    (HEAD + "port = 9090\n", HEAD + "port = 8081\n", 'from line 41 it holds "port = 8081\\n"'),
+    ({"$contains": "port = 9090\nhost = a"}, HEAD + "port = 9090\nhost = b\n",
+     'from line 41 it holds "port = 9090\\nhost = b\\n"'),
+    ({"$icontains": "PORT = 9090"}, HEAD + "port = 9091\n", 'from line 41 it holds "port = 9091\\n"'),
+    ({"$unchanged": True}, HEAD + "port = 9090\n", 'it changed; from line 41 it now holds "port = 9090\\n"'),
+    ({"$contains": "nowhere"}, HEAD, 'it holds "line 0: fine\\n'),
+])
+def test_a_failed_file_check_quotes_where_the_file_differs_not_its_start(check: Any, content: str, said: str) -> None:
+    fixture = make_fixture(files={"app.toml": HEAD + "port = 8080\n"}, verifier={"files": {"app.toml": check}})
+    _, (reason,) = verify(fixture, Evidence((), "", {"app.toml": content}))
+    assert said in reason, reason
+
+
 def test_unchanged_on_a_file_the_fixture_did_not_provision_says_so() -> None:
     _, (reason,) = outcome({"files": {"new.txt": {"$unchanged": True}}}, files={"new.txt": "x"})
     assert "did not provision it" in reason
@@ -296,6 +313,8 @@ def test_in_order_needs_the_calls_as_a_subsequence() -> None:
     assert check({"in_order": ["glob", {"name": "file_read", "arguments": {"path": "a"}}]}, made) == (True, [])
     passed, (reason,) = check({"in_order": ["file_read", "glob"]}, made)
     assert not passed and reason.startswith("in_order: ['file_read', 'glob'] were not called in this order")
+    _, (reason,) = check({"in_order": [{"name": "file_read", "arguments": {"path": "b"}}, "glob"]}, made)
+    assert reason.startswith("in_order: [{'name': 'file_read', 'arguments': {'path': 'b'}}, 'glob'] were not called")
 
 
 def test_expected_may_hold_call_objects_and_accuracy_follows_the_match_mode() -> None:
@@ -346,8 +365,7 @@ def test_any_order_wants_each_call_made_in_any_order_one_call_standing_for_sever
     assert check({"any_order": [{"name": "cancel", "arguments": {"id": "A"}}, "get",
                                 {"name": "get", "arguments": {"id": "B"}}]}, calls) == (True, [])
     passed, reasons = check({"any_order": [{"name": "cancel", "arguments": {"id": "B"}}]}, calls)
-    assert not passed and reasons == ['any_order: no call matches {"name": "cancel", "arguments": {"id": "B"}, '
-                                      '"extra_arguments": true}']
+    assert not passed and reasons == ['any_order: no call matches {"name": "cancel", "arguments": {"id": "B"}}']
 
 
 def test_any_order_with_optional_arguments_is_taus_comparison_of_an_action() -> None:

@@ -380,3 +380,26 @@ def test_what_the_serializer_writes_is_checked_with_the_readers_bounds() -> None
     with pytest.raises(CassetteError, match=r"^cassette deep.yaml was not written: a replay would refuse it, as it "
                                             r"nests deeper than 100 levels at line \d+ \(1 request,"):
         ReadableSerializer(source="deep.yaml").serialize({"version": 1, "interactions": [interaction]})
+
+
+def test_a_replay_under_another_base_url_path_names_the_paths(project: Path, agent: LLMServer) -> None:
+    import os
+    import subprocess
+
+    from tests.helpers import replio_command
+
+    def replio(base_url: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "LLAMACPP_BASE_URL": base_url}
+        return subprocess.run([replio_command(), *run_args(project, "--provider", "llamacpp:test-model",
+                                                           "--fixture", "alpha")],
+                              capture_output=True, text=True, env=env, timeout=120)
+
+    recorded = replio(f"{agent.url}/v1")
+    assert recorded.returncode == 0, recorded.stderr
+    replayed = replio("http://127.0.0.1:9")  # the same server, its /v1 left out
+    alpha = json.loads(replayed.stdout)["fixtures"][0]
+    assert replayed.returncode == 1 and alpha["status"] == "error"
+    assert "went further" not in alpha["error"]
+    assert ("request #1 (POST /chat/completions) has no recording" in alpha["error"]
+            and "its path is not one the cassette holds (/v1/chat/completions): the provider's base URL has "
+                "another path than when it was recorded (recorded under /v1, now under /)" in alpha["error"]), alpha

@@ -71,3 +71,10 @@ def test_an_agents_volatile_fields_are_left_out_of_request_drift() -> None:
     assert [c.path for c in request_changes(recorded, sent, pattern)] == ["temperature"]
     assert volatile_pattern(()) is None
     assert not volatile_pattern(("meta",)).match("metadata")  # a glob covers what is under it, not longer names
+
+
+def test_a_number_written_as_an_integer_or_a_float_is_no_drift_but_a_boolean_is() -> None:
+    recorded = {"temperature": 0, "top_p": 1, "n": 1, "stream": False}
+    assert request_changes(recorded, {"temperature": 0.0, "top_p": 1.0, "n": 1, "stream": False}) == []
+    assert [c.describe() for c in request_changes(recorded, {**recorded, "n": True, "temperature": 0.5})] == [
+        "n type_changed: 1 -> true", "temperature changed: 0 -> 0.5"]

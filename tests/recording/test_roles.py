@@ -10,6 +10,7 @@ import yaml
 
 from replio_replay.errors import CassetteError
 from replio_replay.providers.base import ChatRequest, Exchange, Message
+from replio_replay.providers.ollama import OllamaProvider
 from replio_replay.providers.openai import OpenAIProvider
 from replio_replay.recording.cassette import BODY_MATCHER, open_cassette
 from replio_replay.recording.modes import RecordMode
@@ -91,3 +92,22 @@ def test_a_cassette_read_and_saved_again_is_byte_for_byte_the_same(recorded: tup
     t = _transport(path, RecordMode.NEW_EPISODES, None)
     t.cassette._save(force=True)
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(("kind", "base", "said"), [
+    (OpenAIProvider, "http://127.0.0.1:9/api/v1", "the provider's base URL has another path than when it was "
+                                                  "recorded (recorded under /, now under /api)"),
+    (OpenAIProvider, "http://127.0.0.1:9", "the provider's base URL has another path than when it was recorded "
+                                           "(recorded under /v1, now under /)"),
+    (OllamaProvider, "http://127.0.0.1:9/v1", "the request goes to another endpoint than when it was recorded"),
+])
+def test_a_request_on_a_path_the_cassette_does_not_hold_names_both_paths(recorded: tuple[Path, OpenAIProvider],
+                                                                         kind: type[OpenAIProvider], base: str,
+                                                                         said: str) -> None:
+    path, _ = recorded
+    moved = kind(settings(base_url=base))
+    t = _transport(path, RecordMode.NONE, None)
+    with network_blocked(), pytest.raises(CassetteError) as raised:
+        _ask(moved, t, "agent", "a1")
+    assert "its path is not one the cassette holds (/v1/chat/completions): " + said in str(raised.value)
+    assert "went further" not in str(raised.value)

@@ -132,6 +132,9 @@ def _encoded_echo(encode: Callable[[bytes], bytes], offset: int) -> Callable[[Se
       for name, encode in (("base64", base64.b64encode), ("urlsafe-base64", base64.urlsafe_b64encode),
                            ("hex", binascii.hexlify), ("HEX", lambda b: binascii.hexlify(b).upper()))
       for offset in range(3)),
+    pytest.param(_encoded_echo(lambda b: "".join(f"%{x:02{'x' if i % 2 else 'X'}}" for i, x in enumerate(b)).encode(),
+                               0), id="every-byte-percent-mixed-case"),
+    pytest.param(_encoded_echo(lambda b: "".join(f"\\u{x:04x}" for x in b).encode(), 0), id="every-char-u-escaped"),
 ])
 def test_cassette_holding_the_key_in_any_encoding_is_refused(project: Path, llm_server: LLMServer, monkeypatch,
                                                              server: Callable[[Seen], Reply]) -> None:

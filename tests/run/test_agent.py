@@ -171,6 +171,25 @@ def test_an_agent_over_its_timeout_is_stopped(tmp_path: Path) -> None:
     assert time.monotonic() - began < 20
 
 
+#: Sends half a request's body to the relay, then waits to be stopped.
+HALF_SENT = """
+import os, socket, time
+from urllib.parse import urlsplit
+url = urlsplit(os.environ["OPENAI_BASE_URL"])
+sock = socket.create_connection((url.hostname, url.port))
+sock.sendall(("POST " + url.path + "/chat/completions HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 100\\r\\n\\r\\n"
+              + '{"model": ').encode())
+time.sleep(60)
+"""
+
+
+def test_an_agent_stopped_while_sending_a_request_is_named_as_stopped_first(tmp_path: Path) -> None:
+    project = agent_project(tmp_path / "p", HALF_SENT, agent={"command": ["python", "agent.py"], "timeout": 1})
+    found = results(replio(project, "run", "--no-cassettes", "--output", "json", "--fixture", "alpha"))
+    assert found["alpha"]["error"].startswith("agent 'python agent.py' took longer than 1 s; stopped"), found["alpha"]
+    assert "not a JSON object" not in found["alpha"]["error"]
+
+
 def test_the_flag_overrides_the_configs_agent(tmp_path: Path, llm_server: LLMServer) -> None:
     llm_server.handler = openai_agent(PLANS)
     project = agent_project(tmp_path / "p", "import sys\nsys.exit(9)\n")
@@ -252,3 +271,38 @@ def test_a_simulated_user_acts_with_its_own_tools_beside_your_agent(tmp_path: Pa
     assert alpha["user_trace"] == [{"name": "cancel_order", "arguments": {"order_id": "A-1042"},
                                     "result": "Order A-1042 cancelled.", "at": 0}]
     assert alpha["state"]["shop"]["orders"]["A-1042"]["status"] == "cancelled"
+
+
+def test_an_answer_holding_a_lone_surrogate_is_written_everywhere_as_u_fffd(tmp_path: Path,
+                                                                            llm_server: LLMServer) -> None:
+    from tests.support.llm_server import chat_completion
+
+    llm_server.handler = lambda seen: chat_completion("noted \udcff", "m", 1)  # the model's answer holds one too
+    project = agent_project(tmp_path / "p")
+    # the answer line as json.dumps writes a file name that is not UTF-8: an escaped lone surrogate
+    (project / "agent.py").write_text(CONVERSING.replace("    reply(answer)", '''\
+    print(json.dumps({"answer": answer + " " + os.fsdecode(b"caf\\xe9.txt")}), flush=True)'''))
+    write_json(project / ".replio" / "eval" / "alpha.json", {"turns": ["list the files"]})
+    (project / ".replio" / "eval" / "beta.json").unlink()
+    done = replio(project, "run", "--no-cassettes", "--update-golden", "--output", "json",
+                  url=f"{llm_server.url}/v1")
+    assert done.returncode == 0, done.stderr
+    alpha = results(done)["alpha"]  # stdout is valid UTF-8 (`text=True` would have failed on it)
+    assert alpha["status"] == "ok" and alpha["answer"] == "noted \ufffd caf\ufffd.txt"
+    golden = json.loads((project / "golden" / "openai" / "test-model" / "alpha.json").read_bytes().decode("utf-8"))
+    assert "noted \ufffd caf\ufffd.txt" in json.dumps(golden, ensure_ascii=False)
+    again = replio(project, "run", "--no-cassettes", "--output", "json", url=f"{llm_server.url}/v1")
+    assert not results(again)["alpha"]["drift"], again.stdout  # the same text, kept and compared alike
+
+
+def test_an_agents_request_replio_cannot_send_on_ends_its_fixture_named(tmp_path: Path, llm_server: LLMServer) -> None:
+    agent = AGENT.replace('body = json.dumps({"model": "whatever", "messages": messages, "tools": TOOLS}).encode()',
+                          'body = json.dumps({"model": "w", "messages": messages, "temperature": float("nan")}).encode()')
+    project = agent_project(tmp_path / "p", agent)
+    done = replio(project, "run", "--no-cassettes", "--fixture", "alpha", "--output", "json",
+                  url=f"{llm_server.url}/v1")
+    alpha = results(done)["alpha"]
+    assert done.returncode == 1 and alpha["status"] == "error" and not alpha["pass"]
+    assert alpha["error"].startswith("the agent's OpenAI Chat Completions request (/v1/chat/completions) is not valid "
+                                     "JSON: NaN is not a JSON number"), alpha["error"]
+    assert llm_server.requests == []

@@ -47,12 +47,19 @@ def test_a_replay_has_no_header(project: Path) -> None:
 def test_the_header_counts_only_what_will_be_recorded(project: Path) -> None:
     request = RunRequest(project, provider_specs=["openai:m"], record_mode="once", fixture_ids=["alpha", "beta"])
     plan = prepare(request, plugin_manager())
-    assert plan.header() == "recording 2 fixtures, 4 at a time"
+    assert plan.header() == "recording 2 fixtures, 2 at a time"  # --jobs 4, but 2 fixtures
     cassette = project / "cassettes" / "openai" / "m" / "alpha.yaml"
     cassette.parent.mkdir(parents=True)
     cassette.write_text("replio: {}\n")
-    assert plan.header() == "recording 1 fixture, 4 at a time"
+    assert plan.header() == "recording 1 fixture"  # not "4 at a time": there is one
     plan.close()
+
+
+def test_the_header_says_no_more_at_once_than_there_are_fixtures(project: Path) -> None:
+    request = RunRequest(project, provider_specs=["openai:m"], record_mode="once", fixture_ids=["alpha", "beta"],
+                         jobs=8)
+    with prepare(request, plugin_manager()) as plan:
+        assert plan.header() == "recording 2 fixtures, 2 at a time"
 
 
 def test_without_a_plugin_manager_the_plan_uses_the_plugins_the_config_names(project: Path) -> None:

@@ -2,6 +2,7 @@
 
 Independent of the redactor on purpose: instead of spelling the secret the ways the redactor
 does, this decodes everything in the output that could be an encoding (URL escapes, JSON escapes,
+and escapes within those, a few layers deep;
 every base64 or hex run from each offset, bytes in UTF-8/16/32 from each alignment) with the
 standard library and looks for the secret's bytes in what comes out.
 """
@@ -18,7 +19,9 @@ FRAGMENT = 16
 
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}")
 _HEX_RUN = re.compile(r"[0-9A-Fa-f]{16,}")
-_JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\(/)")
+_JSON_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/]))')
+#: Escapes within escapes (a JSON string quoting a URL-encoded one, say) are decoded this many layers deep.
+_LAYERS = 3
 _WIDE = (("utf-16-le", 2), ("utf-16-be", 2), ("utf-32-le", 4), ("utf-32-be", 4))
 
 
@@ -43,10 +46,29 @@ def _readings(data: bytes) -> list[tuple[str, str]]:
     return texts
 
 
+def _unescaped(text: str) -> list[tuple[str, str]]:
+    """`text`, and what its URL and JSON escapes decode to, each decoded again up to `_LAYERS` deep
+    (percent escapes in any case; JSON's ``\\uXXXX`` in any case, ``\\\\`` and ``\\"`` too)."""
+    seen = {text: "as it is"}
+    layer = [("as it is", text)]
+    for _ in range(_LAYERS):
+        decoded = [(f"{how}, {name}" if how != "as it is" else name, decode(plain))
+                   for how, plain in layer for name, decode in _DECODERS]
+        layer = [(how, plain) for how, plain in decoded if plain not in seen]
+        seen.update({plain: how for how, plain in layer})
+    return [(how, plain) for plain, how in seen.items()]
+
+
+def _json_unescape(text: str) -> str:
+    return _JSON_ESCAPE.sub(lambda m: m.group(2) or chr(int(m.group(1), 16)), text)
+
+
+_DECODERS = (("URL-decoded", unquote), ("form-decoded", unquote_plus), ("JSON-unescaped", _json_unescape))
+
+
 def _decodings(text: str) -> list[tuple[str, bytes]]:
     """`text`, and what its escapes, base64 runs and hex runs decode to."""
-    unescaped = [("as it is", text), ("URL-decoded", unquote(text)), ("form-decoded", unquote_plus(text)),
-                 ("JSON-unescaped", _JSON_ESCAPE.sub(lambda m: m.group(2) or chr(int(m.group(1), 16)), text))]
+    unescaped = _unescaped(text)
     out = []
     for how, plain in unescaped:
         out.append((how, plain.encode("utf-8", "replace")))

@@ -81,7 +81,7 @@ def _toolbox(toolset: ToolSet, timeout: float = 10, cancel: threading.Event | No
 
 def test_values_cross_as_json_and_nan_is_refused_both_ways(tmp_path: Path) -> None:
     box = _toolbox(_toolset(tmp_path))
-    assert box.call("echo", {"text": "é \ud800 \n"}) == "é \ud800 \n"  # a lone surrogate crosses as its escape
+    assert box.call("echo", {"text": "é \ud800 \n"}) == "é \ufffd \n"  # a lone surrogate crosses as its escape: U+FFFD
     assert box.call("number", {"value": 1.5}) == "1.5"
     assert box.call("nan", {}) == ("Error: the tool returned a value JSON cannot hold (NaN, Infinity or a cycle); "
                                    "return numbers JSON can write, or text saying what it means")
@@ -197,3 +197,105 @@ def test_a_fork_server_killed_between_fixtures_is_started_again_for_the_next(tmp
     os.kill(server.pid, signal.SIGKILL)
     server.wait()
     assert _toolbox(toolset).call("echo", {"text": "two"}) == "two"
+
+
+POOLED = '''
+from concurrent.futures import ThreadPoolExecutor
+
+_POOL = ThreadPoolExecutor(2)
+_POOL.submit(print, "warmed up").result()
+
+
+class Pooled:
+    """Its work goes to the pool made at import."""
+
+    def square(self, n: int) -> int:
+        """`n` squared, worked out on the pool."""
+        return _POOL.submit(lambda: n * n).result()
+'''
+
+
+def test_a_module_that_leaves_threads_running_at_import_is_named_and_the_server_goes_on_without_it(
+        tmp_path: Path) -> None:
+    server = ForkServer()
+    toolset = _toolset(tmp_path, server)
+    write_module(tmp_path / "pooled.py", POOLED)
+    with pytest.raises(ToolSetError, match=r"environments\.p\.python: loading pooled\.py:Pooled started threads at "
+                                           r"import \(ThreadPoolExecutor-0_0\) that still run; each fixture's "
+                                           r"process is forked .* not at import$"):
+        _toolset(tmp_path, server, p="pooled.py:Pooled")
+    assert _toolbox(toolset).call("echo", {"text": "fine"}) == "fine"  # forked from a server without the threads
+
+
+FORGER = '''
+import json
+import os
+import stat
+
+
+def _to_replio(line: bytes) -> None:
+    for fd in map(int, os.listdir("/proc/self/fd")):
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                os.write(fd, line)
+        except OSError:
+            pass
+
+
+class Forger:
+    """Methods that write onto the socket to replio."""
+
+    def garble(self) -> str:
+        """A line that is not JSON."""
+        _to_replio(b"hello replio\\n")
+        return "done"
+
+    def shape(self) -> str:
+        """JSON, but no answer replio knows."""
+        _to_replio(json.dumps({"status": 0}).encode() + b"\\n")
+        return "done"
+
+    def forge(self) -> str:
+        """An answer of the right shape, before its own."""
+        _to_replio(json.dumps({"result": "forged"}).encode() + b"\\n")
+        return "real"
+
+    def echo(self, text: str) -> str:
+        """Say `text` back."""
+        return text
+'''
+
+
+@pytest.mark.parametrize(("method", "sent"), [("garble", "a line that is not JSON: b'hello replio'"),
+                                             ("shape", "a line that is no answer to a 'call' request: "
+                                                       "b'{\"status\": 0}'")])
+def test_a_line_the_projects_code_writes_to_replio_stops_its_child_named(tmp_path: Path, method: str,
+                                                                         sent: str) -> None:
+    write_module(tmp_path / "forger.py", FORGER)
+    box = _toolbox(_toolset(tmp_path, f="forger.py:Forger"))
+    with pytest.raises(UserCodeError) as raised:
+        box.call(method, {})
+    assert str(raised.value) == (f"environment Forger: {method}: its process sent {sent}, which is not replio's "
+                                 "protocol: the project's code wrote onto the socket to replio, so nothing more it "
+                                 "says can be trusted; stopped")
+    with pytest.raises(UserCodeError, match="its process sent"):
+        box.call("echo", {"text": "again"})  # stopped for good
+
+
+def test_an_answer_forged_before_the_real_one_is_caught_at_the_next_request(tmp_path: Path) -> None:
+    write_module(tmp_path / "forger.py", FORGER)
+    box = _toolbox(_toolset(tmp_path, f="forger.py:Forger"))
+    box.call("forge", {})  # one line is taken for the answer: the other is left over
+    with pytest.raises(UserCodeError, match=r"sent a line after its last answer: b'\{\"result\":\"real\"\}', which"):
+        box.call("echo", {"text": "next"})
+
+
+def test_a_module_writing_to_replio_at_import_is_named_and_the_server_starts_again(tmp_path: Path) -> None:
+    server = ForkServer()
+    toolset = _toolset(tmp_path, server)
+    noisy = FORGER.replace("class Forger:", '_to_replio(json.dumps({"pid": 1}).encode() + b"\\n")\n\n\nclass Forger:')
+    write_module(tmp_path / "noisy.py", noisy)
+    with pytest.raises(ToolSetError, match=r"environments\.n\.python: loading it sent a line that is no answer to a "
+                                           r"'describe' request: b'\{\"pid\": 1\}' onto the socket to replio"):
+        _toolset(tmp_path, server, n="noisy.py:Forger")
+    assert _toolbox(toolset).call("echo", {"text": "back"}) == "back"

@@ -57,6 +57,17 @@ class Faults:
             self.counter += 1
             time.sleep(0.01)
 
+    def forge(self) -> str:
+        """Write a line onto every socket the process holds: the one to replio among them."""
+        import stat
+        for fd in map(int, os.listdir("/proc/self/fd")):
+            try:
+                if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    os.write(fd, b'{"status": 0}\\n')
+            except OSError:
+                pass
+        return "forged"
+
     def leave(self) -> str:
         """End the process at once."""
         os._exit(3)
@@ -201,6 +212,16 @@ def test_a_timed_out_calls_state_is_not_judged_nor_approved_and_a_rerun_does_not
     assert runs[1]["steady"]["drift"] == [] and runs[1]["steady"]["state"] == {"faults": {"pids": "", "counter": 0}}
     goldens = sorted(p.stem for p in (project / "golden").rglob("*.json"))
     assert goldens == ["steady"]  # an error is never approved
+
+
+def test_a_line_a_method_writes_to_replio_ends_its_fixture_named_and_the_others_run(tmp_path: Path) -> None:
+    project = _project(tmp_path, {"forges": {}, "after": {}}, {"forges": _calls("forge", "fine"), "after": _calls("fine")})
+    done, results = _run(project)
+    assert results["forges"]["status"] == "error" and "internal error" not in results["forges"]["error"]
+    assert results["forges"]["error"].startswith("environment Faults: forge: its process sent a line that is no "
+                                                 "answer to a 'call' request: b'{\"status\": 0}'"), results["forges"]
+    assert results["after"]["status"] == "ok" and results["after"]["trace"][0]["result"] == "fine"
+    assert done.returncode == 1
 
 
 def test_a_method_ending_its_process_ends_only_its_fixture_and_the_others_results_are_kept(tmp_path: Path) -> None:

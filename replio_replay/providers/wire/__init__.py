@@ -12,14 +12,15 @@ This module holds the helpers they share.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..._runtime.redact import NO_SECRETS, Redactor
+from ..._runtime.surrogates import clean, clean_text
 from ...errors import ProviderResponseError
-from ..base import Arguments, ChatRequest, Finish, ToolCall
+from ..base import Arguments, ChatRequest, ChatResponse, Finish, ToolCall
 
 __all__ = [
     "PREVIEW_CHARS",
@@ -27,6 +28,7 @@ __all__ = [
     "as_int",
     "omitted_as_zero",
     "clean",
+    "clean_response",
     "clean_text",
     "assistant_turn",
     "content_text",
@@ -99,31 +101,17 @@ def parse_arguments(raw: Any) -> Arguments:
     return parsed if isinstance(parsed, dict) else raw
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def clean_text(text: str) -> str:
-    """`text` with lone surrogates (which no UTF-8 output can hold) replaced by U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
-    return text
-
-
-def clean(value: Any) -> Any:
-    """JSON-like `value` with every string `clean_text`-ed."""
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, dict):
-        return {clean(k): clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clean(v) for v in value]
-    return value
+def clean_response(response: ChatResponse) -> ChatResponse:
+    """`response` with text no UTF-8 output could hold (lone surrogates) made printable: it is
+    sent back in the next request and written to every report."""
+    calls = tuple(dataclasses.replace(c, name=clean_text(c.name), arguments=clean(c.arguments))
+                  for c in response.tool_calls)
+    return dataclasses.replace(response, text=clean_text(response.text), tool_calls=calls,
+                               provider_items=tuple(clean(i) for i in response.provider_items))
 
 
 def unparsed_arguments(arguments: Arguments) -> str:
