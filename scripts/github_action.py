@@ -86,7 +86,11 @@ def replay() -> int:
     for name in ("tools", "compare"):
         if _input(name):
             command += [f"--{name}", _input(name)]
-    command += [*shlex.split(_input("args")), "--output-file", str(result), "--html", str(out / "replio.html"),
+    try:
+        extra = shlex.split(_input("args"))
+    except ValueError as exc:
+        sys.exit(f"replio action: input args cannot be split into words as a shell would ({exc}): {_input('args')!r}")
+    command += [*extra, "--output-file", str(result), "--html", str(out / "replio.html"),
                 "--markdown", str(summary)]
     print("replio action:", shlex.join(command), flush=True)
     code = subprocess.run(command, check=False).returncode
@@ -101,8 +105,11 @@ def replay() -> int:
     if not review.is_file():
         review.write_text(summary.read_text(encoding="utf-8"), encoding="utf-8")
     if os.environ.get("GITHUB_STEP_SUMMARY"):
-        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as step:
-            step.write(summary.read_text(encoding="utf-8"))
+        try:
+            with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as step:
+                step.write(summary.read_text(encoding="utf-8"))
+        except OSError as exc:  # the review is still in the artifact and the comment; the verdict still stands
+            print(f"::warning::replio action: could not write the step summary ({exc}); the review is in {summary}")
     number = (_event().get("pull_request") or {}).get("number")
     if number is not None:
         (out / "pr-number").write_text(f"{int(number)}\n", encoding="utf-8")
@@ -112,13 +119,20 @@ def replay() -> int:
 
 
 def _gh(*args: str, body: dict[str, Any] | None = None) -> Any:
-    """`gh api ARGS`, its JSON answer; a RuntimeError carrying gh's words when it fails."""
-    done = subprocess.run(["gh", "api", *args, *(["--input", "-"] if body is not None else [])],
-                          input=None if body is None else json.dumps(body), capture_output=True, text=True,
-                          check=False, timeout=120)
+    """`gh api ARGS`, its JSON answer; a RuntimeError carrying gh's words when it fails, cannot be run, takes
+    too long or answers with something that is not JSON."""
+    try:
+        done = subprocess.run(["gh", "api", *args, *(["--input", "-"] if body is not None else [])],
+                              input=None if body is None else json.dumps(body), capture_output=True, text=True,
+                              check=False, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RuntimeError(f"gh api {args[-1]} could not be run: {exc}") from exc
     if done.returncode != 0:
         raise RuntimeError((done.stderr or done.stdout).strip() or f"gh exited {done.returncode}")
-    return json.loads(done.stdout) if done.stdout.strip() else None
+    try:
+        return json.loads(done.stdout) if done.stdout.strip() else None
+    except json.JSONDecodeError as exc:
+        raise RuntimeError(f"gh api {args[-1]} answered with what is not JSON: {done.stdout[:80]!r}") from exc
 
 
 def _pull_request(repo: str) -> int | None:
@@ -129,12 +143,13 @@ def _pull_request(repo: str) -> int | None:
         return int(event["pull_request"]["number"])
     run = event.get("workflow_run")
     saved = _review().parent / "pr-number"
-    given = _input("pr-number") or (saved.read_text(encoding="utf-8").strip() if saved.is_file() else "")
+    given = _input("pr-number") or (_read(saved, 64).strip() if saved.is_file() else "")
     if run is None or not given:
         return None
     if not re.fullmatch(r"[0-9]{1,9}", given):
         raise RuntimeError(f"the pull request number the replay saved is not a number: {given[:40]!r}")
-    head = _gh(f"repos/{repo}/pulls/{given}")["head"]["sha"]
+    pull = _gh(f"repos/{repo}/pulls/{given}")
+    head = ((pull.get("head") if isinstance(pull, dict) else None) or {}).get("sha")
     if head != run.get("head_sha"):
         raise RuntimeError(f"pull request #{given}'s head is {head}, not the commit the replay ran on "
                            f"({run.get('head_sha')}); not commenting")
@@ -156,12 +171,31 @@ def _ours(repo: str, number: int, marker: str) -> int | None:
     page = 1
     while True:
         comments = _gh(f"repos/{repo}/issues/{number}/comments?per_page=100&page={page}")
+        if not isinstance(comments, list) or not all(isinstance(c, dict) for c in comments):
+            raise RuntimeError(f"gh listed pull request #{number}'s comments as something else than a list of them")
         for comment in comments:
-            if comment.get("body", "").startswith(marker) and (comment.get("user") or {}).get("type") == "Bot":
+            if str(comment.get("body")).startswith(marker) and (comment.get("user") or {}).get("type") == "Bot":
                 return int(comment["id"])
         if len(comments) < 100:
             return None
         page += 1
+
+
+def _read(path: Path, chars: int) -> str:
+    """The first `chars` characters of a file however large it is and whatever it holds (an artifact's)."""
+    with open(path, "rb") as file:
+        return file.read(chars * 4).decode("utf-8", errors="replace")[:chars]
+
+
+def _quiet(review: str) -> str:
+    """`review` with every mention and reference to an issue made inert, as replio's review makes what a model
+    wrote: a review from another workflow's artifact (a fork's) may be written by anyone, and a bot's comment
+    must ping nobody nor post a cross-reference on another repository's issue. replio's own review has none
+    left, so it is posted as it is."""
+    # an entity would be decoded into the `@` or `#` it names: only those replio writes are left as they are
+    review = re.sub(r"&(?!(?:amp|lt|gt|#36);)", "&amp;", review)
+    review = re.sub("@(?!\u200b)", "@\u200b", review)
+    return re.sub(r"(?i)(?<!&)#(?=\d)|\bGH-(?=\d)", lambda m: m[0] + "\u200b", review)
 
 
 def comment() -> int:
@@ -180,7 +214,11 @@ def comment() -> int:
         print(f"::notice::replio action: pull request #{number} comes from a fork, whose token may not comment; "
               "the review is in the step summary (the two-workflow pattern posts it: docs/how-to/ci.md)")
         return 0
-    review = _review().read_text(encoding="utf-8")[:COMMENT_CHARS]
+    try:
+        review = _quiet(_read(_review(), COMMENT_CHARS))
+    except OSError as exc:
+        print(f"::warning::replio action: no review to post ({exc})")
+        return 0
     server, run_id = os.environ.get("GITHUB_SERVER_URL", "https://github.com"), os.environ.get("GITHUB_RUN_ID")
     link = f"\n\n[The job's summary and HTML report]({server}/{repo}/actions/runs/{run_id})\n" if run_id else ""
     marker = _marker()

@@ -7,6 +7,8 @@ workflows are valid against GitHub's schemas (schemastore's, as check-jsonschema
 
 from __future__ import annotations
 
+import html
+import importlib.util
 import json
 import os
 import re
@@ -155,8 +157,9 @@ def test_one_comment_is_created_then_edited(passing: Runner) -> None:
     assert again["Comment on the pull request"].stdout == "replio action: updated comment 1001 on pull request #12\n"
     gh = passing.gh()
     (comment,) = gh["comments"]["12"]
-    assert comment["body"].startswith("<!-- replio-review: replio -->\n## replio eval\n")
-    assert comment["body"].endswith("(https://github.example/octo/shop/actions/runs/77)\n")
+    link = "\n\n[The job's summary and HTML report](https://github.example/octo/shop/actions/runs/77)\n"
+    # replio's own review is posted as it is: making mentions and references inert leaves it unchanged
+    assert comment["body"] == "<!-- replio-review: replio -->\n" + passing.summary.read_text() + link
     assert [(c["method"], c["path"].split("?")[0]) for c in gh["calls"]] == [
         ("GET", "repos/octo/shop/issues/12/comments"), ("POST", "repos/octo/shop/issues/12/comments"),
         ("GET", "repos/octo/shop/issues/12/comments"), ("PATCH", "repos/octo/shop/issues/comments/1001")]
@@ -234,15 +237,19 @@ def test_a_usage_error_fails_the_job_and_says_so(project: Path, tmp_path: Path) 
                                           "the job's log says why.\n")
 
 
-def workflow_run(project: Path, tmp_path: Path, saved: str, head: str) -> tuple[Runner, subprocess.CompletedProcess[str]]:
-    """The comment workflow's job: the replay's artifact downloaded into replio-review/, then the action in comment mode."""
+def workflow_run(project: Path, tmp_path: Path, saved: str, head: str,
+                 review: bytes = b"## replio eval\n\nfrom the fork\n") -> tuple[Runner, subprocess.CompletedProcess[str]]:
+    """The comment workflow's job: the replay's artifact downloaded into the runner's temp folder, then the action in
+    comment mode."""
     work = tmp_path / "job"
-    (work / "project" / "replio-review").mkdir(parents=True)
-    (work / "project" / "replio-review" / "review.md").write_text("## replio eval\n\nfrom the fork\n")
-    (work / "project" / "replio-review" / "pr-number").write_text(saved)
+    (work / "project").mkdir(parents=True)
     runner = Runner(work, {"workflow_run": {"event": "pull_request", "head_sha": HEAD}}, "workflow_run")
+    artifact = runner.temp / "replio-review"
+    artifact.mkdir()
+    (artifact / "review.md").write_bytes(review)
+    (artifact / "pr-number").write_text(saved)
     runner.set_gh(heads={"7": head})
-    done = runner.run({"mode": "comment", "review": "replio-review/review.md"})
+    done = runner.run({"mode": "comment", "review": str(artifact / "review.md")})
     assert list(done) == ["Comment on the pull request"]
     return runner, done["Comment on the pull request"]
 
@@ -263,6 +270,77 @@ def test_the_workflow_run_half_refuses_a_number_it_cannot_trust(project: Path, t
     runner, done = workflow_run(project, tmp_path, saved, head)
     assert done.returncode == 0 and said in done.stdout
     assert [c["method"] for c in runner.gh()["calls"]] in ([], ["GET"]) and runner.gh()["comments"] == {}
+
+
+#: What GitHub turns into a ping or a cross-reference in a comment, written straight and as entities.
+PINGS = ("@octocat @org/everyone cc:@mallory #12 owner/repo#4 GH-3 gh-5 &#64;octocat &#x40;a &commat;b &#35;6 &num;7 "
+         "&#x23;8 &amp;#64;c [x](https://e.example/@d)")
+
+
+def test_the_workflow_run_half_pings_nobody_whatever_the_forks_artifact_says(project: Path, tmp_path: Path) -> None:
+    """The fork's workflow writes the artifact: a review that mentions people and teams and references issues (here
+    or on another repository, where GitHub would post a cross-reference) is posted with each of them inert, cut to
+    a comment's size however large the file, and a file that is not UTF-8 is posted too."""
+    forged = (b"<!-- replio-review: replio -->\n" + PINGS.encode() + b" \xff\xfe " + "漢".encode() * 3_000_000)
+    runner, done = workflow_run(project, tmp_path, "7\n", HEAD, forged)
+    assert done.returncode == 0 and done.stdout == "replio action: commented on pull request #7\n", done.stderr
+    (comment,) = runner.gh()["comments"]["7"]
+    body = comment["body"]
+    assert body.startswith("<!-- replio-review: replio -->\n<!-- replio-review: replio -->\n") and len(body) < 65_536
+    shown = html.unescape(body)  # what GitHub reads once entities are decoded
+    assert re.findall(r"@\w|#\d|(?i:\bGH-\d)", shown) == [] and "\ufffd" in shown
+    words = shown.replace("\u200b", "")  # every word is still there, an entity shown as written
+    assert words.count("@octocat") == 1 and "&#64;octocat &#x40;a &commat;b &#35;6" in words
+
+
+def test_the_comment_step_never_fails_the_job_on_what_gh_or_the_artifact_does(passing: Runner, tmp_path: Path) -> None:
+    passing.set_gh(answer="<html>502 Bad Gateway</html>")
+    try:
+        done = passing.run({}, ("Comment on the pull request",))["Comment on the pull request"]
+    finally:
+        state = passing.gh()
+        del state["answer"]
+        passing.state.write_text(json.dumps(state))
+    assert done.returncode == 0, done.stderr
+    assert "::warning::replio action: could not comment on pull request #12 (gh api repos/octo/shop/issues/12/" \
+           "comments?per_page=100&page=1 answered with what is not JSON: '<html>502 Bad Gateway</html>\\n')" \
+           in done.stdout
+    runner, done = workflow_run(passing.work, tmp_path / "no-review", "7\n", HEAD)
+    (runner.temp / "replio-review" / "review.md").unlink()
+    done = runner.run({"mode": "comment", "review": str(runner.temp / "replio-review" / "review.md")},
+                      ("Comment on the pull request",))["Comment on the pull request"]
+    assert done.returncode == 0 and "::warning::replio action: no review to post" in done.stdout, done.stderr
+    runner.set_gh(answer='["not a pull request"]')
+    done = runner.run({"mode": "comment", "review": str(runner.temp / "replio-review" / "review.md")},
+                      ("Comment on the pull request",))["Comment on the pull request"]
+    assert done.returncode == 0 and "pull request #7's head is None, not the commit" in done.stdout, done.stderr
+
+
+def test_gh_that_cannot_be_run_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = importlib.util.spec_from_file_location("github_action", REPO / "scripts" / "github_action.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no gh anywhere
+    with pytest.raises(RuntimeError, match=r"^gh api repos/o/r/pulls/1 could not be run: "):
+        module._gh("repos/o/r/pulls/1")
+
+
+def test_a_step_summary_that_cannot_be_written_or_args_a_shell_cannot_split_are_said(project: Path,
+                                                                                      tmp_path: Path) -> None:
+    work = tmp_path / "job"
+    work.mkdir()
+    (work / "project").symlink_to(project / "project")
+    runner = Runner(work, pull_request())
+    runner.env["GITHUB_STEP_SUMMARY"] = str(tmp_path)  # a folder: not writable as a file
+    done = runner.run({"fail-under": "pass_rat=0.9", "comment": "false"}, REPLAY)
+    assert done["Replay"].returncode == 0 and "::warning::replio action: could not write the step summary (" \
+        in done["Replay"].stdout, done["Replay"].stderr
+    assert done["Fail on drift or a failed gate"].returncode == 2  # the verdict still stands
+    done = runner.run({"args": "--fixture 'unclosed", "comment": "false"}, REPLAY)
+    assert done["Replay"].returncode == 1 and "Traceback" not in done["Replay"].stderr
+    assert done["Replay"].stderr == ("replio action: input args cannot be split into words as a shell would "
+                                     "(No closing quotation): \"--fixture 'unclosed\"\n")
 
 
 WORKFLOWS = sorted((REPO / "docs").glob("github-actions*.yml"))
@@ -292,3 +370,24 @@ def test_the_workflows_use_the_action_as_it_is_declared() -> None:
                 if step.get("uses") == "./":
                     assert set(step.get("with", {})) <= declared, workflow
     assert all(step.get("shell") == "bash" for step in STEPS if "run" in step)
+
+
+def test_no_input_is_spliced_into_a_command_and_the_comment_half_runs_nothing_of_the_forks() -> None:
+    """The composite action passes every input through the environment (an expression inside `run:` is pasted into the
+    script before bash reads it: a `tools` of `$(curl …)` would run). The workflow_run half holds a token that may
+    write: it runs no command of its own, checks out only this repository's default branch, unpacks the fork's
+    artifact outside the workspace, and asks for no permission beyond reading the artifact and the repository and
+    writing the comment; the replay half is a `pull_request` workflow, never `pull_request_target`."""
+    assert [step["run"] for step in STEPS if "${{" in step.get("run", "")] == []
+    comment = yaml.safe_load((REPO / "docs" / "github-actions-review-comment.yml").read_text())
+    replay = yaml.safe_load((REPO / "docs" / "github-actions-review.yml").read_text())
+    assert comment["permissions"] == {"actions": "read", "contents": "read", "pull-requests": "write"}
+    assert set(comment[True]) == {"workflow_run"} and set(replay[True]) == {"pull_request", "push"}  # YAML's `on`
+    (job,) = comment["jobs"].values()
+    assert [step for step in job["steps"] if "run" in step] == []
+    checkout = next(step for step in job["steps"] if step.get("uses", "").startswith("actions/checkout"))
+    assert set(checkout.get("with", {})) == set()  # no ref, no repository: the base's default branch
+    download = next(step for step in job["steps"] if step.get("uses", "").startswith("actions/download-artifact"))
+    posted = next(step for step in job["steps"] if step.get("uses") == "./")
+    assert download["with"]["path"].startswith("${{ runner.temp }}/")
+    assert posted["with"]["review"].startswith(download["with"]["path"] + "/")

@@ -2,7 +2,8 @@
 """A fake `gh` for the Action's tests: `gh api [--method M] PATH [--input -]` against a JSON file standing
 in for GitHub (`FAKE_GH_STATE`): an issue's comments (listed a page at a time, created, edited) and pull
 requests' heads. Each call is appended to the file's `calls`. With `read_only` set, writing answers as
-GitHub answers a read-only token (HTTP 403), and gh exits 1."""
+GitHub answers a read-only token (HTTP 403), and gh exits 1; with `answer` set, every call is answered with
+that text (what a proxy's error page or another API's answer would be) and gh exits 0."""
 
 from __future__ import annotations
 
@@ -34,6 +35,10 @@ def main(argv: list[str]) -> int:
     state["calls"].append({"method": method, "path": path, "token": os.environ.get("GH_TOKEN")})
     url = urlsplit(path)
     answer: object = None
+    if "answer" in state:
+        state_file.write_text(json.dumps(state))
+        print(state["answer"])
+        return 0
     if method != "GET" and state.get("read_only"):
         state_file.write_text(json.dumps(state))
         print('{"message":"Resource not accessible by integration","status":"403"}')
