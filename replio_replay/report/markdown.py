@@ -50,10 +50,11 @@ _PUNCTUATION = re.compile(r"([\\`*_{}\[\]()!|~])")
 _ZWSP = "\u200b"
 # Bidirectional overrides, isolates and marks, the control characters `str.split` keeps, and what draws
 # nothing: zero-width spaces and joiners of words, the byte-order mark, the soft hyphen, and the tag
-# characters (text a reader cannot see but a model reading the comment can). Joiners that shape a script or
-# an emoji (U+200C, U+200D) are left alone.
+# characters (text a reader cannot see but a model reading the comment can); and a lone surrogate (a file
+# name that is not UTF-8, as JSON escapes it), which no UTF-8 file can hold. Joiners that shape a script or an
+# emoji (U+200C, U+200D) are left alone.
 _INVISIBLE = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e"
-                        "\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+                        "\u2060-\u2064\u2066-\u2069\ud800-\udfff\ufeff\U000e0000-\U000e007f]")
 _HEX_RUN = re.compile(r"(?i)(?<![0-9a-f])[0-9a-f]{7,}(?![0-9a-f])")
 
 

@@ -4,6 +4,7 @@ as HTML, a link, a reference, an emoji, math or a cell break; cut between rows u
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -190,6 +191,22 @@ def test_the_review_is_cut_between_rows_under_the_characters_asked_naming_what_i
     said = f"{400 - rows:,} rows of the verdicts table, " if rows < 400 else ""
     assert f"left out to stay under {limit:,} characters: {said}" in md
     assert md.rstrip().endswith(f"{800 - md.count('<details>')} fixtures' drift; the HTML report has everything.")
+
+
+def test_a_lone_surrogate_is_shown_in_the_review_and_read_as_u_fffd_from_a_saved_result(tmp_path: Path) -> None:
+    """A tool listing a file whose name is not UTF-8 gives a lone surrogate (JSON writes it `\\udcff`): the review of
+    the run shows its code point, and `merge` of the saved result writes every report instead of a traceback."""
+    drift = [{"path": "trace[0].result", "kind": "value_changed", "old": "notes\udcff.txt", "new": "notes.txt"}]
+    assert "notes⟨U+DCFF⟩.txt" in render_markdown([run("a", {"ls-\udcff": False}, drift=drift)])
+    saved = tmp_path / "saved.json"
+    saved.write_text(json.dumps(run("a", {"ls-\udcff": False}, drift=drift).to_json()), encoding="utf-8")
+    assert "\\udcff" in saved.read_text()
+    md, page = tmp_path / "review.md", tmp_path / "report.html"
+    done = subprocess.run([REPLIO, "eval", "--path", str(tmp_path), "merge", str(saved), "--markdown", str(md),
+                           "--html", str(page)], capture_output=True, text=True, timeout=120,
+                          env={"CI": "1", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "ls-\ufffd" in md.read_text() and "notes\ufffd.txt" in md.read_text() and page.is_file()
 
 
 def test_whether_ci_passes_is_kept_however_many_comparisons_come_before_it() -> None:
