@@ -63,6 +63,21 @@ def _judging() -> list[str]:
     return args
 
 
+#: The flags of `run` that `merge` judges by too: given in `args`, the comment's review is judged by them as well.
+_SWITCHES, _VALUED = ("--strict", "--fail-if-worse"), ("--fail-under", "--fail-over", "--max-drop", "--baseline")
+
+
+def _judging_in(words: list[str]) -> list[str]:
+    """The judging flags among `words` (the `args` input), with their values."""
+    found = []
+    for i, word in enumerate(words):
+        if word in _SWITCHES or word.split("=", 1)[0] in _VALUED and "=" in word:
+            found.append(word)
+        elif word in _VALUED and i + 1 < len(words):
+            found += [word, words[i + 1]]
+    return found
+
+
 def _output(**values: str) -> None:
     target = os.environ.get("GITHUB_OUTPUT")
     if target:
@@ -92,12 +107,14 @@ def replay() -> int:
         sys.exit(f"replio action: input args cannot be split into words as a shell would ({exc}): {_input('args')!r}")
     command += [*extra, "--output-file", str(result), "--html", str(out / "replio.html"),
                 "--markdown", str(summary)]
+    for stale in (result, summary, review, out / "pr-number"):  # an earlier use of the action in this job
+        stale.unlink(missing_ok=True)
     print("replio action:", shlex.join(command), flush=True)
     code = subprocess.run(command, check=False).returncode
     if result.is_file():
         # the same result judged again as the replay judged it, the review cut to a comment's size
-        subprocess.run(["replio", "eval", "--path", project, "merge", str(result), *_judging(), "--output", "json",
-                        "--markdown", str(review), "--markdown-max-chars", str(COMMENT_CHARS)],
+        subprocess.run(["replio", "eval", "--path", project, "merge", str(result), *_judging(), *_judging_in(extra),
+                        "--output", "json", "--markdown", str(review), "--markdown-max-chars", str(COMMENT_CHARS)],
                        check=False, stdout=subprocess.DEVNULL)
     if not summary.is_file():
         summary.write_text(f"## replio eval\n\n**CI: failed.** replio exited {code} before it had a result; "

@@ -225,6 +225,19 @@ def test_a_failed_gate_fails_the_job_after_the_review_is_written_and_posted(proj
     assert "**CI: failed.**" in comment["body"]
 
 
+def test_gates_given_in_args_judge_the_comment_as_they_judge_the_job(project: Path, tmp_path: Path) -> None:
+    work = tmp_path / "job"
+    work.mkdir()
+    (work / "project").symlink_to(project / "project")
+    runner = Runner(work, pull_request(number=4))
+    done = runner.run({"args": "--fail-under=accuracy=0.1 --fail-under pass_rate=0.9"}, REPLAY)
+    assert done["Fail on drift or a failed gate"].returncode == 1
+    summary = runner.summary.read_text()
+    assert summary.startswith("## replio eval\n\n**CI: failed.** Gates: ")
+    (comment,) = runner.gh()["comments"]["4"]
+    assert comment["body"].split("\n", 1)[1].startswith(summary)  # not "CI: passed" beside a failed check
+
+
 def test_a_usage_error_fails_the_job_and_says_so(project: Path, tmp_path: Path) -> None:
     work = tmp_path / "job"
     work.mkdir()
