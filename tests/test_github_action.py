@@ -120,6 +120,14 @@ def pull_request(number: int = 12, fork: bool = False) -> dict[str, Any]:
 REPLAY = ("Replay", "Comment on the pull request", "Fail on drift or a failed gate")
 
 
+def job(project: Path, tmp_path: Path, event: dict[str, Any]) -> Runner:
+    """A job of its own (its runner's files, its gh) on the clone of the catalog."""
+    work = tmp_path / "job"
+    work.mkdir()
+    (work / "project").symlink_to(project / "project")
+    return Runner(work, event)
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A clone of the repository's recorded catalog."""
@@ -209,10 +217,7 @@ def test_comment_off_skips_the_step_and_the_job_passes(passing: Runner) -> None:
 
 
 def test_a_failed_gate_fails_the_job_after_the_review_is_written_and_posted(project: Path, tmp_path: Path) -> None:
-    work = tmp_path / "job"
-    work.mkdir()
-    (work / "project").symlink_to(project / "project")
-    runner = Runner(work, pull_request(number=3))
+    runner = job(project, tmp_path, pull_request(number=3))
     done = runner.run({"fail-under": "pass_rate=0.9, accuracy=0.1"}, REPLAY)
     assert list(done) == list(REPLAY)
     assert done["Fail on drift or a failed gate"].returncode == 1
@@ -226,10 +231,7 @@ def test_a_failed_gate_fails_the_job_after_the_review_is_written_and_posted(proj
 
 
 def test_gates_given_in_args_judge_the_comment_as_they_judge_the_job(project: Path, tmp_path: Path) -> None:
-    work = tmp_path / "job"
-    work.mkdir()
-    (work / "project").symlink_to(project / "project")
-    runner = Runner(work, pull_request(number=4))
+    runner = job(project, tmp_path, pull_request(number=4))
     done = runner.run({"args": "--fail-under=accuracy=0.1 --fail-under pass_rate=0.9"}, REPLAY)
     assert done["Fail on drift or a failed gate"].returncode == 1
     summary = runner.summary.read_text()
@@ -239,10 +241,7 @@ def test_gates_given_in_args_judge_the_comment_as_they_judge_the_job(project: Pa
 
 
 def test_a_usage_error_fails_the_job_and_says_so(project: Path, tmp_path: Path) -> None:
-    work = tmp_path / "job"
-    work.mkdir()
-    (work / "project").symlink_to(project / "project")
-    runner = Runner(work, pull_request())
+    runner = job(project, tmp_path, pull_request())
     done = runner.run({"fail-under": "pass_rat=0.9", "comment": "false"}, REPLAY)
     assert done["Fail on drift or a failed gate"].returncode == 2
     assert "did you mean 'pass_rate'" in done["Replay"].stderr
@@ -341,10 +340,7 @@ def test_gh_that_cannot_be_run_is_said(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_a_step_summary_that_cannot_be_written_or_args_a_shell_cannot_split_are_said(project: Path,
                                                                                       tmp_path: Path) -> None:
-    work = tmp_path / "job"
-    work.mkdir()
-    (work / "project").symlink_to(project / "project")
-    runner = Runner(work, pull_request())
+    runner = job(project, tmp_path, pull_request())
     runner.env["GITHUB_STEP_SUMMARY"] = str(tmp_path)  # a folder: not writable as a file
     done = runner.run({"fail-under": "pass_rat=0.9", "comment": "false"}, REPLAY)
     assert done["Replay"].returncode == 0 and "::warning::replio action: could not write the step summary (" \
