@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shlex
 import subprocess
 import sys
@@ -109,13 +110,19 @@ def replay() -> int:
                 "--markdown", str(summary)]
     for stale in (result, summary, review, out / "pr-number"):  # an earlier use of the action in this job
         stale.unlink(missing_ok=True)
-    print("replio action:", shlex.join(command), flush=True)
-    code = subprocess.run(command, check=False).returncode
-    if result.is_file():
-        # the same result judged again as the replay judged it, the review cut to a comment's size
-        subprocess.run(["replio", "eval", "--path", project, "merge", str(result), *_judging(), *_judging_in(extra),
-                        "--output", "json", "--markdown", str(review), "--markdown-max-chars", str(COMMENT_CHARS)],
-                       check=False, stdout=subprocess.DEVNULL)
+    # What replio prints holds what models, tools and fixtures wrote: a line of it starting `::error::` or
+    # `::add-mask::` would be a command to the runner. None is obeyed until the token no one else knows.
+    token = secrets.token_hex(16)
+    print(f"::stop-commands::{token}\nreplio action:", shlex.join(command), flush=True)
+    try:
+        code = subprocess.run(command, check=False).returncode
+        if result.is_file():
+            # the same result judged again as the replay judged it, the review cut to a comment's size
+            subprocess.run(["replio", "eval", "--path", project, "merge", str(result), *_judging(),
+                            *_judging_in(extra), "--output", "json", "--markdown", str(review),
+                            "--markdown-max-chars", str(COMMENT_CHARS)], check=False, stdout=subprocess.DEVNULL)
+    finally:
+        print(f"::{token}::", flush=True)
     if not summary.is_file():
         summary.write_text(f"## replio eval\n\n**CI: failed.** replio exited {code} before it had a result; "
                            "the job's log says why.\n", encoding="utf-8")

@@ -158,6 +158,18 @@ def test_the_replay_writes_the_step_summary_the_report_and_the_review(passing: R
     assert upload["with"]["path"] == "${{ runner.temp }}/replio" and Path(out["output-dir"]) == passing.temp / "replio"
 
 
+def test_no_line_replio_prints_is_a_command_to_the_runner(project: Path, tmp_path: Path) -> None:
+    """A fixture, a model or a tool can write a line `::error::…` or `::add-mask::…`, and replio prints it: the replay
+    stops the runner's commands around replio (`::stop-commands::TOKEN` … `::TOKEN::`), with a token of its own."""
+    runner = job(project, tmp_path, pull_request())
+    done = runner.run({"fail-under": "pass_rat=0.9", "comment": "false"}, ("Replay",))["Replay"]
+    lines = done.stdout.splitlines()
+    token = re.fullmatch(r"::stop-commands::([0-9a-f]{32})", lines[0])
+    assert token and lines[1].startswith("replio action: replio eval") and lines[-1] == f"::{token[1]}::"
+    again = runner.run({"fail-under": "pass_rat=0.9", "comment": "false"}, ("Replay",))["Replay"]
+    assert again.stdout.splitlines()[0] != lines[0]  # not one an earlier job's log would tell
+
+
 def test_one_comment_is_created_then_edited(passing: Runner) -> None:
     done = passing.run({}, ("Comment on the pull request",))
     assert done["Comment on the pull request"].stdout == "replio action: commented on pull request #12\n"
