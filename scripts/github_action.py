@@ -186,7 +186,8 @@ def _review() -> Path:
 
 
 def _marker() -> str:
-    name = re.sub(r"[^A-Za-z0-9_.-]", "-", _input("name", "replio"))
+    """The comment's hidden first line; its name at most 100 characters, so the review keeps its room."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", _input("name", "replio"))[:100]
     return f"<!-- replio-review: {name} -->"
 
 
