@@ -240,7 +240,7 @@ def comment() -> int:
               "the review is in the step summary (the two-workflow pattern posts it: docs/how-to/ci.md)")
         return 0
     try:
-        review = _quiet(_read(_review(), COMMENT_CHARS))
+        review = _quiet(_read(_review(), COMMENT_CHARS))[:COMMENT_CHARS]  # cut again: inert is longer
     except OSError as exc:
         print(f"::warning::replio action: no review to post ({exc})")
         return 0

@@ -196,13 +196,14 @@ def test_another_name_keeps_a_comment_of_its_own_and_a_humans_marker_is_not_take
     assert bodies.count("<!-- replio-review: nightly -->") == 2 and passing.gh()["comments"]["12"][0] == human
 
 
-def test_a_long_name_still_leaves_room_for_the_review(project: Path, tmp_path: Path) -> None:
-    runner, done = workflow_run(project, tmp_path, "7\n", HEAD, "漢".encode() * 70_000)
+def test_a_long_name_or_a_review_long_once_inert_still_fits_a_comment(project: Path, tmp_path: Path) -> None:
+    runner, done = workflow_run(project, tmp_path, "7\n", HEAD, b"@a #1 " * 20_000)  # longer once made inert
+    assert done.stdout == "replio action: commented on pull request #7\n", done.stdout
     done = runner.run({"mode": "comment", "review": str(runner.temp / "replio-review" / "review.md"),
                        "name": "x" * 2000}, ("Comment on the pull request",))["Comment on the pull request"]
     assert done.stdout == "replio action: commented on pull request #7\n", done.stdout
     bodies = [c["body"] for c in runner.gh()["comments"]["7"]]
-    assert bodies[1].startswith("<!-- replio-review: " + "x" * 100 + " -->\n漢")
+    assert bodies[1].startswith("<!-- replio-review: " + "x" * 100 + " -->\n@\u200ba #\u200b1 ")
 
 
 def test_a_fork_or_a_read_only_token_gets_no_comment_and_no_failure(passing: Runner, tmp_path: Path) -> None:
