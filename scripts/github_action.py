@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shlex
 import subprocess
 import sys
@@ -63,6 +64,21 @@ def _judging() -> list[str]:
     return args
 
 
+#: The flags of `run` that `merge` judges by too: given in `args`, the comment's review is judged by them as well.
+_SWITCHES, _VALUED = ("--strict", "--fail-if-worse"), ("--fail-under", "--fail-over", "--max-drop", "--baseline")
+
+
+def _judging_in(words: list[str]) -> list[str]:
+    """The judging flags among `words` (the `args` input), with their values."""
+    found = []
+    for i, word in enumerate(words):
+        if word in _SWITCHES or word.split("=", 1)[0] in _VALUED and "=" in word:
+            found.append(word)
+        elif word in _VALUED and i + 1 < len(words):
+            found += [word, words[i + 1]]
+    return found
+
+
 def _output(**values: str) -> None:
     target = os.environ.get("GITHUB_OUTPUT")
     if target:
@@ -86,23 +102,38 @@ def replay() -> int:
     for name in ("tools", "compare"):
         if _input(name):
             command += [f"--{name}", _input(name)]
-    command += [*shlex.split(_input("args")), "--output-file", str(result), "--html", str(out / "replio.html"),
+    try:
+        extra = shlex.split(_input("args"))
+    except ValueError as exc:
+        sys.exit(f"replio action: input args cannot be split into words as a shell would ({exc}): {_input('args')!r}")
+    command += [*extra, "--output-file", str(result), "--html", str(out / "replio.html"),
                 "--markdown", str(summary)]
-    print("replio action:", shlex.join(command), flush=True)
-    code = subprocess.run(command, check=False).returncode
-    if result.is_file():
-        # the same result judged again as the replay judged it, the review cut to a comment's size
-        subprocess.run(["replio", "eval", "--path", project, "merge", str(result), *_judging(), "--output", "json",
-                        "--markdown", str(review), "--markdown-max-chars", str(COMMENT_CHARS)],
-                       check=False, stdout=subprocess.DEVNULL)
+    for stale in (result, summary, review, out / "pr-number"):  # an earlier use of the action in this job
+        stale.unlink(missing_ok=True)
+    # What replio prints holds what models, tools and fixtures wrote: a line of it starting `::error::` or
+    # `::add-mask::` would be a command to the runner. None is obeyed until the token no one else knows.
+    token = secrets.token_hex(16)
+    print(f"::stop-commands::{token}\nreplio action:", shlex.join(command), flush=True)
+    try:
+        code = subprocess.run(command, check=False).returncode
+        if result.is_file():
+            # the same result judged again as the replay judged it, the review cut to a comment's size
+            subprocess.run(["replio", "eval", "--path", project, "merge", str(result), *_judging(),
+                            *_judging_in(extra), "--output", "json", "--markdown", str(review),
+                            "--markdown-max-chars", str(COMMENT_CHARS)], check=False, stdout=subprocess.DEVNULL)
+    finally:
+        print(f"::{token}::", flush=True)
     if not summary.is_file():
         summary.write_text(f"## replio eval\n\n**CI: failed.** replio exited {code} before it had a result; "
                            "the job's log says why.\n", encoding="utf-8")
     if not review.is_file():
         review.write_text(summary.read_text(encoding="utf-8"), encoding="utf-8")
     if os.environ.get("GITHUB_STEP_SUMMARY"):
-        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as step:
-            step.write(summary.read_text(encoding="utf-8"))
+        try:
+            with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as step:
+                step.write(summary.read_text(encoding="utf-8"))
+        except OSError as exc:  # the review is still in the artifact and the comment; the verdict still stands
+            print(f"::warning::replio action: could not write the step summary ({exc}); the review is in {summary}")
     number = (_event().get("pull_request") or {}).get("number")
     if number is not None:
         (out / "pr-number").write_text(f"{int(number)}\n", encoding="utf-8")
@@ -112,13 +143,20 @@ def replay() -> int:
 
 
 def _gh(*args: str, body: dict[str, Any] | None = None) -> Any:
-    """`gh api ARGS`, its JSON answer; a RuntimeError carrying gh's words when it fails."""
-    done = subprocess.run(["gh", "api", *args, *(["--input", "-"] if body is not None else [])],
-                          input=None if body is None else json.dumps(body), capture_output=True, text=True,
-                          check=False, timeout=120)
+    """`gh api ARGS`, its JSON answer; a RuntimeError carrying gh's words when it fails, cannot be run, takes
+    too long or answers with something that is not JSON."""
+    try:
+        done = subprocess.run(["gh", "api", *args, *(["--input", "-"] if body is not None else [])],
+                              input=None if body is None else json.dumps(body), capture_output=True, text=True,
+                              check=False, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RuntimeError(f"gh api {args[-1]} could not be run: {exc}") from exc
     if done.returncode != 0:
         raise RuntimeError((done.stderr or done.stdout).strip() or f"gh exited {done.returncode}")
-    return json.loads(done.stdout) if done.stdout.strip() else None
+    try:
+        return json.loads(done.stdout) if done.stdout.strip() else None
+    except json.JSONDecodeError as exc:
+        raise RuntimeError(f"gh api {args[-1]} answered with what is not JSON: {done.stdout[:80]!r}") from exc
 
 
 def _pull_request(repo: str) -> int | None:
@@ -129,12 +167,13 @@ def _pull_request(repo: str) -> int | None:
         return int(event["pull_request"]["number"])
     run = event.get("workflow_run")
     saved = _review().parent / "pr-number"
-    given = _input("pr-number") or (saved.read_text(encoding="utf-8").strip() if saved.is_file() else "")
+    given = _input("pr-number") or (_read(saved, 64).strip() if saved.is_file() else "")
     if run is None or not given:
         return None
     if not re.fullmatch(r"[0-9]{1,9}", given):
         raise RuntimeError(f"the pull request number the replay saved is not a number: {given[:40]!r}")
-    head = _gh(f"repos/{repo}/pulls/{given}")["head"]["sha"]
+    pull = _gh(f"repos/{repo}/pulls/{given}")
+    head = ((pull.get("head") if isinstance(pull, dict) else None) or {}).get("sha")
     if head != run.get("head_sha"):
         raise RuntimeError(f"pull request #{given}'s head is {head}, not the commit the replay ran on "
                            f"({run.get('head_sha')}); not commenting")
@@ -147,7 +186,8 @@ def _review() -> Path:
 
 
 def _marker() -> str:
-    name = re.sub(r"[^A-Za-z0-9_.-]", "-", _input("name", "replio"))
+    """The comment's hidden first line; its name at most 100 characters, so the review keeps its room."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", _input("name", "replio"))[:100]
     return f"<!-- replio-review: {name} -->"
 
 
@@ -156,12 +196,31 @@ def _ours(repo: str, number: int, marker: str) -> int | None:
     page = 1
     while True:
         comments = _gh(f"repos/{repo}/issues/{number}/comments?per_page=100&page={page}")
+        if not isinstance(comments, list) or not all(isinstance(c, dict) for c in comments):
+            raise RuntimeError(f"gh listed pull request #{number}'s comments as something else than a list of them")
         for comment in comments:
-            if comment.get("body", "").startswith(marker) and (comment.get("user") or {}).get("type") == "Bot":
+            if str(comment.get("body")).startswith(marker) and (comment.get("user") or {}).get("type") == "Bot":
                 return int(comment["id"])
         if len(comments) < 100:
             return None
         page += 1
+
+
+def _read(path: Path, chars: int) -> str:
+    """The first `chars` characters of a file however large it is and whatever it holds (an artifact's)."""
+    with open(path, "rb") as file:
+        return file.read(chars * 4).decode("utf-8", errors="replace")[:chars]
+
+
+def _quiet(review: str) -> str:
+    """`review` with every mention and reference to an issue made inert, as replio's review makes what a model
+    wrote: a review from another workflow's artifact (a fork's) may be written by anyone, and a bot's comment
+    must ping nobody nor post a cross-reference on another repository's issue. replio's own review has none
+    left, so it is posted as it is."""
+    # an entity would be decoded into the `@` or `#` it names: only those replio writes are left as they are
+    review = re.sub(r"&(?!(?:amp|lt|gt|#36);)", "&amp;", review)
+    review = re.sub("@(?!\u200b)", "@\u200b", review)
+    return re.sub(r"(?i)(?<!&)#(?=\d)|\bGH-(?=\d)", lambda m: m[0] + "\u200b", review)
 
 
 def comment() -> int:
@@ -180,7 +239,11 @@ def comment() -> int:
         print(f"::notice::replio action: pull request #{number} comes from a fork, whose token may not comment; "
               "the review is in the step summary (the two-workflow pattern posts it: docs/how-to/ci.md)")
         return 0
-    review = _review().read_text(encoding="utf-8")[:COMMENT_CHARS]
+    try:
+        review = _quiet(_read(_review(), COMMENT_CHARS))[:COMMENT_CHARS]  # cut again: inert is longer
+    except OSError as exc:
+        print(f"::warning::replio action: no review to post ({exc})")
+        return 0
     server, run_id = os.environ.get("GITHUB_SERVER_URL", "https://github.com"), os.environ.get("GITHUB_RUN_ID")
     link = f"\n\n[The job's summary and HTML report]({server}/{repo}/actions/runs/{run_id})\n" if run_id else ""
     marker = _marker()

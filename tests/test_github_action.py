@@ -7,6 +7,8 @@ workflows are valid against GitHub's schemas (schemastore's, as check-jsonschema
 
 from __future__ import annotations
 
+import html
+import importlib.util
 import json
 import os
 import re
@@ -118,6 +120,14 @@ def pull_request(number: int = 12, fork: bool = False) -> dict[str, Any]:
 REPLAY = ("Replay", "Comment on the pull request", "Fail on drift or a failed gate")
 
 
+def job(project: Path, tmp_path: Path, event: dict[str, Any]) -> Runner:
+    """A job of its own (its runner's files, its gh) on the clone of the catalog."""
+    work = tmp_path / "job"
+    work.mkdir()
+    (work / "project").symlink_to(project / "project")
+    return Runner(work, event)
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A clone of the repository's recorded catalog."""
@@ -148,6 +158,18 @@ def test_the_replay_writes_the_step_summary_the_report_and_the_review(passing: R
     assert upload["with"]["path"] == "${{ runner.temp }}/replio" and Path(out["output-dir"]) == passing.temp / "replio"
 
 
+def test_no_line_replio_prints_is_a_command_to_the_runner(project: Path, tmp_path: Path) -> None:
+    """A fixture, a model or a tool can write a line `::error::…` or `::add-mask::…`, and replio prints it: the replay
+    stops the runner's commands around replio (`::stop-commands::TOKEN` … `::TOKEN::`), with a token of its own."""
+    runner = job(project, tmp_path, pull_request())
+    done = runner.run({"fail-under": "pass_rat=0.9", "comment": "false"}, ("Replay",))["Replay"]
+    lines = done.stdout.splitlines()
+    token = re.fullmatch(r"::stop-commands::([0-9a-f]{32})", lines[0])
+    assert token and lines[1].startswith("replio action: replio eval") and lines[-1] == f"::{token[1]}::"
+    again = runner.run({"fail-under": "pass_rat=0.9", "comment": "false"}, ("Replay",))["Replay"]
+    assert again.stdout.splitlines()[0] != lines[0]  # not one an earlier job's log would tell
+
+
 def test_one_comment_is_created_then_edited(passing: Runner) -> None:
     done = passing.run({}, ("Comment on the pull request",))
     assert done["Comment on the pull request"].stdout == "replio action: commented on pull request #12\n"
@@ -155,8 +177,9 @@ def test_one_comment_is_created_then_edited(passing: Runner) -> None:
     assert again["Comment on the pull request"].stdout == "replio action: updated comment 1001 on pull request #12\n"
     gh = passing.gh()
     (comment,) = gh["comments"]["12"]
-    assert comment["body"].startswith("<!-- replio-review: replio -->\n## replio eval\n")
-    assert comment["body"].endswith("(https://github.example/octo/shop/actions/runs/77)\n")
+    link = "\n\n[The job's summary and HTML report](https://github.example/octo/shop/actions/runs/77)\n"
+    # replio's own review is posted as it is: making mentions and references inert leaves it unchanged
+    assert comment["body"] == "<!-- replio-review: replio -->\n" + passing.summary.read_text() + link
     assert [(c["method"], c["path"].split("?")[0]) for c in gh["calls"]] == [
         ("GET", "repos/octo/shop/issues/12/comments"), ("POST", "repos/octo/shop/issues/12/comments"),
         ("GET", "repos/octo/shop/issues/12/comments"), ("PATCH", "repos/octo/shop/issues/comments/1001")]
@@ -171,6 +194,16 @@ def test_another_name_keeps_a_comment_of_its_own_and_a_humans_marker_is_not_take
     assert done["Comment on the pull request"].stdout.startswith("replio action: commented on pull request #12")
     bodies = [c["body"].split("\n", 1)[0] for c in passing.gh()["comments"]["12"]]
     assert bodies.count("<!-- replio-review: nightly -->") == 2 and passing.gh()["comments"]["12"][0] == human
+
+
+def test_a_long_name_or_a_review_long_once_inert_still_fits_a_comment(project: Path, tmp_path: Path) -> None:
+    runner, done = workflow_run(project, tmp_path, "7\n", HEAD, b"@a #1 " * 20_000)  # longer once made inert
+    assert done.stdout == "replio action: commented on pull request #7\n", done.stdout
+    done = runner.run({"mode": "comment", "review": str(runner.temp / "replio-review" / "review.md"),
+                       "name": "x" * 2000}, ("Comment on the pull request",))["Comment on the pull request"]
+    assert done.stdout == "replio action: commented on pull request #7\n", done.stdout
+    bodies = [c["body"] for c in runner.gh()["comments"]["7"]]
+    assert bodies[1].startswith("<!-- replio-review: " + "x" * 100 + " -->\n@\u200ba #\u200b1 ")
 
 
 def test_a_fork_or_a_read_only_token_gets_no_comment_and_no_failure(passing: Runner, tmp_path: Path) -> None:
@@ -206,10 +239,7 @@ def test_comment_off_skips_the_step_and_the_job_passes(passing: Runner) -> None:
 
 
 def test_a_failed_gate_fails_the_job_after_the_review_is_written_and_posted(project: Path, tmp_path: Path) -> None:
-    work = tmp_path / "job"
-    work.mkdir()
-    (work / "project").symlink_to(project / "project")
-    runner = Runner(work, pull_request(number=3))
+    runner = job(project, tmp_path, pull_request(number=3))
     done = runner.run({"fail-under": "pass_rate=0.9, accuracy=0.1"}, REPLAY)
     assert list(done) == list(REPLAY)
     assert done["Fail on drift or a failed gate"].returncode == 1
@@ -222,11 +252,18 @@ def test_a_failed_gate_fails_the_job_after_the_review_is_written_and_posted(proj
     assert "**CI: failed.**" in comment["body"]
 
 
+def test_gates_given_in_args_judge_the_comment_as_they_judge_the_job(project: Path, tmp_path: Path) -> None:
+    runner = job(project, tmp_path, pull_request(number=4))
+    done = runner.run({"args": "--fail-under=accuracy=0.1 --fail-under pass_rate=0.9"}, REPLAY)
+    assert done["Fail on drift or a failed gate"].returncode == 1
+    summary = runner.summary.read_text()
+    assert summary.startswith("## replio eval\n\n**CI: failed.** Gates: ")
+    (comment,) = runner.gh()["comments"]["4"]
+    assert comment["body"].split("\n", 1)[1].startswith(summary)  # not "CI: passed" beside a failed check
+
+
 def test_a_usage_error_fails_the_job_and_says_so(project: Path, tmp_path: Path) -> None:
-    work = tmp_path / "job"
-    work.mkdir()
-    (work / "project").symlink_to(project / "project")
-    runner = Runner(work, pull_request())
+    runner = job(project, tmp_path, pull_request())
     done = runner.run({"fail-under": "pass_rat=0.9", "comment": "false"}, REPLAY)
     assert done["Fail on drift or a failed gate"].returncode == 2
     assert "did you mean 'pass_rate'" in done["Replay"].stderr
@@ -234,15 +271,19 @@ def test_a_usage_error_fails_the_job_and_says_so(project: Path, tmp_path: Path) 
                                           "the job's log says why.\n")
 
 
-def workflow_run(project: Path, tmp_path: Path, saved: str, head: str) -> tuple[Runner, subprocess.CompletedProcess[str]]:
-    """The comment workflow's job: the replay's artifact downloaded into replio-review/, then the action in comment mode."""
+def workflow_run(project: Path, tmp_path: Path, saved: str, head: str,
+                 review: bytes = b"## replio eval\n\nfrom the fork\n") -> tuple[Runner, subprocess.CompletedProcess[str]]:
+    """The comment workflow's job: the replay's artifact downloaded into the runner's temp folder, then the action in
+    comment mode."""
     work = tmp_path / "job"
-    (work / "project" / "replio-review").mkdir(parents=True)
-    (work / "project" / "replio-review" / "review.md").write_text("## replio eval\n\nfrom the fork\n")
-    (work / "project" / "replio-review" / "pr-number").write_text(saved)
+    (work / "project").mkdir(parents=True)
     runner = Runner(work, {"workflow_run": {"event": "pull_request", "head_sha": HEAD}}, "workflow_run")
+    artifact = runner.temp / "replio-review"
+    artifact.mkdir()
+    (artifact / "review.md").write_bytes(review)
+    (artifact / "pr-number").write_text(saved)
     runner.set_gh(heads={"7": head})
-    done = runner.run({"mode": "comment", "review": "replio-review/review.md"})
+    done = runner.run({"mode": "comment", "review": str(artifact / "review.md")})
     assert list(done) == ["Comment on the pull request"]
     return runner, done["Comment on the pull request"]
 
@@ -263,6 +304,74 @@ def test_the_workflow_run_half_refuses_a_number_it_cannot_trust(project: Path, t
     runner, done = workflow_run(project, tmp_path, saved, head)
     assert done.returncode == 0 and said in done.stdout
     assert [c["method"] for c in runner.gh()["calls"]] in ([], ["GET"]) and runner.gh()["comments"] == {}
+
+
+#: What GitHub turns into a ping or a cross-reference in a comment, written straight and as entities.
+PINGS = ("@octocat @org/everyone cc:@mallory #12 owner/repo#4 GH-3 gh-5 &#64;octocat &#x40;a &commat;b &#35;6 &num;7 "
+         "&#x23;8 &amp;#64;c [x](https://e.example/@d)")
+
+
+def test_the_workflow_run_half_pings_nobody_whatever_the_forks_artifact_says(project: Path, tmp_path: Path) -> None:
+    """The fork's workflow writes the artifact: a review that mentions people and teams and references issues (here
+    or on another repository, where GitHub would post a cross-reference) is posted with each of them inert, cut to
+    a comment's size however large the file, and a file that is not UTF-8 is posted too."""
+    forged = (b"<!-- replio-review: replio -->\n" + PINGS.encode() + b" \xff\xfe " + "漢".encode() * 3_000_000)
+    runner, done = workflow_run(project, tmp_path, "7\n", HEAD, forged)
+    assert done.returncode == 0 and done.stdout == "replio action: commented on pull request #7\n", done.stderr
+    (comment,) = runner.gh()["comments"]["7"]
+    body = comment["body"]
+    assert body.startswith("<!-- replio-review: replio -->\n<!-- replio-review: replio -->\n") and len(body) < 65_536
+    shown = html.unescape(body)  # what GitHub reads once entities are decoded
+    assert re.findall(r"@\w|#\d|(?i:\bGH-\d)", shown) == [] and "\ufffd" in shown
+    words = shown.replace("\u200b", "")  # every word is still there, an entity shown as written
+    assert words.count("@octocat") == 1 and "&#64;octocat &#x40;a &commat;b &#35;6" in words
+
+
+def test_the_comment_step_never_fails_the_job_on_what_gh_or_the_artifact_does(passing: Runner, tmp_path: Path) -> None:
+    passing.set_gh(answer="<html>502 Bad Gateway</html>")
+    try:
+        done = passing.run({}, ("Comment on the pull request",))["Comment on the pull request"]
+    finally:
+        state = passing.gh()
+        del state["answer"]
+        passing.state.write_text(json.dumps(state))
+    assert done.returncode == 0, done.stderr
+    assert "::warning::replio action: could not comment on pull request #12 (gh api repos/octo/shop/issues/12/" \
+           "comments?per_page=100&page=1 answered with what is not JSON: '<html>502 Bad Gateway</html>\\n')" \
+           in done.stdout
+    runner, done = workflow_run(passing.work, tmp_path / "no-review", "7\n", HEAD)
+    (runner.temp / "replio-review" / "review.md").unlink()
+    done = runner.run({"mode": "comment", "review": str(runner.temp / "replio-review" / "review.md")},
+                      ("Comment on the pull request",))["Comment on the pull request"]
+    assert done.returncode == 0 and "::warning::replio action: no review to post" in done.stdout, done.stderr
+    runner.set_gh(answer='["not a pull request"]')
+    done = runner.run({"mode": "comment", "review": str(runner.temp / "replio-review" / "review.md")},
+                      ("Comment on the pull request",))["Comment on the pull request"]
+    assert done.returncode == 0 and "pull request #7's head is None, not the commit" in done.stdout, done.stderr
+
+
+def test_gh_that_cannot_be_run_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = importlib.util.spec_from_file_location("github_action", REPO / "scripts" / "github_action.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no gh anywhere
+    with pytest.raises(RuntimeError, match=r"^gh api repos/o/r/pulls/1 could not be run: "):
+        module._gh("repos/o/r/pulls/1")
+
+
+def test_a_step_summary_that_cannot_be_written_or_args_a_shell_cannot_split_are_said(project: Path,
+                                                                                      tmp_path: Path) -> None:
+    runner = job(project, tmp_path, pull_request())
+    runner.env["GITHUB_STEP_SUMMARY"] = str(tmp_path)  # a folder: not writable as a file
+    done = runner.run({"fail-under": "pass_rat=0.9", "comment": "false"}, REPLAY)
+    assert done["Replay"].returncode == 0 and "::warning::replio action: could not write the step summary (" \
+        in done["Replay"].stdout, done["Replay"].stderr
+    assert done["Fail on drift or a failed gate"].returncode == 2  # the verdict still stands
+    done = runner.run({"args": "--fixture 'unclosed", "comment": "false"}, REPLAY)
+    assert done["Replay"].returncode == 1 and "Traceback" not in done["Replay"].stderr
+    assert done["Replay"].stderr == ("replio action: input args cannot be split into words as a shell would "
+                                     "(No closing quotation): \"--fixture 'unclosed\"\n")
 
 
 WORKFLOWS = sorted((REPO / "docs").glob("github-actions*.yml"))
@@ -292,3 +401,24 @@ def test_the_workflows_use_the_action_as_it_is_declared() -> None:
                 if step.get("uses") == "./":
                     assert set(step.get("with", {})) <= declared, workflow
     assert all(step.get("shell") == "bash" for step in STEPS if "run" in step)
+
+
+def test_no_input_is_spliced_into_a_command_and_the_comment_half_runs_nothing_of_the_forks() -> None:
+    """The composite action passes every input through the environment (an expression inside `run:` is pasted into the
+    script before bash reads it: a `tools` of `$(curl …)` would run). The workflow_run half holds a token that may
+    write: it runs no command of its own, checks out only this repository's default branch, unpacks the fork's
+    artifact outside the workspace, and asks for no permission beyond reading the artifact and the repository and
+    writing the comment; the replay half is a `pull_request` workflow, never `pull_request_target`."""
+    assert [step["run"] for step in STEPS if "${{" in step.get("run", "")] == []
+    comment = yaml.safe_load((REPO / "docs" / "github-actions-review-comment.yml").read_text())
+    replay = yaml.safe_load((REPO / "docs" / "github-actions-review.yml").read_text())
+    assert comment["permissions"] == {"actions": "read", "contents": "read", "pull-requests": "write"}
+    assert set(comment[True]) == {"workflow_run"} and set(replay[True]) == {"pull_request", "push"}  # YAML's `on`
+    (job,) = comment["jobs"].values()
+    assert [step for step in job["steps"] if "run" in step] == []
+    checkout = next(step for step in job["steps"] if step.get("uses", "").startswith("actions/checkout"))
+    assert set(checkout.get("with", {})) == set()  # no ref, no repository: the base's default branch
+    download = next(step for step in job["steps"] if step.get("uses", "").startswith("actions/download-artifact"))
+    posted = next(step for step in job["steps"] if step.get("uses") == "./")
+    assert download["with"]["path"].startswith("${{ runner.temp }}/")
+    assert posted["with"]["review"].startswith(download["with"]["path"] + "/")

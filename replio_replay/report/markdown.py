@@ -16,12 +16,14 @@ reference (``#12``, ``GH-3``, ``owner/repo#4``: a zero-width space after the ``#
 commit (a run of 7 or more hexadecimal digits gets a zero-width space every 6, as GitHub links
 7 to 40), address (``://``, ``www.``) or ``:emoji:`` shortcode (a zero-width space after the
 ``:``); no math (``$`` is written ``&#36;``: an entity is text to GitHub's Markdown, never a
-delimiter); and bidirectional overrides or control characters are shown by their code point
-(``⟨U+202E⟩``) instead of reordering what follows.
+delimiter); and bidirectional overrides, control characters and characters that draw nothing
+(zero-width spaces, tag characters) are shown by their code point (``⟨U+202E⟩``) instead of reordering
+or hiding what follows.
 
 Size: the whole stays under `GITHUB_LIMIT` bytes (a step summary takes 1 MiB) and under
 `max_chars` characters when given (a pull-request comment takes 65,536). It is cut between
-rows and between fixtures' drift, never inside one, and its last line then says what was left out.
+rows and between fixtures' drift, never inside one, and its last line then says what was left out; the
+heading and whether CI passes are kept however many comparisons come before them.
 """
 
 from __future__ import annotations
@@ -47,8 +49,13 @@ GITHUB_LIMIT = 1_000_000
 
 _PUNCTUATION = re.compile(r"([\\`*_{}\[\]()!|~])")
 _ZWSP = "\u200b"
-# Bidirectional overrides, isolates and marks, and the control characters `str.split` keeps.
-_INVISIBLE = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Bidirectional overrides, isolates and marks, the control characters `str.split` keeps, and what draws
+# nothing: zero-width spaces and joiners of words, the byte-order mark, the soft hyphen, and the tag
+# characters (text a reader cannot see but a model reading the comment can); and a lone surrogate (a file
+# name that is not UTF-8, as JSON escapes it), which no UTF-8 file can hold. Joiners that shape a script or an
+# emoji (U+200C, U+200D) are left alone.
+_INVISIBLE = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e"
+                        "\u2060-\u2064\u2066-\u2069\ud800-\udfff\ufeff\U000e0000-\U000e007f]")
 _HEX_RUN = re.compile(r"(?i)(?<![0-9a-f])[0-9a-f]{7,}(?![0-9a-f])")
 
 
@@ -109,6 +116,8 @@ class _Piece:
     text: str
     what: str = ""
     count: int = 1
+    #: Kept whatever is cut before it (whether CI passes): its room is set aside first.
+    keep: bool = False
 
 
 def render_markdown(runs: Sequence[RunResult], paired: Sequence[dict[str, Any]] = (),
@@ -121,9 +130,9 @@ def render_markdown(runs: Sequence[RunResult], paired: Sequence[dict[str, Any]] 
     ids = list(dict.fromkeys(f.id for r in runs for f in r.fixtures))
     differ = [i for i in ids if any((r.key.label, i) in regressed for r in runs)
               or len({m[i].verdict if i in m else "-" for m in by_id}) > 1]
-    pieces = [_Piece("## replio eval\n\n")]
+    pieces = [_Piece("## replio eval\n\n", keep=True)]
     pieces += [_Piece(f"- {_comparison(c)}\n", "comparison") for c in paired]
-    pieces += [_Piece("\n" if paired else ""), *_ci(runs, checks), *_summary(runs)]
+    pieces += [_Piece("\n" if paired else "", keep=True), *_ci(runs, checks), *_summary(runs)]
     if differ:
         marked = {i for _, i in regressed}
         pieces.append(_Piece("\n### Fixtures whose verdicts differ" + (" (! passed in the baseline, fail now)"
@@ -173,8 +182,8 @@ def _ci(runs: Sequence[RunResult], checks: Checks) -> list[_Piece]:
         fails.insert(0, f"{plural(checks.problems, 'fixture file')} could not be read (skipped)")
     gates = f"Gates: {text('; '.join(checks.gates))}." if checks.gates else "No score gate was set."
     if not fails:
-        return [_Piece(f"**CI: passed.** {gates}\n")]
-    return [_Piece(f"**CI: failed.** {gates}\n\n"), *(_Piece(f"- {text(line)}\n", "line of CI failures")
+        return [_Piece(f"**CI: passed.** {gates}\n", keep=True)]
+    return [_Piece(f"**CI: failed.** {gates}\n\n", keep=True), *(_Piece(f"- {text(line)}\n", "line of CI failures")
                                                      for line in fails)]
 
 
@@ -276,22 +285,27 @@ def _details(title: str, body: list[str]) -> str:
 
 
 def _fit(pieces: list[_Piece], max_chars: int | None) -> str:
-    """The pieces that fit under both limits, whole and in order; when some do not, a last line
-    naming what was left out (itself counted within the limits)."""
+    """The pieces that fit under both limits, whole and in order, and those to `keep` whatever is cut;
+    when some do not fit, a last line naming what was left out (itself counted within the limits)."""
     tails = [""] * (len(pieces) + 1)
+    # the room the pieces kept whatever is cut take after each piece, in characters and bytes
+    kept_chars, kept_bytes = [0] * (len(pieces) + 1), [0] * (len(pieces) + 1)
     left: dict[str, int] = {}
     for i in range(len(pieces) - 1, -1, -1):
         if pieces[i].what:
             left[pieces[i].what] = left.get(pieces[i].what, 0) + pieces[i].count
         tails[i] = _tail(left, max_chars)
+        keep = pieces[i].keep
+        kept_chars[i] = kept_chars[i + 1] + (len(pieces[i].text) if keep else 0)
+        kept_bytes[i] = kept_bytes[i + 1] + (len(pieces[i].text.encode()) if keep else 0)
     chars = size = 0
     kept: list[str] = []
     for i, piece in enumerate(pieces):
         more, more_bytes = len(piece.text), len(piece.text.encode())
         after = tails[i + 1]
-        if (max_chars is not None and chars + more + len(after) > max_chars) \
-                or size + more_bytes + len(after.encode()) > GITHUB_LIMIT:
-            return "".join(kept) + tails[i]
+        if not piece.keep and ((max_chars is not None and chars + more + kept_chars[i + 1] + len(after) > max_chars)
+                               or size + more_bytes + kept_bytes[i + 1] + len(after.encode()) > GITHUB_LIMIT):
+            return "".join(kept + [p.text for p in pieces[i:] if p.keep]) + tails[i]
         kept.append(piece.text)
         chars, size = chars + more, size + more_bytes
     return "".join(kept)

@@ -1,5 +1,7 @@
 """A saved result (what `run --output json` and `--output-file` write) read back from its file,
-validated like any input: for `report`, `merge`, and a baseline (the CLI's and the pytest plugin's)."""
+validated like any input: for `report`, `merge`, and a baseline (the CLI's and the pytest plugin's).
+A lone surrogate in it (JSON's escape of a file name that is not UTF-8, which a tool listed) is read as
+U+FFFD, as in a provider's answer: no report written from it could hold the character."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from .._runtime.jsonin import JsonProblem, read_json
 from .._runtime.wording import validation_message
 from ..errors import UsageError
 from ..judge.results import SavedRuns, saved_runs
+from ..providers.wire import clean
 
 __all__ = ["read_saved"]
 
@@ -20,7 +23,7 @@ _HINT = "give a file that replio eval run --output json or --output-file wrote"
 def read_saved(path: Path) -> SavedRuns:
     """The saved result at `path`; a UsageError naming the file (and the field) when it is not one."""
     try:
-        return saved_runs(read_json(path.read_text(encoding="utf-8")))
+        return saved_runs(clean(read_json(path.read_text(encoding="utf-8"))))
     except OSError as exc:
         raise UsageError(f"{path}: cannot be read ({exc.strerror or exc}); {_HINT}") from None
     except UnicodeDecodeError as exc:

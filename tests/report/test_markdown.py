@@ -4,6 +4,7 @@ as HTML, a link, a reference, an emoji, math or a cell break; cut between rows u
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -63,6 +64,15 @@ def test_references_commits_emoji_math_and_bidi_overrides_are_made_plain(escape:
     assert "⟨U+202E⟩evil⟨U+202C⟩" in out and "⟨U+0007⟩" in out  # shown, not obeyed
     assert out.replace("\u200b", "").replace("&#36;", "$").count("#12") == 1  # the words are all still there
     assert escape("llamacpp:qwen2.5-coder-1.5b-instruct") == "llamacpp:qwen2.5-coder-1.5b-instruct"
+
+
+@pytest.mark.parametrize("escape", [text, html_text])
+def test_characters_that_draw_nothing_are_shown_not_hidden(escape: Any) -> None:
+    """A zero-width space, a word joiner, a byte-order mark, a soft hyphen or tag characters (text a person cannot
+    see and a model reading the comment can) would make two different answers look the same in a drift line."""
+    out = escape("a\u200bb c\u2060d e\ufefff g\xadh \U000e0041\U000e0042")
+    assert out == "a⟨U+200B⟩b c⟨U+2060⟩d e⟨U+FEFF⟩f g⟨U+00AD⟩h ⟨U+E0041⟩⟨U+E0042⟩"
+    assert escape("👩\u200d💻 \u0645\u200c\u0627") == "👩\u200d💻 \u0645\u200c\u0627"  # joiners that shape are kept
 
 
 def test_the_whole_review_holds_nothing_github_would_render_from_what_a_model_fixture_or_tool_wrote() -> None:
@@ -181,6 +191,35 @@ def test_the_review_is_cut_between_rows_under_the_characters_asked_naming_what_i
     said = f"{400 - rows:,} rows of the verdicts table, " if rows < 400 else ""
     assert f"left out to stay under {limit:,} characters: {said}" in md
     assert md.rstrip().endswith(f"{800 - md.count('<details>')} fixtures' drift; the HTML report has everything.")
+
+
+def test_a_lone_surrogate_is_shown_in_the_review_and_read_as_u_fffd_from_a_saved_result(tmp_path: Path) -> None:
+    """A tool listing a file whose name is not UTF-8 gives a lone surrogate (JSON writes it `\\udcff`): the review of
+    the run shows its code point, and `merge` of the saved result writes every report instead of a traceback."""
+    drift = [{"path": "trace[0].result", "kind": "value_changed", "old": "notes\udcff.txt", "new": "notes.txt"}]
+    assert "notes⟨U+DCFF⟩.txt" in render_markdown([run("a", {"ls-\udcff": False}, drift=drift)])
+    saved = tmp_path / "saved.json"
+    saved.write_text(json.dumps(run("a", {"ls-\udcff": False}, drift=drift).to_json()), encoding="utf-8")
+    assert "\\udcff" in saved.read_text()
+    md, page = tmp_path / "review.md", tmp_path / "report.html"
+    done = subprocess.run([REPLIO, "eval", "--path", str(tmp_path), "merge", str(saved), "--markdown", str(md),
+                           "--html", str(page)], capture_output=True, text=True, timeout=120,
+                          env={"CI": "1", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "ls-\ufffd" in md.read_text() and "notes\ufffd.txt" in md.read_text() and page.is_file()
+
+
+def test_whether_ci_passes_is_kept_however_many_comparisons_come_before_it() -> None:
+    a = run("a", {f"f{i}": True for i in range(3)})
+    comparison = {"metric": "pass_rate", "diff": -0.5, "ci95": (-0.9, -0.1), "p_value": 0.01, "verdict": "worse",
+                  "a": "x" * 100, "b": "y" * 100, "mde": 0.3}
+    md = render_markdown([a], [comparison] * 6, checks=Checks(failed=("pass_rate 0.1 < 0.9",)), max_chars=1000)
+    assert len(md) <= 1000 and md.count("- **worse**") == 2
+    assert "\n\n**CI: failed.** No score gate was set.\n\n" in md  # after a blank line: not inside the last item
+    assert md.endswith("\n… left out to stay under 1,000 characters: 4 comparisons, 1 line of CI failures, "
+                       "1 row of the summary; the HTML report has everything.\n")
+    passed = render_markdown([a], [comparison] * 6, max_chars=1000)
+    assert len(passed) <= 1000 and "**CI: passed.**" in passed
 
 
 def test_the_step_summary_is_kept_under_githubs_limit_in_bytes() -> None:

@@ -2,7 +2,9 @@
 """A fake `gh` for the Action's tests: `gh api [--method M] PATH [--input -]` against a JSON file standing
 in for GitHub (`FAKE_GH_STATE`): an issue's comments (listed a page at a time, created, edited) and pull
 requests' heads. Each call is appended to the file's `calls`. With `read_only` set, writing answers as
-GitHub answers a read-only token (HTTP 403), and gh exits 1."""
+GitHub answers a read-only token (HTTP 403), and gh exits 1; with `answer` set, every call is answered with
+that text (what a proxy's error page or another API's answer would be) and gh exits 0. A body longer than
+GitHub takes (65,536 characters) is refused as GitHub refuses it (HTTP 422)."""
 
 from __future__ import annotations
 
@@ -34,10 +36,18 @@ def main(argv: list[str]) -> int:
     state["calls"].append({"method": method, "path": path, "token": os.environ.get("GH_TOKEN")})
     url = urlsplit(path)
     answer: object = None
+    if "answer" in state:
+        state_file.write_text(json.dumps(state))
+        print(state["answer"])
+        return 0
     if method != "GET" and state.get("read_only"):
         state_file.write_text(json.dumps(state))
         print('{"message":"Resource not accessible by integration","status":"403"}')
         print("gh: Resource not accessible by integration (HTTP 403)", file=sys.stderr)
+        return 1
+    if body is not None and len(body["body"]) > 65_536:
+        state_file.write_text(json.dumps(state))
+        print("gh: Validation Failed: Body is too long (maximum is 65536 characters) (HTTP 422)", file=sys.stderr)
         return 1
     if found := re.fullmatch(r"repos/[^/]+/[^/]+/issues/(\d+)/comments", url.path):
         comments = state["comments"].get(found[1], [])
