@@ -13,7 +13,7 @@ from .._runtime.jsonin import JsonProblem, read_json
 from .._runtime.wording import validation_message
 from ..errors import UsageError
 from ..judge.results import SavedRuns, saved_runs
-from ..providers.wire import clean
+from .._runtime.surrogates import clean
 
 __all__ = ["read_saved"]
 
