@@ -10,10 +10,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from .._runtime.jsonin import JsonProblem, read_json
+from .._runtime.surrogates import clean
 from .._runtime.wording import validation_message
 from ..errors import UsageError
 from ..judge.results import SavedRuns, saved_runs
-from .._runtime.surrogates import clean
 
 __all__ = ["read_saved"]
 
