@@ -42,13 +42,14 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
     fixtures run at least k times (`pass_hat_k_fixtures` says how many, when not all).
     """
     trials = [t for r in results for t in units(r)]
+    judged = [r for r in results if not r.unjudged]  # a fixture with no verifier yet neither passes nor fails
     drifts = {r.id: [t.drift for t in units(r)] for r in results}
     errored = {r.id: all(t.status is Status.ERROR for t in units(r)) for r in results}
     accuracies = [[t.accuracy for t in units(r) if t.accuracy is not None] for r in results]
     summary = Summary(
         fixtures=len({r.id for r in results}),
         accuracy=_mean([sum(a) / len(a) for a in accuracies if a]),
-        pass_rate=_mean([sum(t.passed for t in units(r)) / len(units(r)) for r in results]),
+        pass_rate=_mean([sum(t.passed for t in units(r)) / len(units(r)) for r in judged]),
         calls=sum(t.calls for t in trials),
         redundant=sum(t.redundant for t in trials),
         errors=sum(t.errors for t in trials),
@@ -58,12 +59,15 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
         cost_unknown=sum(1 for t in trials if t.cost_unknown) or None,
         drifted=sum(1 for ds in drifts.values() if any(ds)),
         new=sum(1 for i, ds in drifts.items() if any(d is None for d in ds) and not errored[i]),
+        unjudged=len({r.id for r in results if r.unjudged}) or None,
     )
-    counts = [(sum(1 for t in units(r) if t.passed), len(units(r))) for r in results]
-    n = max((m for _, m in counts), default=1)
-    summary = summary.model_copy(update=_uncertainty(results, counts, n))
+    counts = [(sum(1 for t in units(r) if t.passed), len(units(r))) for r in judged]
+    n = max((len(units(r)) for r in results), default=1)
+    summary = summary.model_copy(update=_uncertainty(results, judged, counts, n))
     if n == 1:
         return summary
+    if not judged:  # every fixture unjudged: no pass^k or pass@k to give, not a made-up 0
+        return summary.model_copy(update={"trials": n})
     over = {str(k): sum(1 for _, m in counts if m >= k) for k in range(1, n + 1)}
     return summary.model_copy(update={
         "trials": n,
@@ -72,25 +76,28 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
         "pass_at_k": {str(k): _mean([pass_at_k(c, m, k) for c, m in counts if m >= k]) or 0.0
                       for k in range(1, n + 1)},
         "pass_hat_k_fixtures": over if len(set(over.values())) > 1 else None,
-        "flaky": sorted(r.id for r, (c, m) in zip(results, counts) if 0 < c < m),
+        "flaky": sorted(r.id for r, (c, m) in zip(judged, counts) if 0 < c < m),
     })
 
 
-def _uncertainty(results: Sequence[FixtureResult], counts: Sequence[tuple[int, int]], n: int) -> dict[str, Any]:
+def _uncertainty(results: Sequence[FixtureResult], judged: Sequence[FixtureResult], counts: Sequence[tuple[int, int]],
+                 n: int) -> dict[str, Any]:
     """The summary's error bars (`se`, `ci95`, `ci_method`) over fixtures, the unit of sampling
-    (see `statistics`): for the pass rate, the accuracy and each pass^k."""
+    (see `statistics`): for the pass rate and each pass^k (over the `judged` fixtures, `counts`
+    theirs), and for the accuracy."""
     if not results:
         return {}
-    groups = [r.group for r in results]
-    estimates: dict[str, Estimate] = {
-        "pass_rate": estimate([[1.0 if u.passed else 0.0 for u in units(r)] for r in results], groups)}
+    estimates: dict[str, Estimate] = {}
+    if judged:
+        estimates["pass_rate"] = estimate([[1.0 if u.passed else 0.0 for u in units(r)] for r in judged],
+                                          [r.group for r in judged])
     scored = [(r, [u.accuracy for u in units(r) if u.accuracy is not None]) for r in results]
     scored = [(r, s) for r, s in scored if s]
     if scored:
         estimates["accuracy"] = estimate([s for _, s in scored], [r.group for r, _ in scored])
     for k in range(1, n + 1) if n > 1 else ():
-        kept = [(r.group, pass_hat_k(c, m, k)) for r, (c, m) in zip(results, counts) if m >= k]
-        if k == 1:  # pass^1 is the pass rate, the same number: the same interval
+        kept = [(r.group, pass_hat_k(c, m, k)) for r, (c, m) in zip(judged, counts) if m >= k]
+        if k == 1 and "pass_rate" in estimates:  # pass^1 is the pass rate, the same number: the same interval
             estimates["pass^1"] = estimates["pass_rate"]
         elif kept:
             estimates[f"pass^{k}"] = estimate([[v] for _, v in kept], [g for g, _ in kept], wilson_ok=False)

@@ -98,6 +98,10 @@ class FixtureResult(_Model):
     names: list[str] = Field(default_factory=list)
     accuracy: _Fraction | None = None
     passed: bool = Field(False, alias="pass")
+    unjudged: bool | None = Field(
+        None, description="true: the fixture has no verifier yet (one imported from a trace, `source`), so it "
+        "neither passes nor fails: `pass` is false, the verdict reads `unjudged`, and the pass rate, pass^k and "
+        "pass@k leave it out. Absent for every other fixture, and for one whose run ended in error.")
     calls: _Count = 0
     redundant: _Count = 0
     errors: _Count = 0
@@ -158,6 +162,9 @@ class FixtureResult(_Model):
     user_trace: list[TraceCall] | None = Field(
         None, description="The calls a simulated user made with its own tools (`user.tools`), apart from the "
                           "agent's `trace`; absent when it made none.")
+    synthesized: dict[str, str] | None = Field(
+        None, description="What trace its cassette was synthesized from (`import otel`: `from`, `file`, "
+        "`trace_id`, `dialect`), when it replayed (or was made) from such a cassette, not a live recording.")
     agent_stderr: str | None = Field(
         None, description="What the user's own agent wrote on standard error (its end, capped, redacted); absent "
                           "when it wrote nothing or replio's loop ran the fixture.")
@@ -171,7 +178,10 @@ class FixtureResult(_Model):
 
     @property
     def verdict(self) -> str:
-        """`pass` or `FAIL`; with repeated trials, the trials that passed of those run (`2/3`)."""
+        """`pass` or `FAIL`, or `unjudged` for a fixture with no verifier yet; with repeated trials, the
+        trials that passed of those run (`2/3`)."""
+        if self.unjudged:
+            return "unjudged"
         return f"{self.passes}/{self.n}" if self.trials else "pass" if self.passed else "FAIL"
 
     def shown(self, name: str) -> str:
@@ -244,6 +254,8 @@ class Summary(_Model):
         None, description="How many fixtures (trials) have a cost that is unknown (their `cost_unknown`).")
     drifted: _Count = 0
     new: _Count = 0
+    unjudged: _Count | None = Field(
+        None, description="Fixtures with no verifier yet (`unjudged`), left out of the pass rate; absent when none.")
     trials: _Trials | None = Field(None, description="Trials per fixture, when more than one.")
     pass_hat_k: dict[str, _Fraction] | None = Field(
         None, description="k -> mean over fixtures of C(c,k)/C(n,k): the chance all of k trials pass."
@@ -273,6 +285,15 @@ class RunResult(_Model):
     summary: Summary
 
     @property
+    def label(self) -> str:
+        """The run's label (`key.label`), saying how many of its fixtures replayed cassettes synthesized
+        from traces rather than live recordings."""
+        synthesized = sum(1 for f in self.fixtures if f.synthesized)
+        if not synthesized:
+            return self.key.label
+        return f"{self.key.label} ({synthesized} of {len(self.fixtures)} synthesized from traces)"
+
+    @property
     def key(self) -> RunKey:
         """What the run is of: provider, model, tool set (its files' place on disk)."""
         from ..fixtures.layout import RunKey
@@ -285,7 +306,7 @@ class RunResult(_Model):
         for fx in data["fixtures"]:
             for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "state_checks",
                         "conversation", "finish", "tokens_by_role", "judge", "cost", "cost_by_role", "cost_unknown",
-                        "agent_stderr", "user_trace", "group"):
+                        "agent_stderr", "user_trace", "group", "unjudged", "synthesized"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
             for call in [*fx["trace"], *(fx.get("user_trace") or ())]:
@@ -298,7 +319,8 @@ class RunResult(_Model):
                 for key in ("drift_info", "judge", "cost", "cost_by_role", "cost_unknown"):
                     if trial.get(key) is None:
                         trial.pop(key)
-        for key in ("trials", "pass_hat_k", "pass_at_k", "pass_hat_k_fixtures", "flaky", "cost", "cost_by_role", "cost_unknown"):
+        for key in ("trials", "pass_hat_k", "pass_at_k", "pass_hat_k_fixtures", "flaky", "cost", "cost_by_role",
+                    "cost_unknown", "unjudged"):
             if data["summary"].get(key) is None:
                 data["summary"].pop(key, None)
         return data
