@@ -141,7 +141,7 @@ def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | No
         fingerprint = {"kind": "stub", **decl.model_dump(mode="json", include={"result", "results"})}
     return Tool(name, decl.description, category, decl.parameters, invoke, source=source,
                 checks_schema=True, fingerprint=fingerprint, touches_worktree=decl.command is not None,
-                title=decl.title)
+                title=decl.title, waits=decl.command is not None)
 
 
 def command_argv(command: Sequence[str], base_dir: Path | None) -> tuple[str, ...]:
