@@ -1,16 +1,17 @@
 """replio's cached replay against inspect_ai's cached run: `python bench/peers.py --inspect VENV`.
 
-Both tools get the same suites of 200 and 800 tool-use tasks (`make_suites`): each task asks for
-the status of one order, offers two stub tools (`lookup_order`, `cancel_order`), expects one call of
-`lookup_order` and a final answer naming the status, and checks that answer. Both record their
-suites once against one loopback fake (`bench/server.py` answering with `reply`: an OpenAI-compatible server that calls the tool
-first, then answers), which is then stopped; the timings are of the runs that follow, with the fake
-gone: replio's replay of its cassettes (`--record-mode none`) and inspect_ai's run with its generate
-cache (`GenerateConfig(cache=CachePolicy(expiry=None))`, its cache folder the suite's own). Each
+Both tools get the same suites of 200 and 800 tool-use tasks (`replio_suite`, `inspect_suite`):
+each task asks for the status of one order, offers two stub tools (`lookup_order`,
+`cancel_order`), expects one call of `lookup_order` and a final answer naming the status, and
+checks that answer. Both record their suites once against one loopback fake (`bench/server.py`
+answering with `reply`: an OpenAI-compatible model that calls the tool first, then answers),
+which is then stopped; the timings are of the runs that follow, with a refused port in its place:
+replio's replay of its cassettes (`--record-mode none`) and inspect_ai's run answered from its
+generate cache (`generate(cache=CachePolicy(expiry=None))`, the cache in the suite's folder). Each
 timing is a whole process, the two in turn, `--repeat` pairs (default 5); the figures are the
-medians of each side's wall-clock time and of the paired ratios, and each side's median peak
-memory (the process's own rusage, from `wait4`). inspect_ai lives in a virtual environment of its
-own (`--inspect`, e.g. `/tmp/bench-inspect` with `pip install inspect-ai==0.3.285 openai`), never a
+medians of each side's wall-clock and CPU time (user + system, from `wait4`) and of the paired
+ratios, and each side's median peak memory. inspect_ai lives in a virtual environment of its own
+(`--inspect`, e.g. `/tmp/bench-inspect` with `pip install inspect-ai==0.3.285 openai`), never a
 dependency of replio. Budget (issue 49): replio <= 0.10x inspect_ai at 800 tasks.
 
 Both sides must pass every task on every run, or the bench stops: a ratio of runs that did not do
