@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -36,11 +37,15 @@ def reply(body: dict[str, Any], plan: list[Any] = PLAN) -> dict[str, Any]:
 
 
 class BenchServer:
-    """Serve the plan on 127.0.0.1 with `latency` seconds added to every answer."""
+    """Serve the plan on 127.0.0.1 with `latency` seconds added to every answer (or, given `answer`,
+    what it makes of each request's body); `served` counts the answers."""
 
-    def __init__(self, latency: float = 0.0, requests: int = 3) -> None:
+    def __init__(self, latency: float = 0.0, requests: int = 3,
+                 answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.latency = latency
+        self.served = 0
         plan = PLAN if requests == 3 else [*PLAN[: requests - 1], PLAN[-1]]
+        respond = answer or (lambda body: reply(body, plan))
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -54,7 +59,8 @@ class BenchServer:
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 if server.latency:
                     time.sleep(server.latency)
-                data = json.dumps(reply(body, plan)).encode()
+                data = json.dumps(respond(body)).encode()
+                server.served += 1
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))

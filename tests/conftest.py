@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.agents import openai_agent
+from tests.support.isolation import isolate
 from tests.support.llm_server import LLMServer
 from tests.support.project import PLANS, write_project
 
@@ -34,11 +35,7 @@ def closed_port() -> Iterator[int]:
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads the developer's ~/.config/replio, real provider keys or terminal width."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg")))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
-    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
-                "OLLAMA_HOST", "CI", "COLUMNS"):
-        monkeypatch.delenv(var, raising=False)
+    isolate(monkeypatch, tmp_path_factory)
 
 
 @pytest.fixture

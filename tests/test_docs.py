@@ -139,15 +139,17 @@ def test_the_python_api_example_runs_as_written_and_agrees_with_the_cli(tmp_path
 DOCS = REPO / "docs"
 PAGES = [REPO / "README.md", *sorted(DOCS.rglob("*.md"))]
 #: What a clone of the repository holds for a page's commands to run in.
-CLONE = ("cassettes", "golden", ".replio", "examples")
+CLONE = ("cassettes", "golden", ".replio")
 
 
 def _blocks(*langs: str) -> list[Block]:
     return [b for page in PAGES for b in read_page(page) if isinstance(b, Block) and b.lang in langs]
 
 
-def _clone(into: Path) -> Path:
-    for part in CLONE:
+def _clone(into: Path, *, examples: bool = False) -> Path:
+    """The repository's recordings and project, and its examples (33 MB: copied only for a sample
+    that uses them)."""
+    for part in (*CLONE, "examples") if examples else CLONE:
         shutil.copytree(REPO / part, into / part)
     return into
 
@@ -192,7 +194,8 @@ def test_samples_of_each_file_a_user_writes_are_read_by_replio() -> None:
 @pytest.mark.parametrize("block", [b for b in _blocks("python") if "file" not in b.marks], ids=str)
 def test_every_python_sample_runs(block: Block, tmp_path: Path) -> None:
     """Each runs on its own in a clone of the repository (the Python API's example replays it)."""
-    done = subprocess.run([sys.executable, "-c", block.text], cwd=_clone(tmp_path / "clone"), capture_output=True,
+    clone = _clone(tmp_path / "clone", examples="examples/" in block.text)
+    done = subprocess.run([sys.executable, "-c", block.text], cwd=clone, capture_output=True,
                           text=True, timeout=120, env=_env(tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -267,7 +270,8 @@ def test_the_console_samples_run_as_shown(page: Path, tmp_path: Path) -> None:
     items = read_page(page)
     empty = any(isinstance(i, Mark) and i.what == "empty folder" for i in items)
     work = tmp_path / "work"
-    work.mkdir() if empty else _clone(work)
+    uses_examples = any(isinstance(i, Block) and "examples/" in i.text for i in items)
+    work.mkdir() if empty else _clone(work, examples=uses_examples)
     port, env = str(_free_port()), _env(tmp_path)
     background: list[subprocess.Popen[bytes]] = []
 

@@ -21,17 +21,27 @@ import replio_replay.recording.yamlcodec  # noqa: F401
 import replio_replay.run.suite  # noqa: F401
 from replio_replay.cli import main
 from replio_replay.plan.shards import shard_of
+from tests.support.agents import openai_agent
+from tests.support.isolation import copy_of, isolated
 from tests.support.llm_server import LLMServer
-from tests.support.project import run_args
+from tests.support.project import PLANS, run_args, write_project
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project with cassettes and goldens recorded from the scripted agent, once for the module."""
+    with isolated(tmp_path_factory), LLMServer() as agent:
+        agent.handler = openai_agent(PLANS)
+        project = write_project(tmp_path_factory.mktemp("recording") / "proj")
+        result = CliRunner().invoke(main, run_args(project, "--base-url", f"{agent.url}/v1", "--update-golden"))
+    assert result.exit_code == 0, result.output
+    return project
 
 
 @pytest.fixture
-def recorded(project: Path, agent: LLMServer) -> Path:
-    """The project with cassettes and goldens recorded from the scripted agent, server closed."""
-    result = CliRunner().invoke(main, run_args(project, "--base-url", f"{agent.url}/v1", "--update-golden"))
-    assert result.exit_code == 0, result.output
-    agent.close()
-    return project
+def recorded(recording: Path, tmp_path: Path) -> Path:
+    """The test's own copy of the recorded project (the server that answered is closed)."""
+    return copy_of(recording, tmp_path)
 
 
 def _ids(project: Path) -> list[str]:

@@ -37,7 +37,15 @@ def test_light_commands_import_only_what_they_need(argv: list[str], tmp_path: Pa
 #: What a replay piped to a file needs none of: httpx's command-line client and the rich and pygments
 #: it brings (the table is plain text when piped), and the pure-Python jsonschema with the referencing,
 #: attrs and rpds it brings (tool schemas are checked by jsonschema-rs). vcrpy it does need: it replays.
-NOT_IN_A_REPLAY = ("httpx._main", "rich", "pygments", "jsonschema", "referencing", "attr")
+#: Nor what only other runs use: the wire formats of the providers it does not speak (OpenAI's Chat
+#: Completions only), the relay and process of a user's own agent, the MCP SDK, the HTML report and
+#: its Jinja2, and the importers.
+NOT_IN_A_REPLAY = ("httpx._main", "rich", "pygments", "jsonschema", "referencing", "attr",
+                   "replio_replay.providers.wire.anthropic", "replio_replay.providers.wire.gemini",
+                   "replio_replay.providers.wire.ollama", "replio_replay.providers.wire.responses",
+                   "replio_replay.providers.relay", "replio_replay.run.agent", "replio_replay.agents.process",
+                   "mcp", "jinja2", "replio_replay.report.html", "replio_replay.fixtures.bfcl",
+                   "replio_replay.fixtures.tau2")
 
 LOOKUP = {"lookup_order": {
     "description": "Look an order up by its id.",

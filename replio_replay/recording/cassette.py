@@ -86,4 +86,10 @@ def open_cassette(path: Path, mode: RecordMode, serializer: ReadableSerializer, 
     config.register_matcher("role", same_role)
     merged = config.get_merged_config(path=str(path), serializer=_SERIALIZER)
     arguments = {name: value for name, value in merged.items() if name in _CASSETTE_ARGS}
+    # The merged hook deep-copies each request, bodies and all, before the filters run, so that a
+    # filter changing it in place spares the caller's; the only filter here is `scrub_request`, which
+    # builds a new request. The cassette calls the hook once for each request it loads and three times
+    # for each it answers (`can_play_response_for`, the `in` within it, `play_response`): given the
+    # filter itself, a replay copies no body to match it.
+    arguments["before_record_request"] = scrub_request
     return (Cassette.load(**arguments) if load else Cassette(**arguments)), config

@@ -32,7 +32,6 @@ from ..judge.turns import TurnReference
 from ..plan.offer import name_problems
 from ..prices import Price, Prices, price_for
 from ..providers.base import Exchange, Provider, Usage
-from ..providers.relay import Relay
 from ..recording.base import FixtureSession, SessionFactory, live_session, unwatched
 from ..recording.modes import RecordMode, record_flags
 from ..tools.base import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext
@@ -43,7 +42,6 @@ from ..tools.resolve import with_mcp_tools
 from ..tools.sandbox import Sandbox
 from ..tools.toolbox import Toolbox
 from ..tools.toolset import ToolSet
-from .agent import run_agent
 from .budget import Budget, Meter
 from .engine import Limits, Steps, Transcript, history_messages, run_loop
 from .judging import ask_judge
@@ -258,6 +256,10 @@ def _agent_transcript(case: Case, agent: AgentSpec, provider: Provider, session:
     if fixture.history:
         return Transcript(status=Status.ERROR, error=f"fixture {fixture.id!r}: its history cannot be given to your "
                           "own agent, which keeps its conversation itself; run it without --agent, or leave history out")
+    # the relay and the agent's process are imported by the runs that have an agent, not by every replay
+    from ..providers.relay import Relay
+    from .agent import run_agent
+
     relay = Relay(provider, session.transport, redactor=options.redactor)
     child = _child(case, root, ctx_limits)
     try:

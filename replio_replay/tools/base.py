@@ -155,7 +155,10 @@ class Tool:
     `_worktree_seen`). `title` is the name reports show, when it is
     not `name` (it is never offered to the model). `in_child`: the project's Python, called in the
     fixture's child process (`child`), which bounds the call by the context's timeout and cancel
-    event itself, and stops the child (ending the fixture) when it overruns.
+    event itself, and stops the child (ending the fixture) when it overruns. `waits` is False for a
+    tool whose call waits on nothing and ends in time bounded by what it declares (a stub: a lookup
+    among its results, its `when` matchers RE2's, linear): the toolbox calls it in the fixture's
+    own thread, there being nothing a deadline could cut short.
     """
 
     name: str
@@ -169,6 +172,7 @@ class Tool:
     touches_worktree: bool = True
     title: str | None = None
     in_child: bool = False
+    waits: bool = True
 
     def spec(self) -> dict[str, Any]:
         """The provider-neutral spec: name, description, JSON Schema parameters."""

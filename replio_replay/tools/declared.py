@@ -156,7 +156,7 @@ def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | No
                        **({"unmatched": decl.unmatched} if decl.unmatched is not None else {})}
     return Tool(name, decl.description, category, decl.parameters, invoke, source=source,
                 checks_schema=True, fingerprint=fingerprint, touches_worktree=decl.command is not None,
-                title=decl.title)
+                title=decl.title, waits=decl.command is not None)
 
 
 def answering_for(tool: Tool, decl: ToolDecl, source: str) -> Tool:

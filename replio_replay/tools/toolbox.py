@@ -67,7 +67,7 @@ class Toolbox:
     def _invoke(self, tool: Tool, arguments: dict[str, Any]) -> str:
         name, ctx = tool.name, self.ctx
         try:
-            if tool.in_child:  # bounded by its child, which is stopped rather than abandoned
+            if tool.in_child or not tool.waits:  # bounded by its child, or by what it declares (`Tool.waits`)
                 return tool.invoke(arguments, ctx)
             return run_until(lambda: tool.invoke(arguments, ctx), timeout=ctx.timeout, cancel=ctx.cancel)
         except TimedOut:

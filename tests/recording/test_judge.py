@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from replio_replay.cli import main
 from replio_replay.judge.llm import VERDICT
+from tests.support.isolation import copy_of, isolated
 from tests.support.llm_server import LLMServer, Reply, Seen, chat_completion
 
 RUBRIC = "The answer says what notes.txt holds."
@@ -78,20 +79,28 @@ def interactions(project: Path) -> list[dict[str, Any]]:
     return yaml.safe_load((project / CASSETTE).read_text())["interactions"]  # type: ignore[no-any-return]
 
 
-@pytest.fixture
-def recorded(tmp_path: Path, llm_server: LLMServer) -> Path:
-    llm_server.handler = agent_or_judge("yes")
-    project = write(tmp_path / "proj")
-    code, data, err = run(project, "--base-url", f"{llm_server.url}/v1", "--record-mode", "once")
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The judged fixture recorded once for the module, the server that answered it closed."""
+    with isolated(tmp_path_factory), LLMServer() as llm_server:
+        llm_server.handler = agent_or_judge("yes")
+        project = write(tmp_path_factory.mktemp("recording") / "proj")
+        code, data, err = run(project, "--base-url", f"{llm_server.url}/v1", "--record-mode", "once")
+        requests = len(llm_server.requests)
     assert code == 0, (data, err)
     fixture = data["fixtures"][0]
     assert fixture["judge"] == {"rubric": RUBRIC, "verdict": "yes", "reason": "judged yes", "passed": True,
                                 "raw": json.dumps({"verdict": "yes", "reason": "judged yes"})}
     assert fixture["pass"] and set(fixture["tokens_by_role"]) == {"agent", "judge"}
     assert fixture["tokens"] == 47 + 48  # the agent's two turns alone (their total_tokens)
-    assert len(llm_server.requests) == 3
-    llm_server.close()
+    assert requests == 3
     return project
+
+
+@pytest.fixture
+def recorded(recording: Path, tmp_path: Path) -> Path:
+    """The test's own copy of the recorded project."""
+    return copy_of(recording, tmp_path)
 
 
 def test_the_judges_request_is_in_the_fixtures_cassette_as_role_judge(recorded: Path) -> None:

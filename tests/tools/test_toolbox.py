@@ -72,3 +72,22 @@ def test_every_result_is_capped_whatever_the_tool(tmp_path: Path) -> None:
     box = Toolbox(ToolContext(Sandbox(tmp_path)), Permissions.for_fixture({}), ToolSet("t", (tool,)))
     out = box.call("flood", {})
     assert out == "x" * RESULT_CAP + f"\n(output cut at {RESULT_CAP} characters)"
+
+
+def test_a_stub_is_called_in_the_fixtures_own_thread_and_other_tools_under_a_deadline(tmp_path: Path) -> None:
+    """A stub waits on nothing (`Tool.waits`): handing it to a worker thread would cost more than the call."""
+    from replio_replay.tools.declared import ToolDecl, declared_tool
+
+    stub = declared_tool("lookup", ToolDecl.model_validate({"description": "Look.", "result": "found"}),
+                         source="fixture", base_dir=None)
+    threads: list[threading.Thread] = []
+
+    def where(arguments: dict[str, Any], ctx: ToolContext) -> str:
+        threads.append(threading.current_thread())
+        return stub.invoke(arguments, ctx)
+
+    watched = [Tool("lookup", "Look.", Category.READ, {"type": "object"}, where, waits=stub.waits),
+               Tool("plugin", "Look.", Category.READ, {"type": "object"}, where, source="plugin:team")]
+    box = Toolbox(ToolContext(Sandbox(tmp_path)), Permissions.for_fixture({}), ToolSet("t", tuple(watched)))
+    assert box.call("lookup", {}) == "found" and box.call("plugin", {}) == "found"
+    assert threads[0] is threading.current_thread() and threads[1] is not threading.current_thread()

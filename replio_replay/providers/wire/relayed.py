@@ -11,12 +11,13 @@ aggregating its events into the body the format's `decode_response` reads (`stre
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
+from types import ModuleType
 from typing import Any
 
 from ..base import ChatResponse
-from . import ToolResult, anthropic, gemini, ollama, openai, responses, streams
+from . import ToolResult, streams
 
 __all__ = ["FORMAT_NAMES", "Relayed", "Route", "decoded", "route", "tool_results"]
 
@@ -74,30 +75,26 @@ class Relayed:
         return 200 <= self.status < 300
 
 
-_DECODERS: dict[str, Callable[[Any, int], ChatResponse]] = {
-    "anthropic": lambda data, turn: anthropic.decode_response(data),
-    "chat": lambda data, turn: openai.decode_response(data, turn=turn),
-    "gemini": lambda data, turn: gemini.decode_response(data, turn=turn),
-    "ollama": lambda data, turn: ollama.decode_response(data, turn=turn),
-    "responses": lambda data, turn: responses.decode_response(data),
-}
+#: The formats whose calls may come without an id, named by their turn.
+_NUMBERED = frozenset({"chat", "gemini", "ollama"})
 
-_RESULTS: dict[str, Callable[[Any], list[ToolResult]]] = {
-    "anthropic": anthropic.tool_results,
-    "chat": openai.tool_results,
-    "gemini": gemini.tool_results,
-    "ollama": ollama.tool_results,
-    "responses": responses.tool_results,
-}
+
+def _converter(fmt: str) -> ModuleType:
+    """The format's converter module, imported when an exchange in it is read: a run speaks one or
+    two of the five."""
+    return import_module(f"{__package__}.{streams.MODULES[fmt]}")
 
 
 def decoded(exchange: Relayed, turn: int) -> ChatResponse:
     """The model turn an exchange answered (`turn` names calls that come without an id);
     ProviderResponseError when its body is not of its format."""
     data = streams.response_json(exchange.format, exchange.body, exchange.content_type)
-    return _DECODERS[exchange.format](data, turn)
+    decode = _converter(exchange.format).decode_response
+    response: ChatResponse = decode(data, turn=turn) if exchange.format in _NUMBERED else decode(data)
+    return response
 
 
 def tool_results(exchange: Relayed) -> list[ToolResult]:
     """The tool results the exchange's request carried back to the model, in order."""
-    return _RESULTS[exchange.format](exchange.request)
+    results: list[ToolResult] = _converter(exchange.format).tool_results(exchange.request)
+    return results

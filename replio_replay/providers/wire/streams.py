@@ -11,30 +11,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from importlib import import_module
 from typing import Any
 
-from . import anthropic, gemini, ollama, openai, responses, shape_error
+from . import shape_error
 
-__all__ = ["FORMATS", "is_stream", "ndjson_lines", "response_json", "sse_events"]
+__all__ = ["FORMATS", "MODULES", "is_stream", "ndjson_lines", "response_json", "sse_events"]
 
 #: The wire formats `response_json` reads, by the names the relay gives them.
 FORMATS = ("anthropic", "chat", "gemini", "ollama", "responses")
 
-_AGGREGATORS: dict[str, Callable[[list[Any]], dict[str, Any]]] = {
-    "anthropic": anthropic.aggregate_stream,
-    "chat": openai.aggregate_stream,
-    "gemini": gemini.aggregate_stream,
-    "ollama": ollama.aggregate_stream,
-    "responses": responses.aggregate_stream,
-}
-_PROVIDERS = {
-    "anthropic": anthropic.PROVIDER,
-    "chat": openai.PROVIDER,
-    "gemini": gemini.PROVIDER,
-    "ollama": ollama.PROVIDER,
-    "responses": responses.PROVIDER,
-}
+#: Each format's converter module (its `aggregate_stream` and `PROVIDER`), imported when a body of
+#: that format is read: a run reads one or two of the five.
+MODULES = {"anthropic": "anthropic", "chat": "openai", "gemini": "gemini", "ollama": "ollama",
+            "responses": "responses"}
 _NDJSON_TYPES = ("application/x-ndjson", "application/ndjson", "application/jsonl")
 #: Only CR, LF and CRLF end an SSE line (`str.splitlines` would also split at U+2028, which JSON
 #: text may hold as is).
@@ -125,9 +116,10 @@ def response_json(fmt: str, body: bytes, content_type: str | None) -> Any:
     ValueError for a format not in `FORMATS`; ProviderResponseError for a body that is not JSON
     or a stream that does not parse or reports an error.
     """
-    if fmt not in _AGGREGATORS:
+    if fmt not in MODULES:
         raise ValueError(f"unknown wire format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    provider = _PROVIDERS[fmt]
+    converter = import_module(f"{__package__}.{MODULES[fmt]}")
+    provider: str = converter.PROVIDER
     framing = _framing(body, content_type)
     if framing is None:
         try:
@@ -135,4 +127,5 @@ def response_json(fmt: str, body: bytes, content_type: str | None) -> Any:
         except (ValueError, RecursionError):
             raise shape_error(provider, "the body is not JSON", body) from None
     read = sse_events if framing == "sse" else ndjson_lines
-    return _AGGREGATORS[fmt](read(body, provider=provider))
+    aggregated: dict[str, Any] = converter.aggregate_stream(read(body, provider=provider))
+    return aggregated
