@@ -19,7 +19,7 @@ from .metrics import units
 from .results import FixtureResult, RunResult
 from .statistics import compare, holm, needed_fixtures, verdict
 
-__all__ = ["METRICS", "comparisons", "p_text", "paired", "withheld", "worse"]
+__all__ = ["METRICS", "comparisons", "detects_text", "p_text", "paired", "withheld", "worse"]
 
 #: The metrics compared.
 METRICS = ("pass_rate", "accuracy")
@@ -93,3 +93,16 @@ def p_text(c: dict[str, Any]) -> str:
     if c.get("adjusted_over", 1) > 1:
         return f"p = {c['p_value']:.2g}, Holm-adjusted p = {c['p_adjusted']:.2g} over {c['adjusted_over']} comparisons"
     return f"p = {c['p_value']:.2g}"
+
+
+def detects_text(c: dict[str, Any]) -> str:
+    """What a comparison's suite can detect, as a line says it: `detects ±0.14`, then about how many
+    fixtures would detect the difference seen when it was not detected. A smallest detectable
+    difference of 1 or more is no difference a rate can have: the suite is too small to detect any."""
+    if c.get("mde") is None:
+        return "no spread to tell what it detects"
+    said = f"detects ±{c['mde']:.2f}" if c["mde"] < 1 else f"too few fixtures to detect any difference, ±{c['mde']:.2f} at the least"
+    if c["verdict"] == "no detectable difference" and c.get("needed") and round(abs(c["diff"]), 2):
+        said += f"; about {c['needed']} fixtures for ±{abs(c['diff']):.2f}"
+    return said
+

@@ -36,7 +36,7 @@ from typing import Any
 
 from .._runtime.wording import plural
 from ..judge.baseline import Comparison
-from ..judge.paired import p_text
+from ..judge.paired import detects_text, p_text
 from ..judge.results import FixtureResult, RunResult
 from ..recording.again import fixture_hint, judge_alone, run_hint
 from .gate import judge
@@ -155,9 +155,7 @@ def _comparison(c: dict[str, Any]) -> str:
     if c.get("resamples"):
         said += f" (Monte Carlo, {c['resamples']} sign flips)"
     verdict = f"verdict withheld: {c['withheld']}" if c["verdict"] == "withheld" else c["verdict"]
-    detects = "no spread to tell what it detects" if c.get("mde") is None else f"detects ±{c['mde']:.2f}"
-    if c["verdict"] == "no detectable difference" and c.get("needed") and round(abs(c["diff"]), 2):
-        detects += f"; about {c['needed']} fixtures for ±{abs(c['diff']):.2f}"
+    detects = detects_text(c)
     return f"**{text(verdict)}**: {said}; {text(c['b'])} vs {text(c['a'])} ({detects})"
 
 

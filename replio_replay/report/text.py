@@ -44,12 +44,10 @@ def comparison_line(c: dict[str, Any]) -> str:
     detects, and about how many fixtures would detect the difference seen. With several
     comparisons of the metric the Holm-adjusted p follows the p; a Monte Carlo test says its
     draws; a withheld verdict says why."""
-    from ..judge.paired import p_text
+    from ..judge.paired import detects_text, p_text
 
     name = c["metric"].replace("_", " ")
-    detects = "no spread to tell what it detects" if c["mde"] is None else f"detects ±{c['mde']:.2f}"
-    if c["verdict"] == "no detectable difference" and c.get("needed") and round(abs(c["diff"]), 2):
-        detects += f"; about {c['needed']} fixtures for ±{abs(c['diff']):.2f}"
+    detects = detects_text(c)
     drawn = f" (Monte Carlo, {c['resamples']} sign flips)" if c.get("resamples") else ""
     said = f"verdict withheld: {c['withheld']}" if c["verdict"] == "withheld" else c["verdict"]
     return (f"{c['b']} vs {c['a']}: {name} {c['diff']:+.2f} [{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}], "

@@ -181,10 +181,10 @@ def test_compare_runs_each_provider_against_its_own_server(project, llm_server, 
                                          *no_golden]
     # under the tables, why, grouped by run: only ollama's run has something to say
     assert lines[legend + 1:] == [
-        "ollama:model-b vs openai:model-a: pass rate -0.50 [-1.48, +0.48], p = 1, no detectable difference "
-        "(detects ±1.40; about 16 fixtures for ±0.50)",
+        "ollama:model-b vs openai:model-a: pass rate -0.50 [-0.91, +0.27], p = 1, no detectable difference "
+        "(too few fixtures to detect any difference, ±7.04 at the least; about 18 fixtures for ±0.50)",
         "ollama:model-b vs openai:model-a: accuracy -1.00 [-1.00, +1.00], p = 1, no detectable difference "
-        "(detects ±1.00)",
+        "(too few fixtures to detect any difference, ±1.00 at the least)",
         "", "ollama:model-b", "  x: must_include: file_read was not called"]
     assert {s.json()["model"] for s in llm_server.requests} == {"model-a"}
     assert {s.path for s in second_server.requests} == {"/api/chat"}
