@@ -52,7 +52,7 @@ from .groups import marked, track_group
 from .notices import once_per_run
 
 __all__ = ["CAP", "PROBE_TIMEOUTS", "Confinement", "Level", "check_startable", "confinement", "non_dumpable",
-           "own_pid_namespace", "spawn", "wrap"]
+           "own_pid_namespace", "returncode", "spawn", "wrap"]
 
 #: The variable that caps the level (for tests: the machine's best level is used without it).
 CAP = "REPLIO_CONFINE"
@@ -116,7 +116,8 @@ def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], network: bo
     """
     conf = confinement()
     env, token = marked(env)
-    command = wrap(conf, list(argv), cwd=cwd, env=env, network=network, readable=readable, writable=writable)
+    command = wrap(conf, list(argv), cwd=cwd, env=env, network=network, readable=readable, writable=writable,
+                   keep_fds=popen.get("pass_fds", ()))
 
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(command, cwd=cwd, env=env, start_new_session=True, **popen)
@@ -128,15 +129,18 @@ def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], network: bo
 
 
 def wrap(conf: Confinement, argv: list[str], *, cwd: Path, env: Mapping[str, str], network: bool = True,
-         readable: Sequence[Path] = (), writable: Sequence[Path] = ()) -> list[str]:
-    """The argv that runs `argv` at `conf`'s level (OSError first when it cannot be started, as exec
-    would say: inside bubblewrap or unshare a failed exec is only their exit status)."""
+         readable: Sequence[Path] = (), writable: Sequence[Path] = (), keep_fds: Sequence[int] = ()) -> list[str]:
+    """The argv that runs `argv` at `conf`'s level, handed the descriptors `keep_fds` (OSError
+    first when it cannot be started, as exec would say: inside bubblewrap or unshare a failed exec
+    is only their exit status)."""
     if conf.level is Level.NONE:
         return argv
     check_startable(argv[0], cwd, env)
     assert conf.program is not None
     if conf.level is Level.UNSHARE:
-        return [conf.program, *conf.flags, *([] if network else ["--net"]), "--", *argv]
+        i, e = [fd for fd in range(9, 2, -1) if fd not in keep_fds][:2]
+        init = _UNDER_INIT.format(i=i, e=e)
+        return [conf.program, *conf.flags, *([] if network else ["--net"]), "--", "/bin/sh", "-c", init, "sh", *argv]
     root = os.path.realpath(cwd)
     binds: list[str] = []
     for path in _seen_in_tmp(readable, env):
@@ -144,6 +148,16 @@ def wrap(conf: Confinement, argv: list[str], *, cwd: Path, env: Mapping[str, str
     for path in dict.fromkeys([*map(os.path.realpath, writable), root]):
         binds += ["--bind", path, path]  # last, so they are writable even under a readable folder
     return [conf.program, *_bwrap_options(network=network, binds=binds), "--chdir", root, "--", *argv]
+
+
+def returncode(proc: subprocess.Popen[Any]) -> int | None:
+    """`proc`'s return code as if it had not been confined: minus the signal that killed it, where
+    bubblewrap or unshare's first process reports that as a shell does (128 + the signal)."""
+    code = proc.poll()
+    program = proc.args[0] if isinstance(proc.args, (list, tuple)) else proc.args
+    if code is not None and code > 128 and os.path.basename(str(program)) in ("bwrap", "unshare"):
+        return 128 - code
+    return code
 
 
 def check_startable(program: str, cwd: Path, env: Mapping[str, str]) -> None:
@@ -184,12 +198,10 @@ def own_pid_namespace() -> int | None:
                 fh.write(text)
     except (OSError, AttributeError):
         return None
-    parent = os.getpid()
     pid = os.fork()
     if pid == 0:
+        # Should the parent be killed before this is set, its group is, and this process in it.
         libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before the death signal was set: follow it
-            os._exit(1)
         _drop_capabilities(libc)
     return pid
 
@@ -202,6 +214,13 @@ def non_dumpable() -> bool:
 
 
 _LOCK = threading.Lock()
+#: What runs a program as the second process of unshare's PID namespace, as bubblewrap does: its
+#: first process is spared the signals it does not handle (a program's kill of itself would do
+#: nothing), and says how the program ended, 128 + the signal for a signal. An asynchronous
+#: command's standard input would be /dev/null: it is handed over on descriptor {i}; the shell's
+#: own standard error (its word on a killed job) goes nowhere, the program's is on descriptor
+#: {e}: two of the shell's one-digit descriptors the program is not handed (`keep_fds`).
+_UNDER_INIT = 'exec {i}<&0 {e}>&2 2>/dev/null; "$@" <&{i} 2>&{e} {i}<&- {e}>&- & wait $!'
 
 
 @functools.cache

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from .._runtime.confine import spawn
+from .._runtime.confine import returncode, spawn
 from .._runtime.deadline import Interrupted
 from .._runtime.groups import end_group
 from ..errors import AgentError
@@ -153,7 +153,7 @@ class AgentProcess:
         if self.over.is_set():
             raise AgentError(f"agent {self.spec.shown!r} wrote more than {STDOUT_CAP // 1024} KiB on standard "
                              "output; stopped")
-        if self.proc.returncode != 0:
+        if returncode(self.proc) != 0:
             raise self._failure("")
 
     def close(self) -> AgentEnd:
@@ -164,7 +164,7 @@ class AgentProcess:
         self.inbox.put(None)
         self._drain()
         shutil.rmtree(self.home, ignore_errors=True)
-        return AgentEnd(self.proc.returncode, self.stderr)
+        return AgentEnd(returncode(self.proc), self.stderr)
 
     @property
     def stderr(self) -> str:
@@ -185,7 +185,7 @@ class AgentProcess:
                              "(raise its \"timeout\")")
 
     def _failure(self, what: str) -> AgentError:
-        code = self.proc.poll()
+        code = returncode(self.proc)
         last = next((line.strip() for line in reversed(self.stderr.splitlines()) if line.strip()), "")
         said = f": {last[:300]}" if last else " (nothing on standard error)"
         if code is None:
