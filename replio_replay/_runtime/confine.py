@@ -98,7 +98,7 @@ class Confinement:
 def confinement() -> Confinement:
     """The confinement of this run: probed once (per value of `CAP`), from the best level down."""
     with _LOCK:  # concurrent first calls wait for the one probe rather than each running it
-        return _probe(os.environ.get(CAP, ""))
+        return _probe(os.environ.get("REPLIO_CONFINE", ""))
 
 
 def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], network: bool = True,
@@ -344,9 +344,13 @@ def _seen_in_tmp(readable: Sequence[Path], env: Mapping[str, str]) -> list[str]:
 
     The rest of the filesystem is visible read-only already.
     """
-    wanted = [*map(str, readable), *env.get("PATH", "").split(os.pathsep), sys.prefix, sys.base_prefix, _PACKAGE_ROOT]
+    named = [os.path.realpath(path) for path in readable]
+    wanted = [*env.get("PATH", "").split(os.pathsep), sys.prefix, sys.base_prefix, _PACKAGE_ROOT]
     seen: dict[str, None] = {}
-    for path in wanted:
+    for path in named:  # what the caller names, /tmp itself too (the fork server reads the project there)
+        if Path(path).exists() and Path(path).is_relative_to(_TMP):
+            seen[path] = None
+    for path in wanted:  # never /tmp itself: a PATH naming it would show the other worktrees
         if not os.path.isabs(path):
             continue
         real = Path(os.path.realpath(path))

@@ -300,10 +300,11 @@ class ForkServer:
         passing, passed = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
             # The temp folder, where every fixture's worktree is, is its working folder and writable:
-            # one server serves them all, and outlives the thread that starts it.
+            # one server serves them all, and outlives the thread that starts it. /tmp stays readable:
+            # the project's modules may be there (not only in the project: the global fixture folder).
             self._proc = spawn(
                 [sys.executable, "-c", _MAIN, _PACKAGE_ROOT, str(theirs.fileno()), str(passed.fileno())],
-                cwd=Path(tempfile.gettempdir()), env=child_env(), outlives_caller=True,
+                cwd=Path(tempfile.gettempdir()), env=child_env(), outlives_caller=True, readable=[Path("/tmp")],
                 stdin=subprocess.DEVNULL, stdout=2,  # what the project's code prints goes to stderr, never into replio's output
                 pass_fds=(theirs.fileno(), passed.fileno()),
             )

@@ -92,8 +92,9 @@ def level(request: pytest.FixtureRequest) -> Level:
     return request.param  # type: ignore[no-any-return]
 
 
-def _replio(project: Path, level: Level, *args: str, url: str = "http://127.0.0.1:9/v1") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": url, CAP: level.value}
+def _replio(project: Path, level: Level, *args: str, url: str = "http://127.0.0.1:9/v1",
+            **more: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": url, CAP: level.value, **more}
     return subprocess.run([replio_command(), "eval", "--path", str(project), *args], capture_output=True, text=True,
                           env=env, timeout=180, stdin=subprocess.DEVNULL)
 
@@ -149,7 +150,9 @@ def test_an_environments_method_finds_no_key_nor_replio(tmp_path: Path, level: L
                                                               {"text": "Done."}]})
     write_json(project / ".replio" / "eval" / "look.json", {
         "task": "Look.", "environments": {"looker": {"python": "../envs/looker.py:Looker"}}})
-    done = _replio(project, level, "run", "--no-cassettes", "--output", "json")
+    temp = tmp_path / "temp"  # the worktrees' folder, apart from the project's: the project is still read
+    temp.mkdir()
+    done = _replio(project, level, "run", "--no-cassettes", "--output", "json", TMPDIR=str(temp))
     looked = json.loads(_results(done)["look"]["trace"][0]["result"])
     if level is Level.NONE:  # the control: without namespaces, replio is in sight (its key too, unless the
         assert looked["replio_seen"], looked  # child could drop root's capabilities in a namespace of its own)
