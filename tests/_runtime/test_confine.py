@@ -185,3 +185,30 @@ def test_without_namespaces_replio_is_non_dumpable_a_subreaper_and_says_so_once(
         "session is killed when the run ends); not covered: the code sees every process and the filesystem as your "
         "user does, reads replio's key when run as root, and what it starts may live until the run ends. Install "
         "bubblewrap (apt-get install bubblewrap) to confine it."], done.stderr
+
+
+_OWN_NAMESPACE = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from replio_replay._runtime.confine import own_pid_namespace
+pid = own_pid_namespace()
+if pid == 0:
+    caps = open("/proc/self/status").read().split("CapEff:")[1].split()[0]
+    print("inside", os.getpid(), caps, flush=True)
+    os._exit(5)
+print("parent", "none" if pid is None else os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="setpriv changes the user only for root")
+@pytest.mark.parametrize(("who", "said"), [
+    (["--reuid=65534", "--regid=65534", "--clear-groups"], "inside 1 0000000000000000\nparent 5\n"),
+    ([], "parent none\n"),  # root without CAP_SETFCAP may not map itself into a user namespace
+])
+def test_a_fork_servers_child_gets_a_pid_namespace_of_its_own_where_the_kernel_lets_it(
+        who: list[str], said: str) -> None:
+    setpriv = ["setpriv", *who, "--inh-caps=-all", "--bounding-set=-all"]
+    repo = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([*setpriv, sys.executable, "-c", _OWN_NAMESPACE, repo], capture_output=True, text=True,
+                          timeout=60, cwd="/")
+    assert done.stdout == said, done.stderr
