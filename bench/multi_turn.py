@@ -1,11 +1,14 @@
-"""The BFCL multi-turn example's replay, this checkout against another: `python bench/multi_turn.py [--against REF]`.
+"""An example's replay, this checkout against another: `python bench/multi_turn.py [--example NAME] [--against REF]`.
 
 Issue 40 moved the project's Python (environments, Python tools, BFCL's classes) out of replio's
 process into a fork server and a child per fixture; its budget is a replay of
-`examples/bfcl-multi-turn` at most 1.5x what the code before cost. This times that replay
-(`replio eval --path COPY run --provider llamacpp:MODEL --strict --output json`, `CI` set, nothing
-sent anywhere) with this checkout's `replio_replay` and with the one of `--against` (a git ref,
-checked out into a temporary worktree; default `main`), side by side:
+`examples/bfcl-multi-turn` at most 1.5x what the code before cost. Issue 47 confined all the
+user's code (the agent, the fork server and its children) in namespaces of their own; its budget
+is a replay of `examples/your-agent`, `examples/bfcl-multi-turn` and `examples/tau2` at most 1.3x
+what the code before cost (`--budget`). This times that replay (`replio eval --path COPY run
+--provider llamacpp:MODEL --strict --output json`, `CI` set, nothing sent anywhere) with this
+checkout's `replio_replay` and with the one of `--against` (a git ref, checked out into a
+temporary worktree; default `main`), side by side:
 
 - the example is copied to a temporary folder (a replay writes into its project) and, like both
   packages, byte-compiled first, as an install compiles them;
@@ -17,7 +20,8 @@ checked out into a temporary worktree; default `main`), side by side:
   shared machine falls on both sides of a pair; the medians of each side are printed with it;
 - the two sides must judge every fixture alike (status, pass, drift, end state), or it stops.
 
-    python bench/multi_turn.py                       # against main, the first model
+    python bench/multi_turn.py                       # BFCL multi-turn against main, the first model
+    python bench/multi_turn.py --example tau2 --repeat 5
     python bench/multi_turn.py --against eb23e60 --repeat 11 --model qwen2.5-coder-0.5b-instruct
 """
 
@@ -38,9 +42,10 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-EXAMPLE = ROOT / "examples" / "bfcl-multi-turn"
-#: The budget of issue 40: this side's replay over the other's.
-BUDGET = 1.5
+#: The examples it replays.
+EXAMPLES = ("bfcl-multi-turn", "your-agent", "tau2")
+#: The budget of issue 47 (issue 40's was 1.5): this side's replay over the other's.
+BUDGET = 1.3
 
 
 def checkout(ref: str, dest: Path) -> Path:
@@ -95,13 +100,16 @@ def main() -> None:
     parser.add_argument("--against", default="main", help="the git ref of the code to compare with (default main)")
     parser.add_argument("--repeat", type=int, default=7, help="replays of each side (default 7)")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct", help="the recorded model to replay")
+    parser.add_argument("--example", default=EXAMPLES[0], choices=EXAMPLES, help="the example to replay")
+    parser.add_argument("--budget", type=float, default=BUDGET, help=f"the ratio not to exceed (default {BUDGET})")
     args = parser.parse_args()
+    example = ROOT / "examples" / args.example
     with tempfile.TemporaryDirectory(prefix="replio-bench-mt-") as name:
         tmp = Path(name)
         other = checkout(args.against, tmp / "other")
         try:
             project = tmp / "example"
-            shutil.copytree(EXAMPLE, project)
+            shutil.copytree(example, project)
             for folder in (ROOT / "replio_replay", other / "replio_replay", project):
                 compileall.compile_dir(str(folder), quiet=1)
             (tmp / "ours").mkdir()
@@ -120,10 +128,10 @@ def main() -> None:
             drop(other)
     wall = paired(*walls)
     cpu = paired(*cpus)
-    print(f"the BFCL multi-turn example's replay ({len(recorded(EXAMPLE, args.model))} fixtures, {args.model}), this checkout vs "
-          f"{args.against}, {args.repeat} pairs: wall {wall[0]:.2f} s vs {wall[1]:.2f} s -> {wall[2]:.2f}x, "
-          f"CPU {cpu[0]:.2f} s vs {cpu[1]:.2f} s -> {cpu[2]:.2f}x (budget <= {BUDGET}x): "
-          f"{'met' if wall[2] <= BUDGET else 'NOT met'}")
+    print(f"examples/{args.example}'s replay ({len(recorded(example, args.model))} fixtures, {args.model}), this checkout "
+          f"vs {args.against}, {args.repeat} pairs: wall {wall[0]:.2f} s vs {wall[1]:.2f} s -> {wall[2]:.2f}x, "
+          f"CPU {cpu[0]:.2f} s vs {cpu[1]:.2f} s -> {cpu[2]:.2f}x (budget <= {args.budget}x): "
+          f"{'met' if wall[2] <= args.budget else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@ names (the global fixture dir, the cache folder with the one file per project th
 kept there holds: the last-failed list, the notes told once).
 
 Only the code that builds a child process's environment (`tools.process`, `gitrepo`,
-`agents.process`) reads `os.environ` itself, to pass the few variables a child needs; and
+`agents.process`, `tools.child`) reads `os.environ` itself, to pass the few variables a child
+needs; `confine` reads ``REPLIO_CONFINE`` (for tests) when it first starts one; and
 `agents.protocol`, which runs in the user's agent, reads what replio gave it.
 """
 

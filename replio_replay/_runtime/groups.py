@@ -9,8 +9,9 @@ Ending a program kills its process group, and then every process whose environme
 its mark (``REPLIO_SESSION=<token>``, inherited by all it starts): a child that left the group
 (`setsid`, a double-forked daemon) has left the group, not its environment. The marks are
 looked for in ``/proc`` (Linux); elsewhere only the group is killed. A program that starts a
-child with an emptied environment (``env -i``) can still leave it behind, unless it runs
-confined, where its PID namespace ends with it.
+child with an emptied environment (``env -i``) can still leave it behind, unless it runs in a
+PID namespace (`confine`), which ends with it; without one, such a child is reparented to
+replio, a subreaper then, and killed when replio exits.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """The user's agent as a child process: started per fixture, spoken to, bounded, ended with all it spawned.
 
-`AgentProcess` starts the agent's argv in the fixture's worktree, in a process group of its own
-(and marked: see `_runtime.groups`), with the environment `agent_env` builds: the relay's URLs
+`AgentProcess` starts the agent's argv in the fixture's worktree, confined as all the user's code
+is (`_runtime.confine`: under bubblewrap, in a PID namespace of its own, so it sees neither
+replio's processes, whose environment holds the key, nor another fixture's agent and relay; the
+worktree and its ``HOME`` writable, its own files readable, the network shared, so the relay on
+127.0.0.1 answers it), with the environment `agent_env` builds from scratch: the relay's URLs
 under every SDK's variable, placeholder keys, a throwaway ``HOME``, and never a key of replio's
 environment. For one task it writes the task on standard input and closes it; its standard
 output is the answer. In a conversation each `ask` writes one ``{"user": ...}`` line and waits for
@@ -27,8 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from .._runtime.confine import returncode, spawn
 from .._runtime.deadline import Interrupted
-from .._runtime.groups import end_group, marked, track_group
+from .._runtime.groups import end_group
 from .._runtime.surrogates import clean_text
 from ..errors import AgentError
 from .decl import AgentSpec
@@ -97,14 +101,13 @@ class AgentProcess:
         self.deadline = time.monotonic() + spec.timeout
         self.home = Path(tempfile.mkdtemp(prefix="replio-agent-home-"))
         extra = {CONVERSATION: "1"} if task is None else {TASK: task}
-        env, token = marked(agent_env(base_url, spec, self.home, extra))
         try:
-            self.proc = subprocess.Popen(spec.argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, start_new_session=True)
+            self.proc = spawn(spec.argv, cwd=cwd, env=agent_env(base_url, spec, self.home, extra),
+                              readable=_folders_named(spec.argv), writable=[self.home],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as exc:
             shutil.rmtree(self.home, ignore_errors=True)
             raise AgentError(f"agent {spec.shown!r} could not start: {exc.strerror or exc}") from None
-        track_group(self.proc.pid, token)
         self.out = bytearray()
         self.err = bytearray()
         self.over = threading.Event()
@@ -162,7 +165,7 @@ class AgentProcess:
         if self.over.is_set():
             raise AgentError(f"agent {self.spec.shown!r} wrote more than {STDOUT_CAP // 1024} KiB on standard "
                              "output; stopped")
-        if self.proc.returncode != 0:
+        if returncode(self.proc) != 0:
             raise self._failure("")
 
     def close(self) -> AgentEnd:
@@ -173,7 +176,7 @@ class AgentProcess:
         self.inbox.put(None)
         self._drain()
         shutil.rmtree(self.home, ignore_errors=True)
-        return AgentEnd(self.proc.returncode, self.stderr)
+        return AgentEnd(returncode(self.proc), self.stderr)
 
     @property
     def stderr(self) -> str:
@@ -194,7 +197,7 @@ class AgentProcess:
                              "(raise its \"timeout\")")
 
     def _failure(self, what: str) -> AgentError:
-        code = self.proc.poll()
+        code = returncode(self.proc)
         last = next((line.strip() for line in reversed(self.stderr.splitlines()) if line.strip()), "")
         said = f": {last[:300]}" if last else " (nothing on standard error)"
         if code is None:
@@ -255,6 +258,12 @@ class AgentProcess:
                 stream.flush()
         with contextlib.suppress(OSError, ValueError):
             stream.close()
+
+
+def _folders_named(argv: tuple[str, ...]) -> list[Path]:
+    """The folders of the files the agent's argv names (absolute, as resolving made them): its
+    code and what sits beside it (modules, ``node_modules``), kept readable under confinement."""
+    return [Path(arg).parent for arg in argv if os.path.isabs(arg) and os.path.isfile(arg)]
 
 
 def _answer_of(line: bytes) -> Answer | None:

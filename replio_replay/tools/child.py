@@ -2,11 +2,14 @@
 
 Environments and Python tools by path never run in replio's process. A `ForkServer` (one per
 load of a project's tool sets, started when it first has something to do) is a process of
-replio's own (``childmain``) in a session of its own: it imports the project's modules and
-describes their classes and functions as tools (`describe`), keeping what it built. Each fixture
-(each trial) gets a `Child` forked from it, which starts from that state, holds the fixture's
-environment instances and makes its calls; nothing one child does reaches another, and the
-server itself never runs a method.
+replio's own (``childmain``), confined as all the user's code is (`_runtime.confine`: under
+bubblewrap, a PID namespace apart from replio's, the filesystem read-only but for the temp folder
+where the worktrees are, no capabilities), in a session of its own: it imports the project's
+modules and describes their classes and functions as tools (`describe`), keeping what it built.
+Each fixture (each trial) gets a `Child` forked from it, which starts from that state, holds the
+fixture's environment instances and makes its calls, in a PID namespace of its own where the
+kernel allows one and non-dumpable (see `childmain`): nothing one child does reaches another,
+and the server itself never runs a method.
 
 Every request is one JSON line, and so is its answer (NaN and Infinity are refused both ways).
 The project's code can write onto its end of the socket like any descriptor, so every line read is
@@ -20,9 +23,10 @@ Each is bounded: by `LOAD_TIMEOUT` for a description, by the caller's timeout (t
 (`os._exit`, a crash) or that answers more than `MESSAGE_CAP` bytes is killed with its whole
 process group (what it forked), and stays stopped: every later request of its fixture raises
 `UserCodeError` with the first reason (`environment Shop: cancel_order took longer than 1 s;
-stopped`). `Child.close` kills what is left of its group when the fixture ends; the server is
-tracked by `_runtime.groups` with a mark all its children inherit, so whatever escaped a group
-(a `setsid` daemon) is killed with the server, when the run ends (`ForkServer.close`) or replio
+stopped`). `Child.close` kills what is left of its group (and with its first process its PID
+namespace) when the fixture ends; the server is tracked by `_runtime.groups`, so whatever
+escaped a group (a `setsid` daemon) is killed with the server (its PID namespace, or without one
+its mark, which all its children inherit), when the run ends (`ForkServer.close`) or replio
 exits; a server that died (a module calling `os._exit` at import) is started again for the next
 request, describing again what it had. The server runs the `replio_replay` that started it, with
 an environment of a few variables (`child_env`), never a key, and what the project's code prints
@@ -35,10 +39,10 @@ import contextlib
 import json
 import os
 import select
-import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import weakref
@@ -47,8 +51,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._runtime.confine import spawn
 from .._runtime.deadline import Interrupted, TimedOut
-from .._runtime.groups import end_group, marked, track_group
+from .._runtime.groups import end_group
 from .._runtime.jsoncanon import canonical
 from ..errors import ToolSetError, UserCodeError
 
@@ -58,6 +63,8 @@ __all__ = ["LOAD_TIMEOUT", "MESSAGE_CAP", "Child", "Fetch", "ForkServer", "child
 LOAD_TIMEOUT = 60.0
 #: Bytes one answer of a child may take (a state is at most 1,000,000 characters; a result is cut for the model).
 MESSAGE_CAP = 64 * 1024 * 1024
+#: Seconds a process whose line closed gets to end on its own, so that its own exit status is told.
+_EXITING = 1.0
 #: How often a wait wakes to look at the cancel event.
 _STEP = 0.05
 _CHUNK = 1 << 16
@@ -300,7 +307,7 @@ class ForkServer:
             self._stop()
             return {"problem": f"{what}: loading it took longer than {LOAD_TIMEOUT:g} s; stopped"}
         except _Gone:
-            status = self._stop()
+            status = self._stop(_EXITING)
             return {"problem": f"{what}: loading it {_ended(status)}; fix the module"}
         if "threads" in answer:  # a fork would copy the server without them: no later fixture is forked from it
             self._stop()
@@ -335,16 +342,15 @@ class ForkServer:
             self._stop()  # a descriptor passed and not taken must not reach the next fork
             raise
 
-    def reap(self, pid: int) -> int | None:
-        """The wait status of child `pid`, killed first (an exit status, or minus the signal); None
-        when the server is gone (its children went with it)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
+    def reap(self, pid: int, grace: float = 0.0) -> int | None:
+        """The wait status of child `pid` (an exit status, or minus the signal), killed by the server
+        after `grace` seconds to end on its own; None when the server is gone (its children went
+        with it). The pid is the server's: in its PID namespace it names no process of replio's."""
         with self._lock:
             if self._proc is None:
                 return None
             try:
-                status = self._ask({"op": "reap", "pid": pid}, LOAD_TIMEOUT)["status"]
+                status = self._ask({"op": "reap", "pid": pid, "grace": grace}, LOAD_TIMEOUT + grace)["status"]
             except (_Gone, TimedOut):
                 self._stop()
                 return None
@@ -364,31 +370,40 @@ class ForkServer:
 
     def _running(self) -> None:
         """Start the server unless it runs, describing again what the last one had described."""
+        if self._proc is not None and self._proc.poll() is not None:
+            # Its confinement ended (bubblewrap killed): what runs inside is being killed with it,
+            # and may still take a request it will not live to answer.
+            self._stop()
         if self._proc is not None:
             return
         mine, theirs = socket.socketpair()
         passing, passed = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
-        env, token = marked(child_env())
         try:
-            self._proc = subprocess.Popen(
+            # The temp folder, where every fixture's worktree is, is its working folder and writable:
+            # one server serves them all, and outlives the thread that starts it. /tmp stays readable:
+            # the project's modules may be there (not only in the project: the global fixture folder).
+            self._proc = spawn(
                 [sys.executable, "-c", _MAIN, _PACKAGE_ROOT, str(theirs.fileno()), str(passed.fileno())],
+                cwd=Path(tempfile.gettempdir()), env=child_env(), outlives_caller=True, readable=[Path("/tmp")],
                 stdin=subprocess.DEVNULL, stdout=2,  # what the project's code prints goes to stderr, never into replio's output
-                pass_fds=(theirs.fileno(), passed.fileno()), env=env, start_new_session=True,
+                pass_fds=(theirs.fileno(), passed.fileno()),
             )
         finally:
             theirs.close()
             passed.close()
-        track_group(self._proc.pid, token)
         self._line, self._passing = _Line(mine), passing
         self._finalizer = weakref.finalize(self, _kill, self._proc, mine, passing)
         for unit, spec in self._good:
             self._ask({"op": "describe", "unit": unit, "spec": spec}, LOAD_TIMEOUT)
 
-    def _stop(self) -> int | None:
-        """Kill the server and its children; its exit status (None: it was not running)."""
+    def _stop(self, grace: float = 0.0) -> int | None:
+        """Kill the server and its children, once it has had `grace` seconds to end on its own; its
+        exit status (None: it was not running)."""
         proc, self._proc = self._proc, None
         if proc is None:
             return None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace)
         if self._finalizer is not None:
             self._finalizer.detach()
         _kill(proc, self._line.sock if self._line else None, self._passing)
@@ -466,7 +481,7 @@ class Child:
             why = (f"{what}: its process sent {exc}, which is not replio's protocol: the project's code wrote "
                    "onto the socket to replio, so nothing more it says can be trusted; stopped")
         except _Gone:
-            why = f"{what} {_ended(self._reap())}"
+            why = f"{what} {_ended(self._reap(_EXITING))}"
         except BaseException as exc:  # interrupted, or the harness failed fetching (a replay that lacks the request)
             process.stopped = "the run was interrupted" if isinstance(exc, (Interrupted, KeyboardInterrupt)) else str(exc)
             self.close()
@@ -482,9 +497,9 @@ class Child:
             self.process.line.close()
             self.process.line = None
 
-    def _reap(self) -> int | None:
+    def _reap(self, grace: float = 0.0) -> int | None:
         pid, self.process.pid = self.process.pid, None
-        return self.server.reap(pid) if pid is not None else None
+        return self.server.reap(pid, grace) if pid is not None else None
 
     def _line(self) -> _Line:
         """The line to the child, forked now if it is not yet, and told its context (which it does not answer)."""

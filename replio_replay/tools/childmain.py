@@ -10,9 +10,15 @@ JSON request a line on the socket CONTROL and answers each with one line:
   [names]`` beside the problem: a fork copies no thread, so a child could wait for ever on work
   given to them, and replio starts a new server without them);
 - ``{"op": "fork"}``, one end of a socket pair passed on PASSING beforehand: fork a child serving
-  that socket, in a session of its own: ``{"pid": N}``;
-- ``{"op": "reap", "pid": N}``: wait for that child (replio killed it): ``{"status": S}``, an exit
-  status or minus the signal.
+  that socket, in a session of its own: ``{"pid": N}``. Where the kernel allows it, the child
+  forks once more into a PID namespace of its own (`_runtime.confine.own_pid_namespace`), whose
+  first process serves the socket and dies with the child; either way the one that serves is
+  non-dumpable, so another fixture's child (same user, no capabilities) cannot read it through
+  ``/proc``;
+- ``{"op": "reap", "pid": N, "grace": G}``: kill that child with its group, after at most G
+  seconds (default 0) for it to end on its own, and wait for it: ``{"status": S}``, an exit
+  status or minus the signal. The server kills it, not replio: the pid is the server's, which
+  in a PID namespace of its own is not replio's.
 
 A fixture's child has every unit the server had described when it forked. It is told its context
 first (``{"op": "context", ...}``: the worktree and limits its tools' `ToolContext` gets; not
@@ -35,16 +41,20 @@ replio: its end of the socket is /dev/null.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import json
 import os
+import signal
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Union
 
+from .._runtime.confine import non_dumpable, own_pid_namespace
 from ..errors import ToolSetError
 from .base import InvalidArguments, Tool, ToolContext, ToolFailure
 from .child import wire
@@ -81,7 +91,7 @@ def main(argv: list[str]) -> None:
         if message["op"] == "fork":
             answer: dict[str, Any] = {"pid": _fork(control, passing, units)}
         elif message["op"] == "reap":
-            answer = {"status": _reap(message["pid"])}
+            answer = {"status": _reap(message["pid"], float(message.get("grace", 0)))}
         else:
             answer = _describe(units, message)
         control.sendall(wire(answer))
@@ -130,8 +140,18 @@ def _tool(tool: Tool) -> dict[str, Any]:
             "checks_schema": tool.checks_schema, "touches_worktree": tool.touches_worktree}
 
 
-def _reap(pid: int) -> int | None:
+def _reap(pid: int, grace: float) -> int | None:
+    """Kill child `pid`'s group, once it has had `grace` seconds to end (a child whose line closed
+    is ending: its own exit status says more than our signal), and wait for it."""
+    deadline = time.monotonic() + grace
     try:
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            time.sleep(0.01)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
     except ChildProcessError:  # not ours (an earlier server's), or reaped already
         return None
@@ -152,11 +172,27 @@ def _fork(control: socket.socket, passing: socket.socket, units: dict[int, Unit]
         control.close()
         passing.close()
         os.set_inheritable(fds[0], False)
-        _serve(socket.socket(fileno=fds[0]), units)
+        inner = own_pid_namespace()
+        if inner:  # this process stands for the namespace's first process, which dies with it
+            os.close(fds[0])
+            code = _follow(inner)
+        else:
+            non_dumpable()  # another fixture's child cannot read its memory, descriptors or environment
+            _serve(socket.socket(fileno=fds[0]), units)
     except BaseException:  # replio's line broke: nothing left to answer
         code = 1
     finally:
         os._exit(code)  # a forked child never runs the server's exit
+
+
+def _follow(pid: int) -> int:
+    """Wait for `pid` and end as it did: its exit status, or killed by its signal."""
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    return code
 
 
 class _Context(ToolContext):

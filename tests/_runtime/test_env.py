@@ -21,6 +21,8 @@ PACKAGE = Path(replio_replay.__file__).parent
 CHILD_ENVIRONMENTS = ["agents/process.py", "run/gitrepo.py", "tools/child.py", "tools/process.py"]
 #: Runs in the user's agent, not in replio: it reads what replio gave the agent.
 AGENT_SIDE = ["agents/protocol.py"]
+#: Reads `REPLIO_CONFINE` (a cap the tests set) where the first program starts, below every layer the snapshot reaches.
+CONFINEMENT = ["_runtime/confine.py"]
 
 
 def test_the_folders_come_from_the_snapshot_not_the_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -52,4 +54,4 @@ def test_only_env_reads_the_process_environment() -> None:
             if (isinstance(node, ast.Attribute) and node.attr in {"environ", "getenv", "environb"}
                     and isinstance(node.value, ast.Name) and node.value.id == "os"):
                 readers.append(str(path.relative_to(PACKAGE)))
-    assert sorted(set(readers)) == sorted(["_runtime/env.py", *CHILD_ENVIRONMENTS, *AGENT_SIDE])
+    assert sorted(set(readers)) == sorted(["_runtime/env.py", *CHILD_ENVIRONMENTS, *AGENT_SIDE, *CONFINEMENT])

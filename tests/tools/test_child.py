@@ -24,7 +24,7 @@ from replio_replay.tools.toolset import ToolSet
 from tests.helpers import write_json
 from tests.support.environments import write_module
 from tests.support.llm_server import LLMServer, Reply
-from tests.support.processes import alive, ended
+from tests.support.processes import alive, ended, host_pid
 
 ODD = '''
 import os
@@ -50,9 +50,9 @@ class Odd:
         """`size` characters."""
         return "x" * size
 
-    def pid(self) -> int:
-        """The child's process id."""
-        return os.getpid()
+    def pid(self) -> str:
+        """The child's PID namespace and process id there."""
+        return f"{os.readlink('/proc/self/ns/pid')} {os.getpid()}"
 
     def keys(self) -> list:
         """The child's environment variables."""
@@ -93,13 +93,13 @@ def test_values_cross_as_json_and_nan_is_refused_both_ways(tmp_path: Path) -> No
 def test_each_fixture_has_a_child_of_its_own_and_closing_it_ends_it(tmp_path: Path) -> None:
     toolset = _toolset(tmp_path)
     first, second = _toolbox(toolset), _toolbox(toolset)
-    pids = [int(first.call("pid", {})), int(second.call("pid", {}))]
-    assert pids[0] != pids[1] and os.getpid() not in pids
+    pids = [host_pid(first.call("pid", {})), host_pid(second.call("pid", {}))]
+    assert None not in pids and pids[0] != pids[1] and os.getpid() not in pids
     assert first.ctx.child is not None
     first.ctx.child.close()
-    assert ended(pids[0]) and alive(pids[1])
+    assert ended(pids[0]) and alive(pids[1])  # type: ignore[arg-type]
     toolset.python.close()
-    assert ended(pids[1])
+    assert ended(pids[1])  # type: ignore[arg-type]
 
 
 def test_the_child_has_no_key_of_replios_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -119,7 +119,8 @@ def test_an_answer_over_the_cap_stops_the_child(tmp_path: Path, monkeypatch: pyt
 def test_the_runs_cancel_event_interrupts_a_call_and_kills_the_child(tmp_path: Path) -> None:
     cancel = threading.Event()
     box = _toolbox(_toolset(tmp_path), cancel=cancel)
-    pid = int(box.call("pid", {}))
+    pid = host_pid(box.call("pid", {}))
+    assert pid is not None
     threading.Timer(0.3, cancel.set).start()
     assert box.call("nap", {"seconds": 60}) == "Error: the run was interrupted"
     assert ended(pid)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from replio_replay.tools import process
+from replio_replay._runtime.confine import CAP, Level
 from replio_replay.tools.base import Tool, ToolContext
 from replio_replay.tools.command import OUTPUT_CAP
 from replio_replay.tools.declared import DEFAULT_COMMAND_TIMEOUT, ToolDecl, declared_tool
@@ -23,7 +23,7 @@ from replio_replay.tools.permissions import Category, Permission, Permissions
 from replio_replay.tools.sandbox import Sandbox
 from replio_replay.tools.toolbox import Toolbox
 from replio_replay.tools.toolset import ToolSet
-from tests.tools.test_confinement import ends_soon, pid_in
+from tests.tools.test_confinement import ends_soon, pid_in, require_bwrap
 
 BASH_ALLOWED = Permissions.for_fixture({Category.BASH: Permission.ALLOW})
 CUT_NOTE = f"\n(output cut at {OUTPUT_CAP} characters)"
@@ -235,11 +235,17 @@ def test_a_cancelled_run_stops_a_command_tool_at_once(bench: Bench) -> None:
     """)
     tool = bench.tool("slow", command=[sys.executable, "./slow.py"], timeout=60)
     cancel = threading.Event()
-    threading.Timer(0.3, cancel.set).start()
-    started = time.monotonic()
+    cancelled: list[float] = []
+
+    def cancel_once_started() -> None:
+        pid_in(bench.root / "slow.pid", within=30)  # a loaded machine may take a while to start it
+        cancelled.append(time.monotonic())
+        cancel.set()
+
+    threading.Thread(target=cancel_once_started, daemon=True).start()
     out = bench.call(tool, cancel=cancel)
     assert out.startswith("Error: ") and "interrupted" in out
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - cancelled[0] < 3
     assert ends_soon(bench.root, pid_in(bench.root / "slow.pid"))
 
 
@@ -305,10 +311,10 @@ DAEMON = """
 @pytest.mark.parametrize("confine", [True, False], ids=["confined", "unconfined"])
 def test_a_daemon_in_a_session_of_its_own_does_not_outlive_the_call(
         bench: Bench, confine: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    if confine and not process.confinement_available():
-        pytest.skip(f"confinement not available: {process.confinement_problem()}")
-    if not confine:  # as where bubblewrap is missing
-        monkeypatch.setattr(process, "_bwrap", lambda: None)
+    if confine:
+        require_bwrap()
+    else:  # as where bubblewrap and unshare are missing
+        monkeypatch.setenv(CAP, Level.NONE.value)
     bench.script("daemon.py", DAEMON)
     out = bench.call(bench.tool("daemonize", command=[sys.executable, "./daemon.py"]))
     assert out == "daemon started\n"
@@ -319,10 +325,10 @@ def test_a_daemon_in_a_session_of_its_own_does_not_outlive_the_call(
 @pytest.mark.parametrize("confine", [True, False], ids=["confined", "unconfined"])
 def test_a_detached_child_holding_stdout_neither_delays_nor_empties_the_output(
         bench: Bench, confine: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    if confine and not process.confinement_available():
-        pytest.skip(f"confinement not available: {process.confinement_problem()}")
-    if not confine:
-        monkeypatch.setattr(process, "_bwrap", lambda: None)
+    if confine:
+        require_bwrap()
+    else:
+        monkeypatch.setenv(CAP, Level.NONE.value)
     script = ("echo hello; (setsid sh -c 'echo $$ > child.pid; exec sleep 30' &); "
               "while [ ! -s child.pid ]; do sleep 0.01; done; exit 0")
     started = time.monotonic()

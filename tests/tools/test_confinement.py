@@ -3,7 +3,9 @@
 Tests marked `needs_bwrap` check the walls bubblewrap puts up (read-only filesystem but for
 the worktree, own PID namespace, no network unless allowed); they skip, saying why, where
 bubblewrap is missing or cannot start, and fail instead where ``REPLIO_REQUIRE_BWRAP=1`` (CI sets
-it: there a confinement test never skips). The rest hold with and without it.
+it: there a confinement test never skips). The rest hold at every level of confinement
+(``REPLIO_CONFINE``: bubblewrap, util-linux unshare, none), each run in turn by the `confine`
+fixture.
 """
 
 from __future__ import annotations
@@ -22,14 +24,11 @@ from pathlib import Path
 
 import pytest
 
+from replio_replay._runtime import confine as confinement_module
+from replio_replay._runtime.confine import CAP, Level, confinement
 from replio_replay.tools import process
 from replio_replay.tools.base import ToolContext
-from replio_replay.tools.process import (
-    base_env,
-    confinement_available,
-    confinement_problem,
-    run_bounded,
-)
+from replio_replay.tools.process import base_env, run_bounded
 from replio_replay.tools.sandbox import Sandbox
 from tests.tools._tree import SECRET, Run, Tree, make_runner
 
@@ -37,14 +36,23 @@ from tests.tools._tree import SECRET, Run, Tree, make_runner
 REQUIRE_BWRAP = "REPLIO_REQUIRE_BWRAP"
 
 
-def require_bwrap() -> None:
-    """Skip the test where bubblewrap cannot confine, or fail it where `REQUIRE_BWRAP` is 1."""
-    if confinement_available():
+def require_level(level: Level = Level.BWRAP) -> None:
+    """Skip the test where programs cannot be confined at `level` (bubblewrap, or unshare's PID
+    namespace), or fail it where `REQUIRE_BWRAP` is 1 (CI, where both are there)."""
+    found = confinement()
+    if found.level is level or level is Level.NONE:
         return
-    why = f"confinement not available: {confinement_problem()}"
+    if level is Level.UNSHARE and found.level is Level.BWRAP:  # the best level here: ask for unshare's
+        return
+    why = f"confinement not available: {'; '.join(found.problems)}"
     if os.environ.get(REQUIRE_BWRAP) == "1":
         pytest.fail(f"{why} ({REQUIRE_BWRAP}=1: install bubblewrap, e.g. apt-get install bubblewrap)")
     pytest.skip(why)
+
+
+def require_bwrap() -> None:
+    """Skip the test where bubblewrap cannot confine, or fail it where `REQUIRE_BWRAP` is 1."""
+    require_level(Level.BWRAP)
 
 
 @pytest.fixture
@@ -104,12 +112,14 @@ def pid_in(path: Path, within: float = 5.0) -> int:
     return int(path.read_text().strip())
 
 
-@pytest.fixture(params=[True, False], ids=["confined", "unconfined"])
-def confine(request: pytest.FixtureRequest) -> bool:
-    """Both ways a program can run; the confined one only where bubblewrap works."""
-    if request.param:
-        require_bwrap()
-    return bool(request.param)
+@pytest.fixture(params=list(Level), ids=[level.value for level in Level])
+def confine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Level:
+    """Each level a program can run at (`CAP` set to it), each only where it works."""
+    level: Level = request.param
+    require_level(level)
+    monkeypatch.setenv(CAP, level.value)
+    assert confinement().level is level
+    return level
 
 
 @pytest.fixture
@@ -123,15 +133,13 @@ def outside_files() -> Iterator[tuple[Path, ...]]:
 
 @pytest.fixture
 def fresh_probe() -> Iterator[None]:
-    """Forget what the bubblewrap probe found, before and after (the test fakes bwrap)."""
-    process._probe_once.cache_clear()
+    """Forget what the probes found, before and after (the test fakes bwrap)."""
+    confinement_module._probe.cache_clear()
     yield
-    process._probe_once.cache_clear()
+    confinement_module._probe.cache_clear()
 
 
-def _runner(tree: Tree, confine: bool, monkeypatch: pytest.MonkeyPatch, **ctx: object) -> Run:
-    if not confine:  # as where bubblewrap is missing
-        monkeypatch.setattr(process, "_bwrap", lambda: None)
+def _runner(tree: Tree, confine: Level, monkeypatch: pytest.MonkeyPatch, **ctx: object) -> Run:
     return make_runner(tree, **ctx)  # type: ignore[arg-type]
 
 
@@ -139,7 +147,7 @@ def _runner(tree: Tree, confine: bool, monkeypatch: pytest.MonkeyPatch, **ctx: o
 
 
 def test_a_nohup_background_sleeper_does_not_outlive_the_call(
-    tree: Tree, confine: bool, monkeypatch: pytest.MonkeyPatch
+    tree: Tree, confine: Level, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run = _runner(tree, confine, monkeypatch)
     started = time.monotonic()
@@ -151,7 +159,7 @@ def test_a_nohup_background_sleeper_does_not_outlive_the_call(
 
 
 def test_a_sleeper_started_by_a_timed_out_call_does_not_outlive_it(
-    tree: Tree, confine: bool, monkeypatch: pytest.MonkeyPatch
+    tree: Tree, confine: Level, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run = _runner(tree, confine, monkeypatch)
     out = run("run_command", command="nohup sleep 300 >/dev/null 2>&1 & echo $! > sleeper.pid; "
@@ -162,7 +170,7 @@ def test_a_sleeper_started_by_a_timed_out_call_does_not_outlive_it(
 
 @pytest.mark.parametrize("detach", ["setsid", "double fork"])
 def test_a_sleeper_in_its_own_session_does_not_outlive_the_call(
-    tree: Tree, confine: bool, monkeypatch: pytest.MonkeyPatch, detach: str
+    tree: Tree, confine: Level, monkeypatch: pytest.MonkeyPatch, detach: str
 ) -> None:
     # `setsid` leaves the process group (and a double fork the parent too): the PID namespace
     # still ends with the call, and unconfined, the mark in its environment finds it.
@@ -176,20 +184,23 @@ def test_a_sleeper_in_its_own_session_does_not_outlive_the_call(
 
 
 def test_the_output_is_what_the_program_wrote_though_a_detached_child_holds_stdout(
-    tmp_path: Path, confine: bool
+    tmp_path: Path, confine: Level
 ) -> None:
     started = time.monotonic()
     done = run_bounded("echo hello; setsid sh -c 'echo $$ > sleeper.pid; exec sleep 300' & "
                        "while [ ! -s sleeper.pid ]; do sleep 0.01; done",
-                       shell=True, cwd=tmp_path, env=base_env(tmp_path), timeout=30, cap=100, confine=confine)
+                       shell=True, cwd=tmp_path, env=base_env(tmp_path), timeout=30, cap=100)
     assert (done.returncode, done.stdout) == (0, b"hello\n")
     assert time.monotonic() - started < 1.5
     assert ends_soon(tmp_path, pid_in(tmp_path / "sleeper.pid"))
 
 
-def test_the_output_is_kept_though_a_child_with_an_emptied_environment_escapes(tmp_path: Path) -> None:
-    # Unconfined, a child started with `env -i` carries no mark and outlives the call (a
-    # documented limit); it still cannot keep the output from the caller.
+def test_the_output_is_kept_though_a_child_with_an_emptied_environment_escapes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without namespaces, a child started with `env -i` carries no mark and outlives the call (a
+    # documented limit, until the run ends); it still cannot keep the output from the caller.
+    monkeypatch.setenv(CAP, Level.NONE.value)  # and so the pid it writes is ours to kill
     started = time.monotonic()
     done = run_bounded("echo hello; env -i /bin/sh -c 'echo $$ > sleeper.pid; exec setsid sleep 300' & "
                        "while [ ! -s sleeper.pid ]; do sleep 0.01; done",
@@ -204,7 +215,7 @@ def test_the_output_is_kept_though_a_child_with_an_emptied_environment_escapes(t
 
 
 def test_an_exception_in_the_caller_still_ends_the_program(
-    tmp_path: Path, confine: bool, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, confine: Level, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real_wait = process._wait
 
@@ -215,7 +226,7 @@ def test_an_exception_in_the_caller_still_ends_the_program(
     monkeypatch.setattr(process, "_wait", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run_bounded("echo $$ > sleeper.pid; exec sleep 300", shell=True, cwd=tmp_path,
-                    env=base_env(tmp_path), timeout=30, cap=100, confine=confine)
+                    env=base_env(tmp_path), timeout=30, cap=100)
     monkeypatch.setattr(process, "_wait", real_wait)
     assert ends_soon(tmp_path, pid_in(tmp_path / "sleeper.pid"))
 
@@ -224,7 +235,7 @@ def test_an_exception_in_the_caller_still_ends_the_program(
 
 
 def test_cancel_from_another_thread_stops_a_sleeping_command_promptly(
-    tree: Tree, confine: bool, monkeypatch: pytest.MonkeyPatch
+    tree: Tree, confine: Level, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cancel = threading.Event()
     run = _runner(tree, confine, monkeypatch, cancel=cancel)
@@ -237,33 +248,33 @@ def test_cancel_from_another_thread_stops_a_sleeping_command_promptly(
     assert ends_soon(tree.root, pid_in(tree.root / "sleeper.pid"))
 
 
-def test_cancel_reports_cancelled_and_no_exit_code(tmp_path: Path, confine: bool) -> None:
+def test_cancel_reports_cancelled_and_no_exit_code(tmp_path: Path, confine: Level) -> None:
     cancel = threading.Event()
     threading.Timer(0.2, cancel.set).start()
     started = time.monotonic()
     done = run_bounded(["sh", "-c", "echo started; sleep 30"], cwd=tmp_path, env=base_env(tmp_path),
-                       timeout=30, cap=100, cancel=cancel, confine=confine)
+                       timeout=30, cap=100, cancel=cancel)
     assert time.monotonic() - started < 3
     assert done.cancelled
     assert not done.timed_out
     assert done.returncode is None
     assert done.stdout == b"started\n"
-    assert done.confined is confine
+    assert done.level is confine
 
 
 def test_a_cancelled_run_starts_no_program(tmp_path: Path) -> None:
     cancel = threading.Event()
     cancel.set()
     done = run_bounded(["sh", "-c", "echo ran > ran.txt"], cwd=tmp_path, env=base_env(tmp_path),
-                       timeout=10, cap=100, cancel=cancel, confine=True)
+                       timeout=10, cap=100, cancel=cancel)
     assert done.cancelled
     assert done.returncode is None
     assert not (tmp_path / "ran.txt").exists()
 
 
-def test_an_unset_cancel_event_changes_nothing(tmp_path: Path, confine: bool) -> None:
+def test_an_unset_cancel_event_changes_nothing(tmp_path: Path, confine: Level) -> None:
     done = run_bounded(["sh", "-c", "echo hi; exit 4"], cwd=tmp_path, env=base_env(tmp_path),
-                       timeout=10, cap=100, cancel=threading.Event(), confine=confine)
+                       timeout=10, cap=100, cancel=threading.Event())
     assert (done.returncode, done.stdout, done.cancelled) == (4, b"hi\n", False)
 
 
@@ -349,8 +360,7 @@ from replio_replay.tools.process import base_env, run_bounded
 root = Path(sys.argv[1])
 done = run_bounded(
     "cat /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do cat $f; echo; done",
-    shell=True, cwd=root, env=base_env(root), timeout=20, cap=1_000_000,
-    confine=sys.argv[2] == "confine")
+    shell=True, cwd=root, env=base_env(root), timeout=20, cap=1_000_000)
 sys.stdout.buffer.write(done.stdout)
 """
 
@@ -363,13 +373,14 @@ def test_the_parents_environment_with_a_key_is_not_readable(
     # starting environment of the process that runs the command: a fresh Python started with it.
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
 
-    def probe(how: str) -> str:
-        done = subprocess.run([sys.executable, "-c", _LEAK_PROBE, str(tmp_path), how],
-                              capture_output=True, timeout=60, check=True, cwd=Path.cwd())
+    def probe(level: Level) -> str:
+        done = subprocess.run([sys.executable, "-c", _LEAK_PROBE, str(tmp_path)], capture_output=True, timeout=60,
+                              check=True, cwd=Path.cwd(), env={**os.environ, CAP: level.value})
         return done.stdout.decode("utf-8", "replace")
 
-    assert FAKE_KEY in probe("unconfined"), "control: unconfined, the parent's key is readable"
-    confined = probe("confine")
+    assert FAKE_KEY in probe(Level.NONE), "control: without namespaces, root reads the parent's key"
+    assert FAKE_KEY not in probe(Level.UNSHARE)
+    confined = probe(Level.BWRAP)
     assert FAKE_KEY not in confined
     assert "HOME=" in confined  # it did read an environment: the command's own, minimal one
 
@@ -448,12 +459,12 @@ def test_a_command_tool_follows_the_fixtures_network_setting(
 def test_confined_exit_code_streams_stdin_and_cap_behave_as_unconfined(tmp_path: Path) -> None:
     env = base_env(tmp_path)
     done = run_bounded(["sh", "-c", "cat; echo err >&2; exit 3"], cwd=tmp_path, env=env,
-                       stdin=b"in\n", timeout=10, cap=100, confine=True)
-    assert done.confined
+                       stdin=b"in\n", timeout=10, cap=100)
+    assert done.level is Level.BWRAP
     assert (done.returncode, done.stdout, done.stderr) == (3, b"in\n", b"err\n")
-    done = run_bounded(["yes"], cwd=tmp_path, env=env, timeout=30, cap=4096, confine=True)
+    done = run_bounded(["yes"], cwd=tmp_path, env=env, timeout=30, cap=4096)
     assert done.cut and done.stdout == b"y\n" * 2048 and done.returncode is None
-    done = run_bounded(["sleep", "30"], cwd=tmp_path, env=env, timeout=0.3, cap=10, confine=True)
+    done = run_bounded(["sleep", "30"], cwd=tmp_path, env=env, timeout=0.3, cap=10)
     assert done.timed_out and done.returncode is None
 
 
@@ -461,16 +472,13 @@ def test_confined_exit_code_streams_stdin_and_cap_behave_as_unconfined(tmp_path:
 def test_confined_a_program_that_cannot_be_started_still_raises_oserror(tmp_path: Path) -> None:
     env = base_env(tmp_path)
     with pytest.raises(FileNotFoundError):
-        run_bounded([str(tmp_path / "missing")], cwd=tmp_path, env=env, timeout=5, cap=10,
-                    confine=True)
+        run_bounded([str(tmp_path / "missing")], cwd=tmp_path, env=env, timeout=5, cap=10)
     with pytest.raises(FileNotFoundError):
-        run_bounded(["replio-no-such-program"], cwd=tmp_path, env=env, timeout=5, cap=10,
-                    confine=True)
+        run_bounded(["replio-no-such-program"], cwd=tmp_path, env=env, timeout=5, cap=10)
     script = tmp_path / "not-executable.sh"
     script.write_text("#!/bin/sh\necho hi\n")
     with pytest.raises(PermissionError):
-        run_bounded(["./not-executable.sh"], cwd=tmp_path, env=env, timeout=5, cap=10,
-                    confine=True)
+        run_bounded(["./not-executable.sh"], cwd=tmp_path, env=env, timeout=5, cap=10)
 
 
 @needs_bwrap
@@ -481,13 +489,13 @@ def test_confined_the_temp_folder_is_empty_but_for_what_is_named_readable(tmp_pa
     (tools / "hello.sh").write_text("echo hello from beside\n")
     (tools / "hello.sh").chmod(0o755)
     argv = ["sh", str(tools / "hello.sh")]
-    hidden = run_bounded(argv, cwd=root, env=base_env(root), timeout=10, cap=1000, confine=True)
+    hidden = run_bounded(argv, cwd=root, env=base_env(root), timeout=10, cap=1000)
     assert hidden.returncode != 0
-    shown = run_bounded(argv, cwd=root, env=base_env(root), timeout=10, cap=1000, confine=True,
+    shown = run_bounded(argv, cwd=root, env=base_env(root), timeout=10, cap=1000,
                         readable=[tools])
     assert (shown.returncode, shown.stdout) == (0, b"hello from beside\n")
     wrote = run_bounded(["sh", "-c", f"echo x > {tools}/new.txt"], cwd=root, env=base_env(root),
-                        timeout=10, cap=1000, confine=True, readable=[tools])
+                        timeout=10, cap=1000, readable=[tools])
     assert wrote.returncode != 0  # readable, not writable
     assert not (tools / "new.txt").exists()
 
@@ -501,27 +509,28 @@ def test_confined_programs_on_path_in_the_temp_folder_stay_runnable(tmp_path: Pa
     (bin_dir / "replio-hello").write_text("#!/bin/sh\necho hello from PATH\n")
     (bin_dir / "replio-hello").chmod(0o755)
     env = {**base_env(root), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-    done = run_bounded(["replio-hello"], cwd=root, env=env, timeout=10, cap=100, confine=True)
-    assert (done.confined, done.returncode, done.stdout) == (True, 0, b"hello from PATH\n")
+    done = run_bounded(["replio-hello"], cwd=root, env=env, timeout=10, cap=100)
+    assert (done.level, done.returncode, done.stdout) == (Level.BWRAP, 0, b"hello from PATH\n")
     wrote = run_bounded(["sh", "-c", f"echo x > {bin_dir}/new"], cwd=root, env=env, timeout=10,
-                        cap=100, confine=True)
+                        cap=100)
     assert wrote.returncode != 0 and not (bin_dir / "new").exists()
 
 
 # where bubblewrap is missing or broken ------------------------------------------------------------
 
 
-def test_without_bwrap_on_path_programs_run_unconfined(
+def test_without_bwrap_nor_unshare_on_path_programs_run_without_namespaces(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
 ) -> None:
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    assert not confinement_available()
-    assert "bubblewrap is missing" in str(confinement_problem())
+    assert confinement().level is Level.NONE
+    assert confinement().problems == ("bubblewrap is missing (no `bwrap` on PATH)",
+                                      "util-linux unshare is missing (no `unshare` on PATH)")
     done = run_bounded(["/bin/sh", "-c", "echo $$"], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"},
-                       timeout=10, cap=100, confine=True)
-    assert done.returncode == 0 and not done.confined
+                       timeout=10, cap=100)
+    assert done.returncode == 0 and done.level is Level.NONE
     assert int(done.stdout) > 2  # not a fresh PID namespace's first processes
 
 
@@ -535,18 +544,18 @@ def _fake_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) ->
     return fake
 
 
-def test_a_bwrap_that_cannot_start_is_probed_once_then_programs_run_unconfined(
+def test_a_bwrap_that_cannot_start_is_probed_once_then_programs_run_at_the_next_level(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
 ) -> None:
     calls = tmp_path / "bwrap-calls"
     _fake_bwrap(tmp_path, monkeypatch, f"echo call >> {calls}\n"
                 "echo 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
-    assert not confinement_available()
-    assert "No permissions to create new namespace" in str(confinement_problem())
+    assert confinement().level is not Level.BWRAP
+    assert "No permissions to create new namespace" in confinement().problems[0]
     for _ in range(3):
         done = run_bounded(["sh", "-c", "echo ok"], cwd=tmp_path, env=base_env(tmp_path),
-                           timeout=10, cap=100, confine=True)
-        assert (done.returncode, done.stdout, done.confined) == (0, b"ok\n", False)
+                           timeout=10, cap=100)
+        assert (done.returncode, done.stdout) == (0, b"ok\n") and done.level is not Level.BWRAP
     assert calls.read_text() == "call\n"  # probed once, not once per call
 
 
@@ -557,8 +566,8 @@ def test_a_probe_that_times_out_is_tried_again_with_a_longer_wait(
     # The first start stalls (as on a loaded machine) past the first wait; the second starts.
     _fake_bwrap(tmp_path, monkeypatch, f"if [ -e {calls} ]; then echo again >> {calls}; exit 0; fi\n"
                 f"echo stalled > {calls}\nexec sleep 30\n")
-    monkeypatch.setattr(process, "PROBE_TIMEOUTS", (0.5, 20.0))
-    assert confinement_problem() is None
+    monkeypatch.setattr(confinement_module, "PROBE_TIMEOUTS", (0.5, 20.0))
+    assert confinement().level is Level.BWRAP
     assert calls.read_text() == "stalled\nagain\n"
 
 
@@ -566,9 +575,9 @@ def test_a_probe_that_always_times_out_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_probe: None
 ) -> None:
     fake = _fake_bwrap(tmp_path, monkeypatch, "exec sleep 30\n")
-    monkeypatch.setattr(process, "PROBE_TIMEOUTS", (0.2, 0.3))
-    assert confinement_problem() == (f"bubblewrap ({fake}) did not start a program within 0.2 s, "
-                                     "then 0.3 s (overloaded machine, or bwrap hangs)")
+    monkeypatch.setattr(confinement_module, "PROBE_TIMEOUTS", (0.2, 0.3))
+    assert confinement().problems[0] == (f"bubblewrap ({fake}) did not start a program within 0.2 s, "
+                                         "then 0.3 s (overloaded machine, or it hangs)")
 
 
 _NEEDS_BWRAP = """
@@ -605,8 +614,7 @@ from pathlib import Path
 from replio_replay.tools.process import base_env, run_bounded
 root = Path(sys.argv[1])
 threading.Thread(target=run_bounded, daemon=True, args=("echo $$ > sleeper.pid; exec sleep 300",),
-                 kwargs=dict(shell=True, cwd=root, env=base_env(root), timeout=300, cap=100,
-                             confine=sys.argv[2] == "confine")).start()
+                 kwargs=dict(shell=True, cwd=root, env=base_env(root), timeout=300, cap=100)).start()
 while not (root / "sleeper.pid").exists():
     time.sleep(0.02)
 time.sleep(0.1)
@@ -615,11 +623,10 @@ sys.exit(0)  # a call still in flight in a daemon thread, as when the toolbox ga
 
 
 def test_a_call_still_in_flight_when_replio_exits_does_not_outlive_it(
-    tmp_path: Path, confine: bool
+    tmp_path: Path, confine: Level
 ) -> None:
-    how = "confine" if confine else "unconfined"
-    subprocess.run([sys.executable, "-c", _ABANDONER, str(tmp_path), how], timeout=60,
-                   check=True, cwd=Path.cwd())
+    subprocess.run([sys.executable, "-c", _ABANDONER, str(tmp_path)], timeout=60, check=True, cwd=Path.cwd(),
+                   env={**os.environ, CAP: confine.value})
     assert ends_soon(tmp_path, pid_in(tmp_path / "sleeper.pid"))
 
 
@@ -629,7 +636,7 @@ from pathlib import Path
 from replio_replay.tools.process import base_env, run_bounded
 root = Path(sys.argv[1])
 run_bounded("echo $$ > sleeper.pid; exec sleep 300", shell=True, cwd=root, env=base_env(root),
-            timeout=300, cap=100, confine=True)
+            timeout=300, cap=100)
 """
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from replio_replay._runtime.confine import CAP, Level
 from replio_replay.tools.process import Finished, base_env, run_bounded
 
 
@@ -52,7 +53,7 @@ def test_stdin_is_closed_after_it_is_delivered(tmp_path: Path) -> None:
     # `cat` with no input must see end of file at once, not wait for the timeout.
     started = time.monotonic()
     done = run_bounded(["cat"], cwd=tmp_path, env=base_env(tmp_path), timeout=10, cap=100)
-    assert done == Finished(0, b"", b"")
+    assert done == Finished(0, b"", b"", level=done.level)
     assert time.monotonic() - started < 5
 
 
@@ -218,9 +219,10 @@ def test_base_env_extra_adds_and_overrides(tmp_path: Path) -> None:
     assert base_env(tmp_path)["HOME"] == str(tmp_path)
 
 
-def test_programs_run_unconfined_unless_asked(tmp_path: Path) -> None:
+def test_programs_run_at_the_runs_level_of_confinement(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CAP, Level.NONE.value)
     done = run_bounded(["sh", "-c", "echo $$"], cwd=tmp_path, env=base_env(tmp_path), timeout=10,
                        cap=100)
-    assert not done.confined
+    assert done.level is Level.NONE
     assert not done.cancelled
     assert int(done.stdout) > 2  # a pid of ours, not a fresh PID namespace's first ones
