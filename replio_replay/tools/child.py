@@ -13,7 +13,7 @@ and the server itself never runs a method.
 
 Every request is one JSON line, and so is its answer (NaN and Infinity are refused both ways).
 The project's code can write onto its end of the socket like any descriptor, so every line read is
-checked against the answers its request may have (`_fits`), and a line sent when none was asked
+numbered, its answer must carry its number and be one the request may have (`_fits`), and a line sent when none was asked
 for is looked for before each request: a forged or garbled line stops that child (or the server,
 when a module wrote it at import), named, as a timeout does. A module whose import leaves threads
 running is refused, named: a fork copies no thread, so work given to them would never be done in a
@@ -36,6 +36,7 @@ goes to replio's standard error.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import select
@@ -57,7 +58,7 @@ from .._runtime.groups import end_group
 from .._runtime.jsoncanon import canonical
 from ..errors import ToolSetError, UserCodeError
 
-__all__ = ["LOAD_TIMEOUT", "MESSAGE_CAP", "Child", "Fetch", "ForkServer", "child_env", "wire"]
+__all__ = ["LOAD_TIMEOUT", "MESSAGE_CAP", "Child", "Fetch", "ForkServer", "child_env", "request", "wire"]
 
 #: Seconds importing a module and describing one class or function may take.
 LOAD_TIMEOUT = 60.0
@@ -88,6 +89,18 @@ main(sys.argv[2:])
 
 #: Makes an HTTP request a child's `ToolContext.http` sent (``{"op": "http", ...}``), and gives the answer to send back.
 Fetch = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+#: Each request's number, which its answer (and an http request sent in the middle of a call) must
+#: carry: a line the project's code writes onto the socket, carrying none, is caught at once, even when
+#: it has the shape of the answer it comes before.
+_IDS = itertools.count(1)
+
+
+def request(message: Mapping[str, Any]) -> tuple[int, bytes]:
+    """`message` numbered, and as one `wire` line."""
+    ident = next(_IDS)
+    return ident, wire({**message, "id": ident})
 
 
 def wire(message: Mapping[str, Any]) -> bytes:
@@ -192,8 +205,8 @@ class _Line:
         except (BlockingIOError, OSError):
             return b""
 
-    def receive(self, deadline: float, cancel: threading.Event | None, op: str) -> dict[str, Any]:
-        """The answer to a request `op`; _Garbled when the line is not one (see `_fits`)."""
+    def receive(self, deadline: float, cancel: threading.Event | None, op: str, ident: int) -> dict[str, Any]:
+        """The answer to request `ident`, an `op`; _Garbled when the line is not one (see `_fits`)."""
         while (end := self.kept.find(b"\n", self.looked)) < 0:
             self.looked = len(self.kept)
             if self.looked > MESSAGE_CAP:
@@ -217,7 +230,7 @@ class _Line:
             answer = json.loads(line)
         except (ValueError, RecursionError):
             raise _Garbled(line, "a line that is not JSON") from None
-        if not _fits(op, answer):
+        if not isinstance(answer, dict) or answer.pop("id", None) != ident or not _fits(op, answer):
             raise _Garbled(line, f"a line that is no answer to a {op!r} request")
         return answer  # type: ignore[no-any-return]
 
@@ -323,7 +336,7 @@ class ForkServer:
             with self._lock:
                 try:
                     pid = self._fork(theirs)
-                except (_Gone, OSError, TimedOut):  # it died since its last request: started again, once
+                except (_Gone, _Garbled, OSError, TimedOut):  # it died (or was stopped) since its last request: started again, once
                     pid = self._fork(theirs)
         except BaseException:
             mine.close()
@@ -338,7 +351,7 @@ class ForkServer:
             assert self._passing is not None
             socket.send_fds(self._passing, [b"f"], [theirs.fileno()])
             return int(self._ask({"op": "fork"}, LOAD_TIMEOUT)["pid"])
-        except (_Gone, OSError, TimedOut):
+        except (_Gone, _Garbled, OSError, TimedOut):
             self._stop()  # a descriptor passed and not taken must not reach the next fork
             raise
 
@@ -351,7 +364,7 @@ class ForkServer:
                 return None
             try:
                 status = self._ask({"op": "reap", "pid": pid, "grace": grace}, LOAD_TIMEOUT + grace)["status"]
-            except (_Gone, TimedOut):
+            except (_Gone, _Garbled, TimedOut):  # a line it did not send: its children go with it
                 self._stop()
                 return None
         return status if isinstance(status, int) else None
@@ -362,8 +375,9 @@ class ForkServer:
         assert self._line is not None
         deadline = time.monotonic() + timeout
         try:
-            self._line.send(wire(message), deadline, cancel)
-            return self._line.receive(deadline, cancel, message["op"])
+            ident, data = request(message)
+            self._line.send(data, deadline, cancel)
+            return self._line.receive(deadline, cancel, message["op"], ident)
         except (Interrupted, KeyboardInterrupt, _TooLong):  # mid-request: its state is unknown
             self._stop()
             raise
@@ -462,14 +476,14 @@ class Child:
         process = self.process
         if process.stopped is not None:
             raise UserCodeError(process.stopped)
-        data = wire({**message, "slot": self.slot} if self.slot else message)
+        ident, data = request({**message, "slot": self.slot} if self.slot else message)
         deadline = time.monotonic() + timeout
         try:
             line = self._line()
             if unasked := line.pending():
                 raise _Garbled(unasked, "a line after its last answer")
             line.send(data, deadline, self.cancel)
-            while (answer := line.receive(deadline, self.cancel, message["op"])).get("op") == "http":
+            while (answer := line.receive(deadline, self.cancel, message["op"], ident)).get("op") == "http":
                 line.send(wire(fetch(answer) if fetch is not None else {"refused": "no HTTP in this call"}), deadline,
                           self.cancel)
             return answer

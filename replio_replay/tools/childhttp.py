@@ -20,7 +20,6 @@ import httpx
 
 from ..errors import ReplioError
 from .base import ToolContext, ToolFailure
-from .child import wire
 
 __all__ = ["Relayed", "fetch", "relayed_client"]
 
@@ -49,14 +48,14 @@ def fetch(ctx: ToolContext, message: dict[str, Any]) -> dict[str, Any]:
 class Relayed(httpx.BaseTransport):
     """A child's HTTP transport: each request goes to replio over the child's line (see the module docstring)."""
 
-    def __init__(self, send: Callable[[bytes], None], answers: IO[bytes]) -> None:
+    def __init__(self, send: Callable[[dict[str, Any]], None], answers: IO[bytes]) -> None:
         self.send = send
         self.answers = answers
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        self.send(wire({"op": "http", "method": request.method, "url": str(request.url),
-                        "headers": [[k, v] for k, v in request.headers.multi_items()],
-                        "body": base64.b64encode(request.read()).decode("ascii")}))
+        self.send({"op": "http", "method": request.method, "url": str(request.url),
+                   "headers": [[k, v] for k, v in request.headers.multi_items()],
+                   "body": base64.b64encode(request.read()).decode("ascii")})
         answer = json.loads(self.answers.readline())
         if "refused" in answer:
             raise ToolFailure(answer["refused"])
@@ -66,6 +65,6 @@ class Relayed(httpx.BaseTransport):
                               request=request)
 
 
-def relayed_client(send: Callable[[bytes], None], answers: IO[bytes]) -> httpx.Client:
+def relayed_client(send: Callable[[dict[str, Any]], None], answers: IO[bytes]) -> httpx.Client:
     """A child's `ctx.http`: unchecked and never following a redirect itself, as replio's client does both."""
     return httpx.Client(transport=Relayed(send, answers), timeout=None)

@@ -94,7 +94,7 @@ def main(argv: list[str]) -> None:
             answer = {"status": _reap(message["pid"], float(message.get("grace", 0)))}
         else:
             answer = _describe(units, message)
-        control.sendall(wire(answer))
+        control.sendall(wire({**answer, "id": message.get("id")}))
 
 
 def _describe(units: dict[int, Unit], message: dict[str, Any]) -> dict[str, Any]:
@@ -169,8 +169,10 @@ def _fork(control: socket.socket, passing: socket.socket, units: dict[int, Unit]
     code = 0
     try:
         os.setsid()  # its own session and group: killed as one, with all it forks
-        control.close()
-        passing.close()
+        # Closed for good: `control.close()` would keep the descriptor open while the server's
+        # reader of it (a makefile) lives, and the project's code could write onto the server's line.
+        os.close(control.detach())
+        os.close(passing.detach())
         os.set_inheritable(fds[0], False)
         inner = own_pid_namespace()
         if inner:  # this process stands for the namespace's first process, which dies with it
@@ -199,6 +201,7 @@ class _Context(ToolContext):
     """A call's `ToolContext` in the child: its `http` sends each request to replio (see `childhttp`)."""
 
     line: tuple[socket.socket, IO[bytes]] | None = None
+    asked: int | None = None  # the number of the request being answered, which its http requests carry too
 
     @property
     def http(self) -> httpx.Client:
@@ -206,7 +209,8 @@ class _Context(ToolContext):
             from .childhttp import relayed_client
 
             assert self.line is not None
-            self._client = relayed_client(self.line[0].sendall, self.line[1])
+            channel = self.line[0]
+            self._client = relayed_client(lambda m: channel.sendall(wire({**m, "id": self.asked})), self.line[1])
         return self._client
 
 
@@ -225,7 +229,8 @@ def _serve(channel: socket.socket, units: dict[int, Unit]) -> None:
             slots[slot] = _Context(Sandbox(Path(context["root"])), timeout=context["timeout"],
                                    network=context["network"], web_allow=tuple(context["web_allow"]))
             slots[slot].line = channel, requests
-        channel.sendall(wire(_answer(message, units, slots[slot])))
+        slots[slot].asked = message.get("id")
+        channel.sendall(wire({**_answer(message, units, slots[slot]), "id": message.get("id")}))
 
 
 def _unplug(fd: int) -> None:
