@@ -11,7 +11,8 @@ answers, each model call's usage), read from the agent's own side, never from th
 
 The files, as the Collector's `file` exporter writes them (`exporter/fileexporter`):
 - `<library>.json` (`format: json`): one OTLP/JSON `ExportTraceServiceRequest` per line, one line
-  per batch the SDK exported (`BATCH` spans each); where the library emits its content as log
+  per batch the SDK exported (`BATCH` spans each), written by OpenTelemetry's own OTLP/JSON file
+  exporter (`opentelemetry-exporter-otlp-json-file`, the same JSON as the Collector's pdata); where the library emits its content as log
   events (the openai-v2 instrumentation does), the same file holds their
   `ExportLogsServiceRequest` lines too, as a file exporter shared by a traces and a logs pipeline
   writes them.
@@ -219,40 +220,22 @@ def _framed(message: Any) -> bytes:
     return len(data).to_bytes(4, "big") + data
 
 
-def otlp_json(message: Any) -> str:
-    """`message` (an OTLP protobuf request) as OTLP/JSON on one line, as the Collector writes it:
-    lowerCamelCase names, trace and span ids as hex, enums as integers, 64-bit integers as strings."""
-    from google.protobuf.json_format import MessageToDict
-
-    as_dict = MessageToDict(message, use_integers_for_enums=True)
-    _hex_ids(as_dict)
-    return json.dumps(as_dict, separators=(",", ":"), ensure_ascii=False)
-
-
-def _hex_ids(node: Any) -> None:
-    """OTLP/JSON writes ids as hex where protobuf's JSON mapping writes bytes as base64."""
-    import base64
-
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in ("traceId", "spanId", "parentSpanId") and isinstance(value, str):
-                node[key] = base64.b64decode(value).hex()
-            else:
-                _hex_ids(value)
-    elif isinstance(node, list):
-        for item in node:
-            _hex_ids(item)
-
-
 def _export(library: str, folder: Path, spans: Sequence[Any], logs: Sequence[Any]) -> None:
+    """Write `spans` (in batches of `BATCH`) and `logs` as OTLP/JSON lines (OpenTelemetry's own file
+    exporter, whose lines are the Collector's) and as length-prefixed protobuf."""
+    from opentelemetry.exporter.otlp.json.file import FileSpanExporter
+    from opentelemetry.exporter.otlp.json.file._log_exporter import FileLogExporter
     from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
     spans = sorted(spans, key=lambda s: s.start_time or 0)
-    requests = [encode_spans(spans[i:i + BATCH]) for i in range(0, len(spans), BATCH)]
-    if logs:
-        requests.append(encode_logs(list(logs)))
-    (folder / f"{library}.json").write_text("".join(otlp_json(r) + "\n" for r in requests), encoding="utf-8")
+    batches = [spans[i:i + BATCH] for i in range(0, len(spans), BATCH)]
+    with (folder / f"{library}.json").open("w", encoding="utf-8") as stream:
+        for batch in batches:
+            FileSpanExporter(stream=stream).export(batch)
+        if logs:
+            FileLogExporter(stream=stream).export(list(logs))
+    requests = [encode_spans(batch) for batch in batches] + ([encode_logs(list(logs))] if logs else [])
     (folder / f"{library}.pb").write_bytes(b"".join(_framed(r) for r in requests))
 
 
