@@ -582,7 +582,7 @@ def _emit(outcome: Any, output: str, compared: bool) -> None:
 
 @eval_group.group("import")
 def import_group() -> None:
-    """Import a public benchmark's cases as fixtures."""
+    """Import a public benchmark's cases, or production traces, as fixtures."""
 
 
 @import_group.command("bfcl")
@@ -637,6 +637,84 @@ def import_tau2_cmd(project: Path, source: Path, domain: str, split: str, limit:
     for problem in report.problems:
         click.echo(f"replio: skipped τ² {domain} {problem}", err=True)
     sys.exit(1 if report.problems else 0)
+
+
+@import_group.command("otel")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Where the fixture files go (default: <path>/.replio/eval/otel).")
+@click.option("--service", "services", multiple=True, metavar="NAME",
+              help="Only conversations of this service (its service.name; repeatable).")
+@click.option("--trace-id", "trace_ids", multiple=True, metavar="ID", help="Only this trace (hex; repeatable).")
+@click.option("--since", metavar="ISO", help="Only conversations that started at or after this time "
+              "(ISO 8601, e.g. 2026-12-01T00:00:00Z; UTC when no offset is given).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N conversations.")
+@click.option("--redact-file", type=click.Path(dir_okay=False, path_type=Path),
+              help='Scrub with these rules too: JSON {"rules": [{"pattern", "replacement", "name"}]}, patterns '
+              "in RE2 syntax (as $regex).")
+@click.option("--tools", "tools_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="A tool-set file whose tools' descriptions and schemas the stubs take (where the trace holds "
+              "none, or holds others).")
+@click.option("--expect", type=click.Choice(["none", "observed"]), default="none", show_default=True,
+              help="none: no verifier yet (reported unjudged); observed: the trace's calls, names and arguments, "
+              "are the verifier.")
+@click.option("--no-cassettes", is_flag=True, help="Write the fixtures only: no cassette or golden is synthesized.")
+@click.pass_obj
+def import_otel_cmd(project: Path, paths: tuple[Path, ...], out: Path | None, services: tuple[str, ...],
+                    trace_ids: tuple[str, ...], since: str | None, limit: int | None, redact_file: Path | None,
+                    tools_file: Path | None, expect: str, no_cassettes: bool) -> None:
+    """Write production conversations from OpenTelemetry traces (OTLP/JSON, OTLP protobuf) or Langfuse traces
+    as fixtures, one per conversation, each with a cassette and golden synthesized by replaying the trace
+    through replio's loop."""
+    from ._runtime.env import Env
+    from ._runtime.redact import Redactor
+    from .fixtures.otel import DEFAULT_OUT, Options, import_otel, tool_definitions
+    from .fixtures.otel.scrubbing import Scrubber, read_rules
+
+    try:
+        options = Options(services=frozenset(services), trace_ids=frozenset(t.lower() for t in trace_ids),
+                          since=_since(since), limit=limit, expect=expect,
+                          tools=tool_definitions(tools_file) if tools_file is not None else None)
+        rules = read_rules(redact_file) if redact_file is not None else []
+        scrubber = Scrubber(Redactor.from_environment(Env.current().values), rules)
+        synthesizer = None if no_cassettes else _synthesizer(project)
+        report = import_otel(list(paths), out or project / DEFAULT_OUT, scrubber, options, synthesizer)
+    except UsageError as exc:
+        _fail(exc)
+    click.echo(f"otel: {report.written} written, {report.unchanged} unchanged")
+    if not no_cassettes:
+        click.echo(f"cassettes synthesized: {report.cassettes}, without a cassette: {len(report.without_cassette)}")
+    for fixture_id, why in report.without_cassette:
+        click.echo(f"replio: {fixture_id}: written without a cassette: {why}", err=True)
+    names = [rule.name or rule.pattern for rule in rules]
+    for name in dict.fromkeys([*names, *report.redactions]):
+        click.echo(f"redacted {name}: {report.redactions.get(name, 0)}")
+    for problem in report.problems:
+        click.echo(f"replio: skipped {problem.case_id}: {problem.message}", err=True)
+    sys.exit(1 if report.problems else 0)
+
+
+def _synthesizer(project: Path) -> Any:
+    """The project's synthesizer of cassettes and goldens; UsageError when its config or tool set is broken."""
+    from .run.synthesis import Synthesizer
+
+    try:
+        return Synthesizer.for_project(project)
+    except ReplioError as exc:
+        raise UsageError(f"{project}: {exc}; fix the project's config, or import with --no-cassettes") from None
+
+
+def _since(value: str | None) -> Any:
+    """--since as an aware datetime (UTC when it names no offset); UsageError for one that is not ISO 8601."""
+    import datetime
+
+    if value is None:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--since {value!r} is not an ISO 8601 time; give e.g. 2026-12-01T00:00:00Z") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=datetime.timezone.utc)
 
 
 @eval_group.command("report")

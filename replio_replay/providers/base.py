@@ -210,6 +210,9 @@ class Provider(ABC):
     #: A server on this machine (llama.cpp, Ollama): it shares the cores with the run, so
     #: fixtures run one at a time by default and a request that timed out is not sent again.
     local: ClassVar[bool] = False
+    #: Set on a provider that plays a recorded trace back (`fixtures.otel.playback`): what its
+    #: cassette's header says it was synthesized from, so nobody takes it for a live recording.
+    synthesized: dict[str, str] | None = None
 
     @classmethod
     def default_timeout(cls) -> float:

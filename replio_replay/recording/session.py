@@ -178,6 +178,7 @@ class CassetteSession(FixtureSession):
             **self._offered(),
             **({"trial": self.case.trial} if self.case.trial != 1 else {}),
             **{role: {"provider": p.settings.name, "model": p.model} for role, p in self.roles.items()},
+            **({"synthesized": dict(self.provider.synthesized)} if self.provider.synthesized else {}),
             "replio_version": _version(),
             "recorded": datetime.date.today().isoformat(),
         }

@@ -58,6 +58,9 @@ class ToolDecl(_Strict):
                                       "command.")
     result: Any = Field(None, description="stub: the answer to every call.")
     results: list[StubCase] | None = Field(None, description="stub: answers tried in order.")
+    unmatched: StrictStr | None = Field(None, min_length=1, description=(
+        "stub: what the model is told, after `no stubbed result for NAME with ARGUMENTS`, when no clause of "
+        "`results` matches a call (an imported trace's stubs say production never made that call)."))
     command: list[StrictStr] | None = Field(None, min_length=1, description="command: the argv, no shell.")
     timeout: float | None = Field(None, gt=0, le=3600, description="command: seconds before it is stopped.")
     python: StrictStr | None = Field(None, min_length=1, description="Python: PATH.py:function, relative to "
@@ -88,6 +91,9 @@ class ToolDecl(_Strict):
                              "`parameters` or `timeout`")
         if "result" in self.model_fields_set and self.results is not None:
             raise ValueError("give `result` (one answer) or `results` (answers by arguments), not both")
+        if self.unmatched is not None and self.results is None:
+            raise ValueError("`unmatched` is what a stub with `results` answers a call none of them matches; "
+                             "give `results`, or leave `unmatched` out")
         if stub and self.timeout is not None:
             raise ValueError("`timeout` applies to command tools only")
         return self
@@ -136,9 +142,10 @@ def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | No
         category = decl.category or Category.BASH
         fingerprint: Any = {"kind": "command", "command": list(decl.command), "timeout": timeout}
     else:
-        invoke = stub_invoke(name, decl.result, decl.results)
+        invoke = stub_invoke(name, decl.result, decl.results, decl.unmatched)
         category = decl.category or Category.READ
-        fingerprint = {"kind": "stub", **decl.model_dump(mode="json", include={"result", "results"})}
+        fingerprint = {"kind": "stub", **decl.model_dump(mode="json", include={"result", "results"}),
+                       **({"unmatched": decl.unmatched} if decl.unmatched is not None else {})}
     return Tool(name, decl.description, category, decl.parameters, invoke, source=source,
                 checks_schema=True, fingerprint=fingerprint, touches_worktree=decl.command is not None,
                 title=decl.title)

@@ -3,7 +3,8 @@
 `result` answers every call; `results` is tried in order, the first clause whose `when`
 matchers all hold answering. A text answer is returned as is, any other JSON value written
 canonically, and ``{"error": "..."}`` becomes an ``Error:`` result. When no clause matches
-the model is told so: ``Error: no stubbed result for NAME with {...}``.
+the model is told so: ``Error: no stubbed result for NAME with {...}``, followed by the stub's
+`unmatched` text when it has one (an imported trace's stubs say that production never made that call).
 """
 
 from __future__ import annotations
@@ -40,20 +41,23 @@ def render_result(result: Any) -> str:
     return canonical(result)
 
 
-def stub_answer(name: str, result: Any, results: Sequence[StubCase] | None, arguments: dict[str, Any]) -> str:
-    """The stub's answer to one call (arguments already checked against its schema)."""
+def stub_answer(name: str, result: Any, results: Sequence[StubCase] | None, arguments: dict[str, Any],
+                unmatched: str | None = None) -> str:
+    """The stub's answer to one call (arguments already checked against its schema); a call no
+    clause of `results` matches is a ToolFailure, saying `unmatched` after what was called."""
     if results is None:
         return render_result(result)
     for case in results:
         if matches_all(case.when, arguments):
             return render_result(case.result)
-    raise ToolFailure(f"no stubbed result for {name} with {canonical(arguments)}")
+    said = f"no stubbed result for {name} with {canonical(arguments)}"
+    raise ToolFailure(f"{said}; {unmatched}" if unmatched else said)
 
 
-def stub_invoke(name: str, result: Any, results: Sequence[StubCase] | None) -> Invoke:
+def stub_invoke(name: str, result: Any, results: Sequence[StubCase] | None, unmatched: str | None = None) -> Invoke:
     """The `invoke` of a stub tool answering `result`, or from `results` by the arguments."""
 
     def invoke(arguments: dict[str, Any], ctx: ToolContext) -> str:
-        return stub_answer(name, result, results, arguments)
+        return stub_answer(name, result, results, arguments, unmatched)
 
     return invoke
