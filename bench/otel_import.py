@@ -9,13 +9,16 @@ memory (peak RSS at most 300 MB) at 200 conversations a second or more. This
   an `execute_tool` span per call), the user's question, the order and the tool calls varying from
   one conversation to the next; the SDK's own OTLP/JSON file exporter writes them 512 spans a line,
   as a Collector's `file` exporter writes what a `BatchSpanProcessor` sent it;
-- runs `replio eval --path PROJECT import otel FILE` once, a whole process (`replio` as installed),
-  its peak RSS the child's own (`wait4`'s rusage), its conversations a second the fixtures written
-  over the wall-clock seconds;
-- prints both with their budgets, `met` or `NOT met`.
+- imports them twice, each a whole process (`replio` as installed) into a project of its own:
+  all of them as fixtures only (`--no-cassettes`: reading, grouping, scrubbing, building and
+  writing), then the first `--synthesize` of them with their cassettes and goldens synthesized
+  (each conversation run through replio's loop);
+- prints for each its peak RSS (the child's own, `wait4`'s rusage) and its conversations a second
+  of wall time, with the budgets, `met` or `NOT met`, and its conversations per CPU second (the
+  child's user and system time), the figure a loaded machine distorts least.
 
     python bench/otel_import.py                      # 10,000 conversations
-    python bench/otel_import.py --conversations 500  # a smoke run
+    python bench/otel_import.py --conversations 500 --synthesize 50  # a smoke run
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -131,20 +135,30 @@ def generate(path: Path, conversations: int) -> int:
     return path.stat().st_size
 
 
-def measure(project: Path, traces: Path) -> tuple[float, int, str]:
-    """Import `traces` into `project` in a child process: its wall seconds, peak RSS (KB), last line."""
+@dataclass
+class Measured:
+    """One import, a whole process: wall and CPU seconds (its own and its children's), peak RSS."""
+
+    wall: float
+    cpu: float
+    rss_mb: float
+    last: str
+
+
+def measure(project: Path, traces: Path, *extra: str) -> Measured:
+    """Import `traces` into `project` in a child process (`replio eval ... import otel FILE EXTRA`)."""
     replio = shutil.which("replio", path=str(Path(sys.executable).parent)) or "replio"
     env = {**os.environ, "CI": "true"}
     started = time.perf_counter()
-    child = subprocess.Popen([replio, "eval", "--path", str(project), "import", "otel", str(traces)],
+    child = subprocess.Popen([replio, "eval", "--path", str(project), "import", "otel", str(traces), *extra],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     out = child.stdout.read() if child.stdout else ""
-    _, status, usage = os.wait4(child.pid, 0)
-    elapsed = time.perf_counter() - started
+    _, status, usage = os.wait4(child.pid, 0)  # this child's own rusage: its peak RSS, its CPU
+    wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"the import failed:\n{out[-3000:]}")
     lines = out.strip().splitlines()
-    return elapsed, usage.ru_maxrss, lines[-1] if lines else ""
+    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, lines[-1] if lines else "")
 
 
 def verdict(value: float, budget: float, *, at_most: bool) -> str:
@@ -154,29 +168,48 @@ def verdict(value: float, budget: float, *, at_most: bool) -> str:
 
 def written(project: Path) -> int:
     """How many fixtures the import wrote into `project`."""
-    return sum(1 for _ in (project / ".replio" / "eval" / "otel").rglob("*.json"))
+    return sum(1 for _ in (project / ".replio" / "eval" / "otel").glob("*.json"))
+
+
+def _project(root: Path, name: str) -> Path:
+    project = root / name
+    (project / ".replio").mkdir(parents=True)
+    (project / ".replio" / "config.json").write_text('{"bundled": false}', encoding="utf-8")
+    return project
+
+
+def report(what: str, measured: Measured, fixtures: int) -> None:
+    """Print one import's figures against the budgets."""
+    wall_rate, cpu_rate = fixtures / measured.wall, fixtures / max(measured.cpu, 1e-9)
+    print(f"{what}: {fixtures:,} fixtures in {measured.wall:.1f} s wall, {measured.cpu:.1f} s CPU ({measured.last})")
+    print(f"  peak RSS {measured.rss_mb:.0f} MB (budget <= {RSS_BUDGET_MB} MB): "
+          f"{verdict(measured.rss_mb, RSS_BUDGET_MB, at_most=True)}")
+    print(f"  {wall_rate:.0f} conversations/s of wall time (budget >= {RATE_BUDGET}): "
+          f"{verdict(wall_rate, RATE_BUDGET, at_most=False)}; {cpu_rate:.0f} per CPU second")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=10_000)
+    parser.add_argument("--synthesize", type=int, default=500,
+                        help="how many of them the second import synthesizes cassettes for (--limit)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="otel-bench-") as tmp:
-        project, traces = Path(tmp, "project"), Path(tmp, "traces.json")
-        (project / ".replio").mkdir(parents=True)
+        traces = Path(tmp, "traces.json")
         started = time.perf_counter()
         size = generate(traces, args.conversations)
         print(f"generated {args.conversations:,} conversations, {size / 1e6:.1f} MB of OTLP/JSON "
-              f"in {time.perf_counter() - started:.1f} s")
-        elapsed, rss_kb, last = measure(project, traces)
-        fixtures = written(project)
-        if fixtures != args.conversations:
-            raise SystemExit(f"the import wrote {fixtures} fixtures for {args.conversations} conversations: {last}")
-        rate, rss_mb = fixtures / elapsed, rss_kb / 1024
-        print(f"import: {elapsed:.1f} s, {last}")
-        print(f"peak RSS {rss_mb:.0f} MB (budget <= {RSS_BUDGET_MB} MB): "
-              f"{verdict(rss_mb, RSS_BUDGET_MB, at_most=True)}")
-        print(f"{rate:.0f} conversations/s (budget >= {RATE_BUDGET}): {verdict(rate, RATE_BUDGET, at_most=False)}")
+              f"in {time.perf_counter() - started:.1f} s; load average {os.getloadavg()[0]:.1f} on "
+              f"{os.cpu_count()} cores")
+        for what, extra, expected in (
+                ("fixtures only (--no-cassettes)", ("--no-cassettes",), args.conversations),
+                (f"with cassettes synthesized (--limit {args.synthesize})", ("--limit", str(args.synthesize)),
+                 min(args.synthesize, args.conversations))):
+            project = _project(Path(tmp), what.split()[0])
+            measured = measure(project, traces, *extra)
+            if (fixtures := written(project)) != expected:
+                raise SystemExit(f"{what}: the import wrote {fixtures} fixtures, not {expected}: {measured.last}")
+            report(what, measured, fixtures)
 
 
 if __name__ == "__main__":
