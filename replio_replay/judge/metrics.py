@@ -40,12 +40,13 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
     means and totals, drifts when any trial drifts, and adds its passes to pass^k and pass@k.
     """
     trials = [t for r in results for t in units(r)]
+    judged = [r for r in results if not r.unjudged]  # a fixture with no verifier yet neither passes nor fails
     drifts = {r.id: [t.drift for t in units(r)] for r in results}
     errored = {r.id: all(t.status is Status.ERROR for t in units(r)) for r in results}
     summary = Summary(
         fixtures=len({r.id for r in results}),
         accuracy=_mean([t.accuracy for t in trials if t.accuracy is not None]),
-        pass_rate=_mean([1.0 if t.passed else 0.0 for t in trials]),
+        pass_rate=_mean([1.0 if t.passed else 0.0 for r in judged for t in units(r)]),
         calls=sum(t.calls for t in trials),
         redundant=sum(t.redundant for t in trials),
         errors=sum(t.errors for t in trials),
@@ -55,10 +56,11 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
         cost_unknown=sum(1 for t in trials if t.cost_unknown) or None,
         drifted=sum(1 for ds in drifts.values() if any(ds)),
         new=sum(1 for i, ds in drifts.items() if any(d is None for d in ds) and not errored[i]),
+        unjudged=len({r.id for r in results if r.unjudged}) or None,
     )
     n = max((r.n or 1 for r in results), default=1)
-    counts = [(r.passes or 0, r.n or 1) for r in results]
-    summary = summary.model_copy(update=_uncertainty(results, counts, n))
+    counts = [(r.passes or 0, r.n or 1) for r in judged]
+    summary = summary.model_copy(update=_uncertainty(results, judged, counts, n))
     if n == 1:
         return summary
     return summary.model_copy(update={
@@ -67,24 +69,27 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
                        for k in range(1, n + 1)},
         "pass_at_k": {str(k): _mean([pass_at_k(c, m, k) for c, m in counts if m >= k]) or 0.0
                       for k in range(1, n + 1)},
-        "flaky": sorted(r.id for r in results if 0 < (r.passes or 0) < (r.n or 1)),
+        "flaky": sorted(r.id for r in judged if 0 < (r.passes or 0) < (r.n or 1)),
     })
 
 
-def _uncertainty(results: Sequence[FixtureResult], counts: Sequence[tuple[int, int]], n: int) -> dict[str, Any]:
+def _uncertainty(results: Sequence[FixtureResult], judged: Sequence[FixtureResult], counts: Sequence[tuple[int, int]],
+                 n: int) -> dict[str, Any]:
     """The summary's error bars (`se`, `ci95`, `ci_method`) over fixtures, the unit of sampling
-    (see `statistics`): for the pass rate, the accuracy and each pass^k."""
+    (see `statistics`): for the pass rate and each pass^k (over the `judged` fixtures, `counts`
+    theirs), and for the accuracy."""
     if not results:
         return {}
-    groups = [r.group for r in results]
-    estimates: dict[str, Estimate] = {
-        "pass_rate": estimate([[1.0 if u.passed else 0.0 for u in units(r)] for r in results], groups)}
+    estimates: dict[str, Estimate] = {}
+    if judged:
+        estimates["pass_rate"] = estimate([[1.0 if u.passed else 0.0 for u in units(r)] for r in judged],
+                                          [r.group for r in judged])
     scored = [(r, [u.accuracy for u in units(r) if u.accuracy is not None]) for r in results]
     scored = [(r, s) for r, s in scored if s]
     if scored:
         estimates["accuracy"] = estimate([s for _, s in scored], [r.group for r, _ in scored])
     for k in range(1, n + 1) if n > 1 else ():
-        kept = [(r.group, pass_hat_k(c, m, k)) for r, (c, m) in zip(results, counts) if m >= k]
+        kept = [(r.group, pass_hat_k(c, m, k)) for r, (c, m) in zip(judged, counts) if m >= k]
         if kept:
             estimates[f"pass^{k}"] = estimate([[v] for _, v in kept], [g for g, _ in kept], wilson_ok=False)
     return {"se": {k: round(e.se, 6) for k, e in estimates.items()},

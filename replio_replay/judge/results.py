@@ -96,6 +96,10 @@ class FixtureResult(_Model):
     names: list[str] = Field(default_factory=list)
     accuracy: _Fraction | None = None
     passed: bool = Field(False, alias="pass")
+    unjudged: bool | None = Field(
+        None, description="true: the fixture has no verifier yet (one imported from a trace, `source`), so it "
+        "neither passes nor fails: `pass` is false, the verdict reads `unjudged`, and the pass rate, pass^k and "
+        "pass@k leave it out. Absent for every other fixture, and for one whose run ended in error.")
     calls: _Count = 0
     redundant: _Count = 0
     errors: _Count = 0
@@ -169,7 +173,10 @@ class FixtureResult(_Model):
 
     @property
     def verdict(self) -> str:
-        """`pass` or `FAIL`; with repeated trials, the trials that passed of those run (`2/3`)."""
+        """`pass` or `FAIL`, or `unjudged` for a fixture with no verifier yet; with repeated trials, the
+        trials that passed of those run (`2/3`)."""
+        if self.unjudged:
+            return "unjudged"
         return f"{self.passes}/{self.n}" if self.trials else "pass" if self.passed else "FAIL"
 
     def shown(self, name: str) -> str:
@@ -242,6 +249,8 @@ class Summary(_Model):
         None, description="How many fixtures (trials) have a cost that is unknown (their `cost_unknown`).")
     drifted: _Count = 0
     new: _Count = 0
+    unjudged: _Count | None = Field(
+        None, description="Fixtures with no verifier yet (`unjudged`), left out of the pass rate; absent when none.")
     trials: _Trials | None = Field(None, description="Trials per fixture, when more than one.")
     pass_hat_k: dict[str, _Fraction] | None = Field(
         None, description="k -> mean over fixtures of C(c,k)/C(n,k): the chance all of k trials pass."
@@ -280,7 +289,7 @@ class RunResult(_Model):
         for fx in data["fixtures"]:
             for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "state_checks",
                         "conversation", "finish", "tokens_by_role", "judge", "cost", "cost_by_role", "cost_unknown",
-                        "agent_stderr", "user_trace", "group"):
+                        "agent_stderr", "user_trace", "group", "unjudged"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
             for verdict in fx["judge"] if isinstance(fx.get("judge"), list) else [fx.get("judge") or {}]:
@@ -290,7 +299,7 @@ class RunResult(_Model):
                 for key in ("drift_info", "judge", "cost", "cost_by_role", "cost_unknown"):
                     if trial.get(key) is None:
                         trial.pop(key)
-        for key in ("trials", "pass_hat_k", "pass_at_k", "flaky", "cost", "cost_by_role", "cost_unknown"):
+        for key in ("trials", "pass_hat_k", "pass_at_k", "flaky", "cost", "cost_by_role", "cost_unknown", "unjudged"):
             if data["summary"].get(key) is None:
                 data["summary"].pop(key, None)
         return data

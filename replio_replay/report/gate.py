@@ -73,7 +73,11 @@ def judge(result: FixtureResult, *, strict: bool = False, require_pass: bool = F
         if strict and unit.drift is None:
             kinds.add("no golden")
             problems.append(f"{name}: no golden yet; approve one with --update-golden")
-    if require_pass and (not result.passed or (result.trials and result.passes != result.n)):
+    if require_pass and result.unjudged:
+        kinds.add("verifier")
+        problems.append(f"{result.id}: unjudged: it has no verifier yet, and require_pass asks it to pass; write "
+                        "one (or import it with --expect observed)")
+    elif require_pass and (not result.passed or (result.trials and result.passes != result.n)):
         kinds.add("verifier")
         problems.append(f"{result.id}: the verifier failed: {'; '.join(result.shown_reasons) or 'in some trials'}")
     return Verdict("failed", "\n".join(problems), frozenset(kinds)) if problems else Verdict("passed")

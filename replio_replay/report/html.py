@@ -265,14 +265,14 @@ def _labels(runs: Sequence[RunResult], origins: Sequence[str]) -> list[str]:
             for i, label in enumerate(labels)]
 
 
-def _cell(unit: Unit) -> Cell:
-    return Cell("pass" if unit.passed else "FAIL", unit.status.value, fmt_ratio(unit.accuracy), unit.calls,
+def _cell(unit: Unit, unjudged: bool = False) -> Cell:
+    return Cell("unjudged" if unjudged else "pass" if unit.passed else "FAIL", unit.status.value, fmt_ratio(unit.accuracy), unit.calls,
                 drift_text([unit.drift] if compared(unit) else []), request_drift_text([unit.request_drift]))
 
 
 def _cells(result: FixtureResult | None, trials: int) -> list[Cell]:
     """A cell per trial of the run; a trial the fixture lacks shows as not run."""
-    cells = [_cell(u) for u in units(result)] if result else []
+    cells = [_cell(u, bool(result.unjudged)) for u in units(result)] if result else []
     return cells + [Cell("")] * (trials - len(cells))
 
 

@@ -35,6 +35,7 @@ def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: 
     for run in runs:
         suite = ET.SubElement(root, "testsuite", name=run.key.label)
         counts = {"tests": 0, "failures": 0, "errors": 0}
+        skipped = 0
         for result in run.fixtures:
             verdict = judge(result, strict=strict, require_pass=result.id in require_pass, tools=run.tools)
             case = ET.SubElement(suite, "testcase", name=result.id, classname=".".join(["replio", run.provider, run.model, *([f"tools={run.tools}"] if run.tools != "default" else [])]),
@@ -62,12 +63,17 @@ def junit_xml(runs: Sequence[RunResult], *, strict: bool = False, require_pass: 
             elif verdict.outcome == "failed":
                 counts["failures"] += 1
                 ET.SubElement(case, "failure", message=verdict.text.splitlines()[0]).text = verdict.text
+            elif result.unjudged:  # no verifier yet: neither passed nor failed
+                skipped += 1
+                ET.SubElement(case, "skipped", message="unjudged: the fixture has no verifier yet")
             if result.reasons:  # why the verifier failed, whether or not that fails the test
                 ET.SubElement(case, "system-out").text = "".join(f"{r}\n" for r in result.shown_reasons)
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value
-        suite.set("skipped", "0")
+        suite.set("skipped", str(skipped))
+        if skipped:
+            totals["skipped"] = totals.get("skipped", 0) + skipped
     if gates:
         suite = ET.SubElement(root, "testsuite", name="replio.gates", tests=str(len(gates)),
                               failures=str(len(gates)), errors="0", skipped="0")

@@ -54,7 +54,7 @@ class Progress:
             tally.running = max(0, tally.running - 1)
             tally.done += 1
             tally.tokens += result.tokens
-            tally.failed += not result.passed
+            tally.failed += not result.passed and not result.unjudged
             now = dataclasses.replace(tally)
         self.ended(label, result, now)
 
@@ -123,7 +123,7 @@ class LineProgress(Progress):
 
     def ended(self, label: str, result: FixtureResult, tally: Tally) -> None:
         trial = f" (trial {result.trial})" if result.trial != 1 else ""
-        verdict = "pass" if result.passed else "FAIL"
+        verdict = "unjudged" if result.unjudged else "pass" if result.passed else "FAIL"
         run = f"{label} " if self._several else ""
         line = (f"[{tally.done}/{tally.total}] {run}{result.id}{trial}: {verdict} {result.status.value}, "
                 f"{plural(result.calls, 'call')}, {plural(result.tokens, 'token')}, {result.seconds:.2f}s")

@@ -255,6 +255,7 @@ def summary_line(s: Summary) -> str:
         + (f"cost unknown (no token counts for {plural(s.cost_unknown, 'fixture')})  " if s.cost_unknown
            else f"cost {fmt_usd(s.cost)}  " if s.cost is not None else "")
         + f"drifted {s.drifted}  new {s.new}"
+        + (f"  unjudged {s.unjudged} (no verifier yet; not in the pass rate)" if s.unjudged else "")
     )
 
 

@@ -58,6 +58,10 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
         passed = passed and all(v.passed for v in t.judged)
     if t.status in _UNFINISHED:
         passed, reasons = False, [f"the run ended in {t.status.value}"]
+    # imported from a trace and given no verifier yet: neither a pass nor a failure
+    unjudged = fixture.unjudged and t.status not in _UNFINISHED and not reasons
+    if unjudged:
+        passed = False
     extra = {k: v for k, v in (extras or {}).items() if k in FixtureResult.model_fields}
     by_role, unknown = _costs(t, prices or {})
     if unknown:
@@ -74,6 +78,7 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
         accuracy=accuracy(trace, fixture.expected, fixture.match)
         if t.status not in _UNFINISHED or fixture.expected is None else 0.0,
         passed=passed,
+        unjudged=True if unjudged else None,
         calls=len(trace),
         redundant=redundant([(c.name, c.arguments) for c in trace]),
         errors=sum(r.is_error for r in t.records) + (t.status is Status.ERROR),

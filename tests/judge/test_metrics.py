@@ -186,3 +186,28 @@ def test_summary_accuracy_is_null_when_no_fixture_has_expected() -> None:
 def test_summary_of_nothing() -> None:
     s = summarize([])
     assert (s.fixtures, s.accuracy, s.pass_rate, s.calls, s.tokens) == (0, None, None, 0, 0)
+
+
+# unjudged ------------------------------------------------------------------------------------------
+
+_SOURCE = {"file": "traces.jsonl", "trace_id": "4bf92f35", "dialect": "genai-semconv"}
+
+
+def test_an_imported_fixture_without_a_verifier_is_unjudged_and_left_out_of_the_pass_rate() -> None:
+    provider = mock_provider({"*": [turn(text="Done.")]})
+    imported = run_fixture(make_case(make_fixture(id="imported", source=_SOURCE)), provider, RunOptions())
+    judged = run_fixture(make_case(make_fixture(id="judged", source=_SOURCE, verifier={"answer": "Done."})),
+                         provider, RunOptions())
+    failing = run_fixture(make_case(make_fixture(id="failing", verifier={"answer": "Other."})), provider, RunOptions())
+    assert (imported.unjudged, imported.passed, imported.verdict) == (True, False, "unjudged")
+    assert (judged.unjudged, judged.passed, judged.verdict) == (None, True, "pass")
+    assert "unjudged" not in judged.model_dump(mode="json", by_alias=True, exclude_none=True)
+    summary = summarize([imported, judged, failing])
+    assert (summary.fixtures, summary.pass_rate, summary.unjudged) == (3, 0.5, 1)
+    assert summarize([imported]).pass_rate is None  # no fixture to measure: not a made-up 0
+
+
+def test_a_run_that_ended_in_error_is_an_error_not_unjudged() -> None:
+    broken = mock_provider({"*": [RuntimeError("boom")]})
+    result = run_fixture(make_case(make_fixture(source=_SOURCE)), broken, RunOptions())
+    assert (result.status, result.unjudged, result.verdict) == (Status.ERROR, None, "FAIL")

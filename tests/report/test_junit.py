@@ -81,3 +81,18 @@ def test_reasons_go_to_system_out_and_fail_only_when_required(project: Path, age
     failure = cases["alpha"].find("failure")
     assert failure is not None and "the verifier failed: must_include: grep was not called" in failure.text
     assert cases["alpha"].find("system-out").text == "must_include: grep was not called\n"
+
+
+def test_an_unjudged_fixture_is_a_skipped_testcase_and_require_pass_fails_it() -> None:
+    from replio_replay.judge.metrics import summarize
+    from replio_replay.judge.results import FixtureResult, RunResult
+    from replio_replay.report.junit import junit_xml
+
+    unjudged = FixtureResult(id="imported", passed=False, unjudged=True, drift=[])
+    run = RunResult(provider="openai", model="m", fixtures=[unjudged], summary=summarize([unjudged]))
+    root = ET.fromstring(junit_xml([run]))
+    case = root.find(".//testcase")
+    assert case is not None and case.find("skipped") is not None and case.find("failure") is None
+    assert root.get("skipped") == "1" and root.find("testsuite").get("skipped") == "1"  # type: ignore[union-attr]
+    required = ET.fromstring(junit_xml([run], require_pass=["imported"])).find(".//testcase/failure")
+    assert required is not None and "unjudged: it has no verifier yet" in (required.text or "")
