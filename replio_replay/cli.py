@@ -653,8 +653,8 @@ def import_tau2_cmd(project: Path, source: Path, domain: str, split: str, limit:
               help='Scrub with these rules too: JSON {"rules": [{"pattern", "replacement", "name"}]}, patterns '
               "in RE2 syntax (as $regex).")
 @click.option("--tools", "tools_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="A tool-set file whose tools' descriptions and schemas the stubs take (where the trace holds "
-              "none, or holds others).")
+              help="A tool-set file whose tools the trace's calls are answered for: each is offered as the file "
+              "describes it (replay with run --tools FILE), its stub holding the recorded results only.")
 @click.option("--expect", type=click.Choice(["none", "observed"]), default="none", show_default=True,
               help="none: no verifier yet (reported unjudged); observed: the trace's calls, names and arguments, "
               "are the verifier.")
@@ -677,7 +677,7 @@ def import_otel_cmd(project: Path, paths: tuple[Path, ...], out: Path | None, se
                           tools=tool_definitions(tools_file) if tools_file is not None else None)
         rules = read_rules(redact_file) if redact_file is not None else []
         scrubber = Scrubber(Redactor.from_environment(Env.current().values), rules)
-        synthesizer = None if no_cassettes else _synthesizer(project)
+        synthesizer = None if no_cassettes else _synthesizer(project, tools_file)
         report = import_otel(list(paths), out or project / DEFAULT_OUT, scrubber, options, synthesizer)
     except UsageError as exc:
         _fail(exc)
@@ -694,12 +694,13 @@ def import_otel_cmd(project: Path, paths: tuple[Path, ...], out: Path | None, se
     sys.exit(1 if report.problems else 0)
 
 
-def _synthesizer(project: Path) -> Any:
-    """The project's synthesizer of cassettes and goldens; UsageError when its config or tool set is broken."""
+def _synthesizer(project: Path, tools_file: Path | None) -> Any:
+    """The project's synthesizer of cassettes and goldens, recording with the tool set `tools_file` (else
+    the default); UsageError when its config or the tool set is broken."""
     from .run.synthesis import Synthesizer
 
     try:
-        return Synthesizer.for_project(project)
+        return Synthesizer.for_project(project, "default" if tools_file is None else str(tools_file))
     except ReplioError as exc:
         raise UsageError(f"{project}: {exc}; fix the project's config, or import with --no-cassettes") from None
 

@@ -63,6 +63,8 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
     summary = summary.model_copy(update=_uncertainty(results, judged, counts, n))
     if n == 1:
         return summary
+    if not judged:  # every fixture unjudged: no pass^k or pass@k to give, not a made-up 0
+        return summary.model_copy(update={"trials": n})
     return summary.model_copy(update={
         "trials": n,
         "pass_hat_k": {str(k): _mean([pass_hat_k(c, m, k) for c, m in counts if m >= k]) or 0.0

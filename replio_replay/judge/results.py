@@ -160,6 +160,9 @@ class FixtureResult(_Model):
     user_trace: list[TraceCall] | None = Field(
         None, description="The calls a simulated user made with its own tools (`user.tools`), apart from the "
                           "agent's `trace`; absent when it made none.")
+    synthesized: dict[str, str] | None = Field(
+        None, description="What trace its cassette was synthesized from (`import otel`: `from`, `file`, "
+        "`trace_id`, `dialect`), when it replayed (or was made) from such a cassette, not a live recording.")
     agent_stderr: str | None = Field(
         None, description="What the user's own agent wrote on standard error (its end, capped, redacted); absent "
                           "when it wrote nothing or replio's loop ran the fixture.")
@@ -277,6 +280,15 @@ class RunResult(_Model):
     summary: Summary
 
     @property
+    def label(self) -> str:
+        """The run's label (`key.label`), saying how many of its fixtures replayed cassettes synthesized
+        from traces rather than live recordings."""
+        synthesized = sum(1 for f in self.fixtures if f.synthesized)
+        if not synthesized:
+            return self.key.label
+        return f"{self.key.label} ({synthesized} of {len(self.fixtures)} synthesized from traces)"
+
+    @property
     def key(self) -> RunKey:
         """What the run is of: provider, model, tool set (its files' place on disk)."""
         from ..fixtures.layout import RunKey
@@ -289,7 +301,7 @@ class RunResult(_Model):
         for fx in data["fixtures"]:
             for key in ("timing", "trials", "passes", "n", "drift_info", "titles", "state", "state_checks",
                         "conversation", "finish", "tokens_by_role", "judge", "cost", "cost_by_role", "cost_unknown",
-                        "agent_stderr", "user_trace", "group", "unjudged"):
+                        "agent_stderr", "user_trace", "group", "unjudged", "synthesized"):
                 if fx.get(key) is None:
                     fx.pop(key, None)
             for verdict in fx["judge"] if isinstance(fx.get("judge"), list) else [fx.get("judge") or {}]:

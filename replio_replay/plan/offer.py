@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import ToolSetError
 from ..fixtures.model import Fixture
-from ..tools.declared import command_argv, declared_tool
+from ..tools.declared import answering_for, command_argv, declared_tool
 from ..tools.environment import Environment, environment
 from ..tools.mcp.config import McpServer
 from ..tools.resolve import no_tool, tool_hint
@@ -37,6 +37,14 @@ def for_fixture(base: ToolSet, fixture: Fixture, origin: str) -> ToolSet:
     base_dir = Path(origin).parent if not origin.startswith("plugin:") else None
     tools = list(base.tools)
     for tool_name, decl in fixture.tools.items():
+        if tool_name in base.known and decl.kind == "stub" and decl.description is None:
+            # a stub with no description of its own answers for the tool set's tool, offered as the set offers it
+            at = next((i for i, t in enumerate(tools) if t.name == tool_name), None)
+            if at is None:
+                raise ToolSetError(f"{where}: tools.{tool_name}: the tool set disables that tool, so the fixture's "
+                                   "stub has nothing to answer for")
+            tools[at] = answering_for(tools[at], decl, f"fixture {fixture.id!r} ({origin})")
+            continue
         if tool_name in base.known:
             raise ToolSetError(f"{where}: tools.{tool_name}: the tool set already has a tool of that name; "
                                "rename the fixture's tool")

@@ -207,6 +207,10 @@ class CassetteSession(FixtureSession):
             drift += [(AGENT, change) for change in mcp.drift]
         if t.loaded_count or drift:
             self.extras["request_drift"] = [{**c.to_json(), "role": role} for role, c in drift]
+        made_from = self.provider.synthesized if t.recorded else \
+            self.serializer.loaded_header.get("synthesized") if t.loaded_count else None
+        if isinstance(made_from, dict):  # a cassette synthesized from a trace, not a live recording
+            self.extras["synthesized"] = {str(k): str(v) for k, v in made_from.items()}
         self.mcp_failed()  # a server that failed mid-run: nothing a replay could reproduce is written
         recorded_mcp = mcp is not None and mcp.recording and bool(mcp.records)
         if not (t.recorded or recorded_mcp) or status is Status.CANCELLED or t.unanswered or self.discarded:

@@ -257,7 +257,7 @@ def _signed(name: str, delta: float) -> str:
 
 
 def _labels(runs: Sequence[RunResult], origins: Sequence[str]) -> list[str]:
-    labels = [r.key.label for r in runs]
+    labels = [r.label for r in runs]
     if origins:
         labels = [f"{label} ({origin})" if labels.count(label) > 1 else label
                   for label, origin in zip(labels, origins)]

@@ -51,6 +51,8 @@ class Entry:
     trial: int = 1
     #: The provider plays a script and records nothing (the mock): no cassette is missing.
     scripted: bool = False
+    #: The cassette's `synthesized` header: what trace it was made from (`import otel`), not a live recording.
+    synthesized: dict[str, Any] | None = None
 
     def age_days(self, today: datetime.date) -> int | None:
         if self.recorded is None:
@@ -77,7 +79,8 @@ class Inventory:
                  "cassette": str(e.cassette) if e.cassette else None,
                  "golden": str(e.golden) if e.golden else None,
                  "recorded": e.recorded, "age_days": e.age_days(self.today),
-                 "stale": list(e.stale) if e.cassette else None, "scripted": e.scripted}
+                 "stale": list(e.stale) if e.cassette else None, "scripted": e.scripted,
+                 "synthesized": e.synthesized}
                 for e in self.entries
             ],
             "orphans": [str(p) for p in self.orphans],
@@ -112,8 +115,10 @@ def inventory(settings: Settings, catalog: Catalog, pm: pluggy.PluginManager) ->
             kinds = files[key].get((fixture_id, trial), {})
             cassette = kinds.get("cassette")
             header, stale = _check(cassette, catalog.fixtures[fixture_id], toolsets.get(key.tools))
+            synthesized = header.get("synthesized") if header else None
             inv.entries.append(Entry(key, fixture_id, cassette, kinds.get("golden"),
-                                     _recorded(header), stale, trial, _scripted(key.provider)))
+                                     _recorded(header), stale, trial, _scripted(key.provider),
+                                     synthesized if isinstance(synthesized, dict) else None))
     return inv
 
 

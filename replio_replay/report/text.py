@@ -162,9 +162,9 @@ def write_run(run: RunResult, out: TextIO, *, rich: bool, width: int | None = No
                      request_drift_cell(r), " > ".join(map(r.shown, r.names)) or "-"))
     chrome = 3 * len(columns) + 1 if rich else 0  # a rich table's borders and padding
     if width is not None and table_width(columns, rows) + chrome > width:
-        _write_narrow(run.key.label, columns, rows, out, width)
+        _write_narrow(run.label, columns, rows, out, width)
     else:
-        render_table(run.key.label, columns, rows, out, rich=rich)
+        render_table(run.label, columns, rows, out, rich=rich)
     summary = summary_line(run.summary)
     out.write((textwrap.fill(summary, width, break_long_words=False) if width else summary) + "\n")
     if run.summary.trials:
@@ -422,7 +422,8 @@ def write_inventory(inv: Inventory, out: TextIO, *, rich: bool) -> None:
         age = e.age_days(inv.today)
         stale = ("; ".join(e.stale) or "-") if e.cassette else ""
         rows.append((e.key.label, e.fixture_id if e.trial == 1 else f"{e.fixture_id} (trial {e.trial})",
-                     "yes" if e.cassette else "scripted" if e.scripted else "missing",
+                     ("synthesized from a trace" if e.synthesized else "yes") if e.cassette
+                     else "scripted" if e.scripted else "missing",
                      "yes" if e.golden else "missing", e.recorded or "-", "-" if age is None else f"{age}d",
                      stale))
     if rows:

@@ -48,17 +48,18 @@ class Synthesizer:
     redactor: Redactor
 
     @classmethod
-    def for_project(cls, project: Path) -> Synthesizer:
-        """The synthesizer of `project`; ReplioError when its config or tool set cannot be read."""
+    def for_project(cls, project: Path, tools: str = "default") -> Synthesizer:
+        """The synthesizer of `project`, recording with its tool set `tools` (a name or a file, as
+        `--tools` takes it); ReplioError when its config or that tool set cannot be read."""
         from ..fixtures.plugins import choose_plugins, plugin_manager
         from ..tools.sources import load_toolsets
 
         settings = resolve_settings(project, Flags(record_mode=RecordMode.ALL.value))
         pm = plugin_manager(choose_plugins(settings.config.plugins).active)
-        toolsets, problems = load_toolsets(settings.project, ("default",), settings.config.tools, pm,
+        toolsets, problems = load_toolsets(settings.project, (tools,), settings.config.tools, pm,
                                            settings.config.mcp_servers, agent=settings.config.agent)
         if problems or not toolsets:
-            raise ReplioError(f"the project's default tool set cannot be loaded: "
+            raise ReplioError(f"the tool set {tools!r} cannot be loaded: "
                               f"{problems[0].message if problems else 'none'}")
         redactor = Redactor.from_environment(settings.env.values, names=["OPENAI_API_KEY"])
         return cls(settings, toolsets[0], redactor)

@@ -11,6 +11,7 @@ the tool runs.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -25,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from ..errors import ToolSetError
 from .base import Tool
 from .permissions import Category
 from .schema import name_problem, schema_problem
@@ -33,7 +35,7 @@ from .stub import StubCase, stub_invoke
 if TYPE_CHECKING:
     from .child import ForkServer
 
-__all__ = ["DEFAULT_COMMAND_TIMEOUT", "ToolDecl", "ToolDecls", "command_argv", "declared_tool"]
+__all__ = ["DEFAULT_COMMAND_TIMEOUT", "ToolDecl", "ToolDecls", "answering_for", "command_argv", "declared_tool"]
 
 #: Seconds a command tool may run when its declaration gives no `timeout`.
 DEFAULT_COMMAND_TIMEOUT = 30.0
@@ -49,7 +51,8 @@ class ToolDecl(_Strict):
     """A stub, command or Python tool as declared in JSON."""
 
     description: StrictStr | None = Field(None, min_length=1, description="Required but for a Python tool "
-                                          "(default: its docstring).")
+                                          "(default: its docstring), and for a fixture's stub with no `parameters` "
+                                          "either, which answers for the tool set's tool of its name.")
     title: StrictStr | None = Field(None, min_length=1, max_length=200, description=(
         "The name reports show for the tool (its key is the name the model is offered), such as an "
         "imported benchmark's own name; it is not sent to the model."))
@@ -84,8 +87,11 @@ class ToolDecl(_Strict):
         if not stub and not command and self.python is None:
             raise ValueError("give `command` for a command tool, `result`/`results` for a stub, or `python` for "
                              "a Python tool")
-        if self.python is None and self.description is None:
-            raise ValueError("description: field required (a stub or command tool needs a description)")
+        if self.command is not None and self.description is None:
+            raise ValueError("description: field required (a command tool needs a description)")
+        if stub and self.description is None and "parameters" in self.model_fields_set:
+            raise ValueError("description: field required (a stub with `parameters` needs a description; a "
+                             "fixture's stub with neither answers for the tool set's tool of its name)")
         if self.python is not None and (self.timeout is not None or "parameters" in self.model_fields_set):
             raise ValueError("a Python tool is typed by its hints and bounded by tool_timeout: give it no "
                              "`parameters` or `timeout`")
@@ -121,7 +127,6 @@ def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | No
     """The `Tool` a declaration makes; `base_dir` is the declaring file's folder (for `./` in argv and
     a Python tool's path); a Python tool is described by `python` (by default a fork server of its own)."""
     if decl.python is not None:
-        from ..errors import ToolSetError
         from .function import python_tool
 
         where = f"{source}: tools.{name}.python"
@@ -142,6 +147,9 @@ def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | No
         category = decl.category or Category.BASH
         fingerprint: Any = {"kind": "command", "command": list(decl.command), "timeout": timeout}
     else:
+        if decl.description is None:
+            raise ToolSetError(f"{source}: tools.{name}: a stub needs a description (only a fixture's stub may "
+                               "leave it and `parameters` out, to answer for the tool set's tool of that name)")
         invoke = stub_invoke(name, decl.result, decl.results, decl.unmatched)
         category = decl.category or Category.READ
         fingerprint = {"kind": "stub", **decl.model_dump(mode="json", include={"result", "results"}),
@@ -149,6 +157,17 @@ def declared_tool(name: str, decl: ToolDecl, *, source: str, base_dir: Path | No
     return Tool(name, decl.description, category, decl.parameters, invoke, source=source,
                 checks_schema=True, fingerprint=fingerprint, touches_worktree=decl.command is not None,
                 title=decl.title)
+
+
+def answering_for(tool: Tool, decl: ToolDecl, source: str) -> Tool:
+    """The tool set's `tool`, as it is offered (description, schema, category), answered by the stub
+    `decl` of a fixture (`source`): an imported trace's recorded results for a tool the user's tool
+    set describes."""
+    return dataclasses.replace(
+        tool, invoke=stub_invoke(tool.name, decl.result, decl.results, decl.unmatched), source=source,
+        checks_schema=True, touches_worktree=False, in_child=False,
+        fingerprint={"kind": "stub", "answers": tool.fingerprint,
+                     **decl.model_dump(mode="json", include={"result", "results", "unmatched"}, exclude_none=True)})
 
 
 def command_argv(command: Sequence[str], base_dir: Path | None) -> tuple[str, ...]:

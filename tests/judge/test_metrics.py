@@ -211,3 +211,16 @@ def test_a_run_that_ended_in_error_is_an_error_not_unjudged() -> None:
     broken = mock_provider({"*": [RuntimeError("boom")]})
     result = run_fixture(make_case(make_fixture(source=_SOURCE)), broken, RunOptions())
     assert (result.status, result.unjudged, result.verdict) == (Status.ERROR, None, "FAIL")
+
+
+def test_with_trials_unjudged_fixtures_are_left_out_of_pass_hat_k_and_flaky() -> None:
+    from replio_replay.judge.metrics import combine_trials
+
+    provider = mock_provider({"*": [turn(text="Done.")]})
+    runs = [run_fixture(make_case(make_fixture(id="imported", source=_SOURCE)), provider, RunOptions()),
+            run_fixture(make_case(make_fixture(id="judged", verifier={"answer": "Done."})), provider, RunOptions())]
+    trials = [r.model_copy(update={"trial": t}) for r in runs for t in (1, 2)]
+    summary = summarize(combine_trials(trials))
+    assert (summary.trials, summary.pass_hat_k, summary.flaky, summary.unjudged) == (2, {"1": 1.0, "2": 1.0}, [], 1)
+    alone = summarize(combine_trials([r.model_copy(update={"trial": t}) for r in runs[:1] for t in (1, 2)]))
+    assert (alone.trials, alone.pass_hat_k, alone.pass_rate) == (2, None, None)
