@@ -234,3 +234,16 @@ def test_a_baseline_with_a_number_out_of_bounds_stops_the_suite_before_it_runs(p
     result.stdout.fnmatch_lines([f"replio: {base}: not a replio result: summary.tokens: Input should be less than "
                                  "or equal to 9007199254740991; *"])
     assert "Traceback" not in result.stdout.str() and "OverflowError" not in result.stdout.str()
+
+
+def test_an_imported_fixture_without_a_verifier_is_skipped_as_unjudged(pytester: pytest.Pytester,
+                                                                      recorded: Path) -> None:
+    fixture = recorded / ".replio" / "eval" / "alpha.json"
+    data = json.loads(fixture.read_text())
+    data["source"] = {"file": "traces.jsonl", "trace_id": "4bf92f35", "dialect": "genai-semconv"}
+    fixture.write_text(json.dumps(data))
+    # its golden's pass drifts (an unjudged fixture does not pass): approving it judges the approved state
+    pytester.runpytest(*_ids(recorded), "--replio-update-golden")
+    result = pytester.runpytest(*_ids(recorded), "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*alpha: unjudged: it has no verifier yet*"])
