@@ -41,8 +41,15 @@ def _steps() -> dict[str, str]:
     return {step["name"]: step["run"] for step in job["steps"] if "run" in step}
 
 
-def test_the_workflow_replay_step_runs_as_written(tmp_path: Path) -> None:
-    project = tmp_path / "clone"
+#: The workflows' tests share one run of the single workflow's replay: on one xdist worker.
+WORKFLOW_REPLAY = pytest.mark.xdist_group("workflow-replay")
+
+
+@pytest.fixture(scope="module")
+def single_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The single workflow's replay step run as written in a clone, once for the module: its test
+    checks what it left, and the sharded workflow's merge is compared with its result."""
+    project = tmp_path_factory.mktemp("single") / "clone"
     for part in ("cassettes", "golden", ".replio"):
         shutil.copytree(REPO / part, project / part)
     replio = str(Path(sys.executable).with_name("replio"))
@@ -50,6 +57,12 @@ def test_the_workflow_replay_step_runs_as_written(tmp_path: Path) -> None:
     assert args[0] == "replio"
     env = {**os.environ, "CI": "true"}
     done = subprocess.run([replio, *args[1:]], cwd=project, capture_output=True, text=True, env=env, timeout=120)
+    return project, done
+
+
+@WORKFLOW_REPLAY
+def test_the_workflow_replay_step_runs_as_written(single_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    project, done = single_run
     assert done.returncode == 0, done.stdout + done.stderr
     assert ET.parse(project / "replio-junit.xml").getroot().get("failures") == "0"
     assert (project / "replio.json").is_file()
@@ -78,9 +91,12 @@ def test_the_sharded_workflow_installs_and_replays_like_the_single_one() -> None
     assert _run(replay, "Replay one shard").split()[:len(single)] == single  # the same replay, then its shard
 
 
-def test_the_sharded_workflow_runs_as_written_and_merges_into_the_single_run(tmp_path: Path) -> None:
+@WORKFLOW_REPLAY
+def test_the_sharded_workflow_runs_as_written_and_merges_into_the_single_run(
+        tmp_path: Path, single_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     """Each shard job in turn in one clone, its artifact moved where the download step puts it; then
-    the merge and the report steps: bash runs each `run` as written, with `replio` first on PATH."""
+    the merge and the report steps: bash runs each `run` as written, with `replio` first on PATH. The
+    merge's result is the single workflow's."""
     project = tmp_path / "clone"
     for part in ("cassettes", "golden", ".replio"):
         shutil.copytree(REPO / part, project / part)
@@ -103,9 +119,9 @@ def test_the_sharded_workflow_runs_as_written_and_merges_into_the_single_run(tmp
     for step in ("Merge the shards", "Build the HTML report"):
         done = bash(_run(merge, step))
         assert done.returncode == 0, done.stdout + done.stderr
-    whole = bash("replio eval --path . run --record-mode none --strict --output json")
-    assert whole.returncode == 0, whole.stderr
-    merged, single = json.loads((project / "replio.json").read_text()), json.loads(whole.stdout)
+    whole, done = single_run
+    assert done.returncode == 0, done.stdout + done.stderr
+    merged, single = json.loads((project / "replio.json").read_text()), json.loads((whole / "replio.json").read_text())
     assert merged["fixtures"] == single["fixtures"] and merged["summary"] == single["summary"]
     assert ET.parse(project / "replio-junit.xml").getroot().get("tests") == str(len(single["fixtures"]))
     assert all(f'data-fixture="{f["id"]}"' in (project / "replio.html").read_text() for f in single["fixtures"])
