@@ -278,12 +278,44 @@ def _shows(stdout: str, shown: str, where: str) -> None:
 SHOWN_PORT = "8765"
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if any(b.lang == "console" for b in read_page(p)
-                                                          if isinstance(b, Block))], ids=lambda p: p.name)
-def test_the_console_samples_run_as_shown(page: Path, tmp_path: Path) -> None:
-    """The page's files written and its commands run in order, in an empty folder or a clone of the
-    repository, each printing what the page shows; then the replio steps of a workflow it writes."""
+#: A page's mark that its `## ` sections are independent: each runs in a clone of its own, as a
+#: test of its own (so the workers share a long page).
+APART = "each section apart"
+
+
+def _parts(page: Path) -> list[Any]:
+    """The page whole (section None), or each of its sections when it is marked `APART`."""
     items = read_page(page)
+    if not any(isinstance(i, Mark) and i.what == APART for i in items):
+        return [pytest.param(page, None, id=page.name)]
+    return [pytest.param(page, n, id=f"{page.name}-section{n}")
+            for n in sorted({_section(page, i.line) for i in items if isinstance(i, Block)})]
+
+
+def _section(page: Path, line: int) -> int:
+    """How many `## ` headings come before `line` (1-based) of `page`, outside code samples."""
+    headings, fenced = 0, False
+    for text in page.read_text(encoding="utf-8").split("\n")[:line - 1]:
+        fenced = fenced != text.startswith("```")
+        headings += not fenced and text.startswith("## ")
+    return headings
+
+
+def _part(page: Path, section: int | None) -> list[Block | Mark]:
+    items = read_page(page)
+    if section is None:
+        return items
+    assert all(i.what == APART for i in items if isinstance(i, Mark)), f"{page}: only {APART!r} when split"
+    return [i for i in items if isinstance(i, Block) and _section(page, i.line) == section]
+
+
+@pytest.mark.parametrize(("page", "section"), [part for p in PAGES if any(
+    b.lang == "console" for b in read_page(p) if isinstance(b, Block)) for part in _parts(p)])
+def test_the_console_samples_run_as_shown(page: Path, section: int | None, tmp_path: Path) -> None:
+    """The page's files written and its commands run in order (or a section's, for a page marked
+    `APART`), in an empty folder or a clone of the repository, each printing what the page shows;
+    then the replio steps of a workflow it writes."""
+    items = _part(page, section)
     empty = any(isinstance(i, Mark) and i.what == "empty folder" for i in items)
     work = tmp_path / "work"
     uses_examples = any(isinstance(i, Block) and "examples/" in i.text for i in items)
