@@ -41,8 +41,15 @@ def _steps() -> dict[str, str]:
     return {step["name"]: step["run"] for step in job["steps"] if "run" in step}
 
 
-def test_the_workflow_replay_step_runs_as_written(tmp_path: Path) -> None:
-    project = tmp_path / "clone"
+#: The workflows' tests share one run of the single workflow's replay: on one xdist worker.
+WORKFLOW_REPLAY = pytest.mark.xdist_group("workflow-replay")
+
+
+@pytest.fixture(scope="module")
+def single_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The single workflow's replay step run as written in a clone, once for the module: its test
+    checks what it left, and the sharded workflow's merge is compared with its result."""
+    project = tmp_path_factory.mktemp("single") / "clone"
     for part in ("cassettes", "golden", ".replio"):
         shutil.copytree(REPO / part, project / part)
     replio = str(Path(sys.executable).with_name("replio"))
@@ -50,6 +57,12 @@ def test_the_workflow_replay_step_runs_as_written(tmp_path: Path) -> None:
     assert args[0] == "replio"
     env = {**os.environ, "CI": "true"}
     done = subprocess.run([replio, *args[1:]], cwd=project, capture_output=True, text=True, env=env, timeout=120)
+    return project, done
+
+
+@WORKFLOW_REPLAY
+def test_the_workflow_replay_step_runs_as_written(single_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    project, done = single_run
     assert done.returncode == 0, done.stdout + done.stderr
     assert ET.parse(project / "replio-junit.xml").getroot().get("failures") == "0"
     assert (project / "replio.json").is_file()
@@ -78,9 +91,12 @@ def test_the_sharded_workflow_installs_and_replays_like_the_single_one() -> None
     assert _run(replay, "Replay one shard").split()[:len(single)] == single  # the same replay, then its shard
 
 
-def test_the_sharded_workflow_runs_as_written_and_merges_into_the_single_run(tmp_path: Path) -> None:
+@WORKFLOW_REPLAY
+def test_the_sharded_workflow_runs_as_written_and_merges_into_the_single_run(
+        tmp_path: Path, single_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     """Each shard job in turn in one clone, its artifact moved where the download step puts it; then
-    the merge and the report steps: bash runs each `run` as written, with `replio` first on PATH."""
+    the merge and the report steps: bash runs each `run` as written, with `replio` first on PATH. The
+    merge's result is the single workflow's."""
     project = tmp_path / "clone"
     for part in ("cassettes", "golden", ".replio"):
         shutil.copytree(REPO / part, project / part)
@@ -103,9 +119,9 @@ def test_the_sharded_workflow_runs_as_written_and_merges_into_the_single_run(tmp
     for step in ("Merge the shards", "Build the HTML report"):
         done = bash(_run(merge, step))
         assert done.returncode == 0, done.stdout + done.stderr
-    whole = bash("replio eval --path . run --record-mode none --strict --output json")
-    assert whole.returncode == 0, whole.stderr
-    merged, single = json.loads((project / "replio.json").read_text()), json.loads(whole.stdout)
+    whole, done = single_run
+    assert done.returncode == 0, done.stdout + done.stderr
+    merged, single = json.loads((project / "replio.json").read_text()), json.loads((whole / "replio.json").read_text())
     assert merged["fixtures"] == single["fixtures"] and merged["summary"] == single["summary"]
     assert ET.parse(project / "replio-junit.xml").getroot().get("tests") == str(len(single["fixtures"]))
     assert all(f'data-fixture="{f["id"]}"' in (project / "replio.html").read_text() for f in single["fixtures"])
@@ -262,12 +278,44 @@ def _shows(stdout: str, shown: str, where: str) -> None:
 SHOWN_PORT = "8765"
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if any(b.lang == "console" for b in read_page(p)
-                                                          if isinstance(b, Block))], ids=lambda p: p.name)
-def test_the_console_samples_run_as_shown(page: Path, tmp_path: Path) -> None:
-    """The page's files written and its commands run in order, in an empty folder or a clone of the
-    repository, each printing what the page shows; then the replio steps of a workflow it writes."""
+#: A page's mark that its `## ` sections are independent: each runs in a clone of its own, as a
+#: test of its own (so the workers share a long page).
+APART = "each section apart"
+
+
+def _parts(page: Path) -> list[Any]:
+    """The page whole (section None), or each of its sections when it is marked `APART`."""
     items = read_page(page)
+    if not any(isinstance(i, Mark) and i.what == APART for i in items):
+        return [pytest.param(page, None, id=page.name)]
+    return [pytest.param(page, n, id=f"{page.name}-section{n}")
+            for n in sorted({_section(page, i.line) for i in items if isinstance(i, Block)})]
+
+
+def _section(page: Path, line: int) -> int:
+    """How many `## ` headings come before `line` (1-based) of `page`, outside code samples."""
+    headings, fenced = 0, False
+    for text in page.read_text(encoding="utf-8").split("\n")[:line - 1]:
+        fenced = fenced != text.startswith("```")
+        headings += not fenced and text.startswith("## ")
+    return headings
+
+
+def _part(page: Path, section: int | None) -> list[Block | Mark]:
+    items = read_page(page)
+    if section is None:
+        return items
+    assert all(i.what == APART for i in items if isinstance(i, Mark)), f"{page}: only {APART!r} when split"
+    return [i for i in items if isinstance(i, Block) and _section(page, i.line) == section]
+
+
+@pytest.mark.parametrize(("page", "section"), [part for p in PAGES if any(
+    b.lang == "console" for b in read_page(p) if isinstance(b, Block)) for part in _parts(p)])
+def test_the_console_samples_run_as_shown(page: Path, section: int | None, tmp_path: Path) -> None:
+    """The page's files written and its commands run in order (or a section's, for a page marked
+    `APART`), in an empty folder or a clone of the repository, each printing what the page shows;
+    then the replio steps of a workflow it writes."""
+    items = _part(page, section)
     empty = any(isinstance(i, Mark) and i.what == "empty folder" for i in items)
     work = tmp_path / "work"
     uses_examples = any(isinstance(i, Block) and "examples/" in i.text for i in items)

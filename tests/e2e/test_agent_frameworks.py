@@ -8,9 +8,10 @@ script with nothing but `fetch`. Each is declared in its project's `.replio/conf
 upstream (`tests/support/upstreams`) speaks that wire format and insists on the run's model and
 replio's key, which the agent itself never sees.
 
-Per agent, one test records a project (goldens approved on the way), replays it twice against a
-closed port under `--strict`, and, for the plain OpenAI agent and the Node one, again after a
-tool's description changed in the agent's source, checking each step.
+Per agent, one test records a project (goldens approved on the way), replays it against a closed
+port under `--strict` (the streamed agent twice, to show a replay prints the same every time; every
+replay is checked against the recording and its goldens), and, for the plain OpenAI agent and the
+Node one, again after a tool's description changed in the agent's source, checking each step.
 """
 
 from __future__ import annotations
@@ -77,6 +78,9 @@ class Case:
     drift: str | None = None
     #: Whether the model's answers are streamed (Server-Sent Events).
     streamed: bool = False
+    #: How many times it is replayed: once is checked against the recording; a second time against
+    #: the first, for one case, shows a replay's whole output is the same every time.
+    replays: int = 1
 
 
 PY = ["weather_tools.py"]
@@ -86,7 +90,7 @@ CASES = {case.name: case for case in (
          upstreams.chat_completions, fixtures=(WEATHER, ADD, TALK), drift="openai_chat.py"),
     Case("openai-chat-stream", ("openai_chat_stream.py", *PY),
          {"command": ["python", "agent/openai_chat_stream.py"], "sources": ["agent/*.py"]},
-         lambda key: upstreams.chat_completions(key, stream=True), streamed=True),
+         lambda key: upstreams.chat_completions(key, stream=True), streamed=True, replays=2),
     Case("openai-responses", ("openai_responses.py", *PY),
          {"command": ["python", "agent/openai_responses.py"], "sources": ["agent/weather_tools.py"]},
          upstreams.responses_api, path="/v1/responses", tokens=148),
@@ -156,7 +160,7 @@ def _replio(case: Case, root: Path, base_url: str, *args: str) -> subprocess.Com
 
 
 def _exercise(case: Case, root: Path, closed: int) -> Outcome:
-    """Record the case's project (approving its goldens), replay it twice offline under --strict,
+    """Record the case's project (approving its goldens), replay it offline under --strict,
     and, for a drift case, replay its `weather` fixture again after its tool's description changed."""
     project = _write_project(case, root)
     with LLMServer() as server:
@@ -165,7 +169,7 @@ def _exercise(case: Case, root: Path, closed: int) -> Outcome:
         seen = list(server.requests)
     out = Outcome(project, record, seen)
     offline = f"http://127.0.0.1:{closed}"
-    out.replays = [_replio(case, root, offline, "--record-mode", "none", "--strict") for _ in range(2)]
+    out.replays = [_replio(case, root, offline, "--record-mode", "none", "--strict") for _ in range(case.replays)]
     if case.drift is not None:
         source = project / "agent" / case.drift
         text = source.read_text()
@@ -243,10 +247,12 @@ def _forms(secret: str) -> list[str]:
 
 def _check_replays(name: str, outcome: Outcome) -> None:
     """A replay offline is the recording, every time."""
-    first, second = outcome.replays
+    first, *again = outcome.replays
+    assert len(again) == CASES[name].replays - 1
     assert first.returncode == 0, first.stderr[-3000:]
-    assert second.returncode == 0, second.stderr[-3000:]
-    assert first.stdout == second.stdout
+    for second in again:
+        assert second.returncode == 0, second.stderr[-3000:]
+        assert first.stdout == second.stdout
     recorded, replayed = _results(outcome.record), _results(first)
     for fid, fixture in replayed.items():
         assert {k: fixture.get(k) for k in STABLE} == {k: recorded[fid].get(k) for k in STABLE}

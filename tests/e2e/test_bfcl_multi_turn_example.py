@@ -1,6 +1,7 @@
 """The BFCL multi-turn example (examples/bfcl-multi-turn): BFCL's cases imported as conversations
-over its own classes, the recorded ones replayed offline under --strict for each local model, twice
-the same (the classes re-run on replay, so their end states are compared too)."""
+over its own classes, the recorded ones replayed offline under --strict for each local model without
+drift from the committed goldens (which hold each case's turns, answer and the classes' end state, so
+every replay is pinned to the recording); one case per model is replayed again and reports the same."""
 
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ def test_the_recorded_multi_turn_cases_replay_offline_without_drift(tmp_path: Pa
             assert fixture["drift"] == [] and fixture["request_drift"] == [], (model, fixture["id"])
             assert fixture["status"] in ("ok", "truncated"), (model, fixture["id"], fixture["error"])
             assert fixture["state"] and fixture["conversation"][0]["role"] == "user", (model, fixture["id"])
+        # the goldens pin what drift compares; the rest of the report (metrics, requests) is deterministic too
         again = tmp_path / model
         again.mkdir()
-        assert _replay(model, ids, again) == report
+        (same,) = _replay(model, ids[:1], again)["fixtures"]
+        assert same == next(f for f in report["fixtures"] if f["id"] == ids[0]), (model, ids[0])

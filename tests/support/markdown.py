@@ -9,6 +9,8 @@ act on:
 - `<!-- same-as: PATH -->`: the JSON sample holds what that file of the repository holds.
 - `<!-- docs-test: empty folder -->`: the page's commands run in an empty folder, not a clone.
 - `<!-- docs-test: stop the background commands -->`: what a `$ ... &` started is stopped here.
+- `<!-- docs-test: each section apart -->`: the page's `## ` sections are independent; each runs in a
+  clone of its own, as a test of its own.
 """
 
 from __future__ import annotations
