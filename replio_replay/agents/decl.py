@@ -59,6 +59,9 @@ class AgentDecl(BaseModel):
                                             description="Variables added to the agent's environment.")
     sources: list[StrictStr] = Field(default_factory=list, description="Globs (relative to the declaring file) "
                                      "of the agent's code besides the files it names: a change makes recordings stale.")
+    writable: list[StrictStr] = Field(default_factory=list, description="Folders (relative to the declaring file) "
+                                      "the agent may write besides its worktree and its home, a log or cache folder: "
+                                      "confined, it can write nowhere else.")
     volatile: list[StrictStr] = Field(default_factory=list, description="Request fields the agent varies from run "
                                       "to run, as request drift names them (`*` for any characters, e.g. "
                                       "`messages[*].content`): left out of request drift.")
@@ -87,6 +90,8 @@ class AgentSpec:
     #: Each source file (as `_fingerprint` names it) and a hash of its content: what a cassette's
     #: header keeps, so `status` can name the file that changed since a recording.
     files: tuple[tuple[str, str], ...] = ()
+    #: Folders it may write besides its worktree and home (absolute; they exist).
+    writable: tuple[Path, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """What the tool set's digest holds of the agent, what changes what it sends: never a machine's paths."""
@@ -105,7 +110,17 @@ def resolve_agent(decl: AgentDecl, base_dir: Path, where: str) -> AgentSpec:
     files = sorted({*named, *_globbed(decl.sources, base_dir, f"{where}.sources")})
     hashed = _hashed(files, base_dir)
     return AgentSpec(argv, decl.timeout, tuple(sorted(decl.env.items())), shown,
-                     _fingerprint(hashed), where, tuple(decl.volatile), _each(hashed))
+                     _fingerprint(hashed), where, tuple(decl.volatile), _each(hashed),
+                     tuple(_folder(f, base_dir, f"{where}.writable") for f in decl.writable))
+
+
+def _folder(name: str, base_dir: Path, where: str) -> Path:
+    """Folder `name` (relative to `base_dir`), absolute; ToolSetError when there is none."""
+    path = (base_dir / os.path.expanduser(name)).resolve()
+    if not path.is_dir():
+        raise ToolSetError(f"{where}: {name!r} ({path}) is not a folder; create it, or give a folder relative "
+                           f"to {base_dir}")
+    return path
 
 
 def agent_from_flag(value: str) -> AgentSpec:

@@ -103,7 +103,7 @@ class AgentProcess:
         extra = {CONVERSATION: "1"} if task is None else {TASK: task}
         try:
             self.proc = spawn(spec.argv, cwd=cwd, env=agent_env(base_url, spec, self.home, extra),
-                              readable=_folders_named(spec.argv), writable=[self.home],
+                              readable=_folders_named(spec.argv), writable=[self.home, *spec.writable],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as exc:
             shutil.rmtree(self.home, ignore_errors=True)

@@ -13,8 +13,9 @@ import multi_turn  # noqa: E402
 
 
 def test_it_replays_the_fixtures_recorded_for_the_model() -> None:
-    ids = multi_turn.recorded(multi_turn.EXAMPLE, "qwen2.5-coder-1.5b-instruct")
-    assert ids and all((multi_turn.EXAMPLE / ".replio" / "eval" / "bfcl" / f"{i}.json").is_file() for i in ids)
+    example = multi_turn.ROOT / "examples" / multi_turn.EXAMPLES[0]  # the default: BFCL multi-turn
+    ids = multi_turn.recorded(example, "qwen2.5-coder-1.5b-instruct")
+    assert ids and all((example / ".replio" / "eval" / "bfcl" / f"{i}.json").is_file() for i in ids)
 
 
 def test_the_sides_must_judge_alike_on_what_a_verdict_rests_on_not_on_timings() -> None:

@@ -141,7 +141,8 @@ def _write_project(case: Case, root: Path) -> Path:
         shutil.copy(AGENTS / name, project / "agent" / name)
     dumps = root / "env-dumps"
     dumps.mkdir()
-    agent = {**case.agent, "timeout": 120, "env": {"AGENT_ENV_DUMP": str(dumps)}}
+    # confined, the agent writes only its worktree, its home and the folders declared writable
+    agent = {**case.agent, "timeout": 120, "env": {"AGENT_ENV_DUMP": str(dumps)}, "writable": [str(dumps)]}
     (project / ".replio" / "config.json").write_text(json.dumps({"bundled": False, "agent": agent}, indent=2))
     for fixture in case.fixtures:
         (project / ".replio" / "eval" / f"{fixture['id']}.json").write_text(json.dumps(fixture, indent=2))

@@ -1,5 +1,6 @@
 // A weather agent in Node with nothing but `fetch`: OpenAI Chat Completions with one tool, looping
 // until the model answers without a tool call. The task is in REPLIO_TASK; the answer goes to stdout.
+import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -20,7 +21,7 @@ function getWeather({ city }) {
 }
 
 if (process.env.AGENT_ENV_DUMP) {
-  writeFileSync(join(process.env.AGENT_ENV_DUMP, `node-${process.pid}.json`), JSON.stringify(process.env));
+  writeFileSync(join(process.env.AGENT_ENV_DUMP, `node-${randomUUID()}.json`), JSON.stringify(process.env));
 }
 process.stderr.write(`node: OPENAI_API_KEY=${process.env.OPENAI_API_KEY}\n`);
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import uuid
 from pathlib import Path
 
 FORECASTS = {"Paris": {"forecast": "sunny", "celsius": 21}, "London": {"forecast": "rainy", "celsius": 14}}
@@ -37,11 +38,12 @@ def call(name: str, arguments: str | dict) -> str:
 
 
 def note_env(agent: str) -> None:
-    """Write this process's whole environment to `$AGENT_ENV_DUMP/<agent>-<pid>.json` (the test
+    """Write this process's whole environment to `$AGENT_ENV_DUMP/<agent>-<uuid>.json` (the test
     sets that folder in the agent's declaration), so the test can check that no key of replio's
     reached the agent; on stderr, only what is the same on every run."""
     folder = os.environ.get("AGENT_ENV_DUMP")
     if folder:
-        Path(folder, f"{agent}-{os.getpid()}.json").write_text(json.dumps(dict(os.environ)), encoding="utf-8")
+        # not by pid: confined, each agent is pid 2 or so of a PID namespace of its own
+        Path(folder, f"{agent}-{uuid.uuid4().hex}.json").write_text(json.dumps(dict(os.environ)), encoding="utf-8")
     print(f"{agent}: OPENAI_API_KEY={os.environ.get('OPENAI_API_KEY')} "
           f"ANTHROPIC_API_KEY={os.environ.get('ANTHROPIC_API_KEY')}", file=sys.stderr, flush=True)
