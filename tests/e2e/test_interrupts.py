@@ -149,8 +149,9 @@ def _command_project(root: Path) -> Path:
     return project
 
 
-def _napping(marker: str = NAP) -> list[int]:
-    """Live (not zombie) processes whose command line holds `marker`."""
+def _napping(marker: str = NAP, under: int | None = None) -> list[int]:
+    """Live (not zombie) processes whose command line holds `marker` (descendants of `under` only,
+    when given: another test on another worker may nap the same nap)."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -160,9 +161,22 @@ def _napping(marker: str = NAP) -> list[int]:
             state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if marker.encode() in cmdline and b"pytest" not in cmdline and state != "Z":
+        if marker.encode() in cmdline and b"pytest" not in cmdline and state != "Z" and \
+                (under is None or _descends(int(proc.name), under)):
             found.append(int(proc.name))
     return found
+
+
+def _descends(pid: int, ancestor: int) -> bool:
+    """Whether `pid` is `ancestor` or one of its descendants (by the parents /proc names)."""
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
 
 
 def test_an_interrupt_ends_a_tool_call_in_flight_and_its_process(tmp_path: Path, llm_server: LLMServer) -> None:
@@ -303,7 +317,7 @@ def test_sigterm_ends_a_run_whose_fixture_has_backtracking_patterns(tmp_path: Pa
     proc = _start(project, llm_server, temp, "--record-mode", "none" if replay else "once", "--fixture", "alpha",
                   "--output", "json")
     # the nap: the lookup went by, so its stub's `when` was matched
-    out, err = _sigterm_once(proc, lambda: _napping(LONG_NAP), "the run never reached the nap")
+    out, err = _sigterm_once(proc, lambda: _napping(LONG_NAP, under=proc.pid), "the run never reached the nap")
     fixture = json.loads(out)["fixtures"][0]
     assert fixture["status"] == "cancelled" and fixture["names"] == ["lookup", "nap"]
     assert fixture["trace"][0]["result"] == "not only a's"
