@@ -3,9 +3,7 @@
 `atomic_write_all` does it for many files as one: every temp file is written first, then all
 are renamed with Ctrl-C and SIGTERM held back, so an interrupt leaves every file as it was or
 every file new, and no stray temp file. A replaced file keeps its mode; a new one gets what
-`open` would give it (the umask's). Each temp file reaches the disk before its rename: one
-`fsync` each, or, for more than `MANY` files (an import's batch), one `sync` for all of them,
-which costs what one `fsync` does where a thousand would take seconds.
+`open` would give it (the umask's).
 """
 
 from __future__ import annotations
@@ -28,19 +26,12 @@ def atomic_write(path: Path, text: str) -> None:
     atomic_write_all([(path, text)])
 
 
-#: More files than this are made durable by one `os.sync` rather than an `fsync` each.
-MANY = 8
-
-
 def atomic_write_all(files: Sequence[tuple[Path, str]]) -> None:
     """Write every (path, text) or none: temp files first, then the renames, not interruptible."""
     temps: list[tuple[str, Path]] = []
-    each = len(files) <= MANY
     try:
         for path, text in files:
-            temps.append((_temp(path, text, sync=each), path))
-        if not each:
-            os.sync()
+            temps.append((_temp(path, text), path))
         with _signals_held():
             for tmp, path in temps:
                 os.replace(tmp, path)
@@ -66,7 +57,7 @@ def _mode(path: Path) -> int:
         return _file_mode()
 
 
-def _temp(path: Path, text: str, *, sync: bool = True) -> str:
+def _temp(path: Path, text: str) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -74,8 +65,7 @@ def _temp(path: Path, text: str, *, sync: bool = True) -> str:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
-            if sync:
-                os.fsync(fh.fileno())
+            os.fsync(fh.fileno())
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -18,11 +18,11 @@ def test_many_files_are_written_all_or_none(tmp_path: Path, monkeypatch: pytest.
     real = atomic._temp
     calls = []
 
-    def interrupted_third(path: Path, text: str, *, sync: bool = True) -> str:
+    def interrupted_third(path: Path, text: str) -> str:
         calls.append(path)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real(path, text, sync=sync)
+        return real(path, text)
 
     monkeypatch.setattr(atomic, "_temp", interrupted_third)
     with pytest.raises(KeyboardInterrupt):
@@ -42,18 +42,3 @@ def test_a_replaced_file_keeps_its_mode(tmp_path: Path) -> None:
     atomic_write(path, "new\n")
     assert path.read_text() == "new\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
-
-
-def test_more_than_many_files_reach_the_disk_by_one_sync_not_an_fsync_each(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
-    synced: list[str] = []
-    monkeypatch.setattr(os, "fsync", lambda fd: synced.append("fsync"))
-    monkeypatch.setattr(os, "sync", lambda: synced.append("sync"))
-    atomic_write_all([(tmp_path / f"{i}.json", "x") for i in range(atomic.MANY)])
-    assert synced == ["fsync"] * atomic.MANY
-    synced.clear()
-    atomic_write_all([(tmp_path / f"{i}.json", "y") for i in range(atomic.MANY + 1)])
-    assert synced == ["sync"]
-    assert (tmp_path / f"{atomic.MANY}.json").read_text() == "y"
