@@ -26,6 +26,10 @@ in a PID namespace, everything in it dies with its first process; at ``none``, w
 mark is found in ``/proc``. Below ``bwrap`` the run says once on standard error which
 protection is in force and what it does not cover (`notices.once_per_run`).
 
+The fork server's children cannot be started here (they are forked from it): they wall
+themselves off from each other in namespaces of their own (`nested`), for which the server is
+started with ``nest`` under bubblewrap (`nesting`).
+
 ``REPLIO_CONFINE`` (``bwrap``, ``unshare`` or ``none``) caps the level, so tests can run each;
 it never raises it above what the machine allows.
 """
@@ -52,7 +56,7 @@ from .groups import marked, track_group
 from .notices import once_per_run
 
 __all__ = ["CAP", "PROBE_TIMEOUTS", "Confinement", "Level", "check_startable", "confinement", "non_dumpable",
-           "own_pid_namespace", "returncode", "spawn", "wrap"]
+           "nesting", "returncode", "spawn", "wrap"]
 
 #: The variable that caps the level (for tests: the machine's best level is used without it).
 CAP = "REPLIO_CONFINE"
@@ -65,11 +69,6 @@ _TMP = Path("/tmp")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
-_PR_SET_PDEATHSIG = 1
-_CLONE_NEWUSER = 0x10000000
-_CLONE_NEWPID = 0x20000000
-_CAPABILITY_VERSION_3 = 0x20080522
-_CAP_SETFCAP = 31
 
 
 class Level(str, enum.Enum):
@@ -103,11 +102,11 @@ def confinement() -> Confinement:
 
 def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], network: bool = True,
           readable: Sequence[Path] = (), writable: Sequence[Path] = (), outlives_caller: bool = False,
-          **popen: Any) -> subprocess.Popen[bytes]:
+          nest: bool = False, **popen: Any) -> subprocess.Popen[bytes]:
     """Start `argv` confined (see the module docstring), in `cwd` (writable) with exactly `env` and
     the mark, in a session of its own, tracked until `groups.end_group` ends it. `popen` is handed
-    to `subprocess.Popen` (the streams, `pass_fds`). Raises OSError when the program cannot be
-    started, confined or not.
+    to `subprocess.Popen` (the streams, `pass_fds`); `nest` to `wrap`. Raises OSError when the
+    program cannot be started, confined or not.
 
     Under bubblewrap the program dies with the thread that started it, should that thread end
     first (bwrap's ``--die-with-parent`` watches a thread, not a process): so that a program
@@ -117,7 +116,7 @@ def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], network: bo
     conf = confinement()
     env, token = marked(env)
     command = wrap(conf, list(argv), cwd=cwd, env=env, network=network, readable=readable, writable=writable,
-                   keep_fds=popen.get("pass_fds", ()))
+                   keep_fds=popen.get("pass_fds", ()), nest=nest)
 
     def start() -> subprocess.Popen[bytes]:
         return subprocess.Popen(command, cwd=cwd, env=env, start_new_session=True, **popen)
@@ -129,10 +128,15 @@ def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], network: bo
 
 
 def wrap(conf: Confinement, argv: list[str], *, cwd: Path, env: Mapping[str, str], network: bool = True,
-         readable: Sequence[Path] = (), writable: Sequence[Path] = (), keep_fds: Sequence[int] = ()) -> list[str]:
+         readable: Sequence[Path] = (), writable: Sequence[Path] = (), keep_fds: Sequence[int] = (),
+         nest: bool = False) -> list[str]:
     """The argv that runs `argv` at `conf`'s level, handed the descriptors `keep_fds` (OSError
     first when it cannot be started, as exec would say: inside bubblewrap or unshare a failed exec
-    is only their exit status)."""
+    is only their exit status).
+
+    `nest` (the fork server, where `nesting` says it works): under bubblewrap the program gets
+    the machine's ``/proc`` and ``CAP_SETFCAP`` instead of a ``/proc`` of its own, and must call
+    `nested.server_namespaces` before it runs anything else (see `nested`)."""
     if conf.level is Level.NONE:
         return argv
     check_startable(argv[0], cwd, env)
@@ -147,7 +151,7 @@ def wrap(conf: Confinement, argv: list[str], *, cwd: Path, env: Mapping[str, str
         binds += ["--ro-bind", path, path]
     for path in dict.fromkeys([*map(os.path.realpath, writable), root]):
         binds += ["--bind", path, path]  # last, so they are writable even under a readable folder
-    return [conf.program, *_bwrap_options(network=network, binds=binds), "--chdir", root, "--", *argv]
+    return [conf.program, *_bwrap_options(network=network, binds=binds, nest=nest), "--chdir", root, "--", *argv]
 
 
 def returncode(proc: subprocess.Popen[Any]) -> int | None:
@@ -173,37 +177,12 @@ def check_startable(program: str, cwd: Path, env: Mapping[str, str]) -> None:
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
 
 
-def own_pid_namespace() -> int | None:
-    """Fork this process into a PID namespace of its own (in a user namespace of its own, as any
-    user may make one where the kernel allows it) and return, as `os.fork` does: 0 in the
-    namespace's first process, which dies with its parent (``PR_SET_DEATHSIG``) and holds no
-    capabilities, the child's pid in the parent; None, having forked nothing, where no namespace
-    can be made (then this process is as it was).
-
-    Root can make one only holding ``CAP_SETFCAP`` (which bubblewrap drops), so confined as root
-    the fork server's children share its PID namespace. The fork server's child calls it, so that each fixture's Python cannot signal nor trace
-    another's processes, and all it starts dies with it. Its ``/proc`` stays the server's: a new
-    one cannot be mounted under bubblewrap's read-only ``/proc/sys`` (the kernel refuses a
-    ``/proc`` that would reveal what a locked mount hides).
-    """
-    uid, gid = os.geteuid(), os.getegid()
-    if uid == 0 and not _has_capability(_CAP_SETFCAP):
-        return None  # the kernel lets only a holder of CAP_SETFCAP map root into a user namespace
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID) != 0:
-            return None
-        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-            with open(f"/proc/self/{name}", "w") as fh:
-                fh.write(text)
-    except (OSError, AttributeError):
-        return None
-    pid = os.fork()
-    if pid == 0:
-        # Should the parent be killed before this is set, its group is, and this process in it.
-        libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)
-        _drop_capabilities(libc)
-    return pid
+def nesting(conf: Confinement) -> bool:
+    """Whether a program `wrap` starts with ``nest`` at `conf`'s level gets the namespaces
+    `nested.server_namespaces` makes: probed once per run under bubblewrap (a kernel may refuse
+    a user namespace inside it); at ``unshare`` level the program has a ``/proc`` of its own
+    already, and at ``none`` there is nothing to nest in."""
+    return conf.level is Level.BWRAP and _probe_nesting(conf)
 
 
 def non_dumpable() -> bool:
@@ -268,6 +247,28 @@ def _probe_bwrap() -> tuple[str | None, str | None]:
     return (bwrap, None) if why is None else (None, f"bubblewrap ({bwrap}) {why}")
 
 
+#: What a nesting probe runs: the fork server's first step, then a look at what it made.
+_NESTING = """import os, sys
+sys.path.insert(0, sys.argv[1])
+from replio_replay._runtime.nested import server_namespaces
+server_namespaces()
+print(os.getpid(), flush=True)
+"""
+
+
+@functools.cache
+def _probe_nesting(conf: Confinement) -> bool:
+    assert conf.program is not None
+    argv = [conf.program, *_bwrap_options(network=False, nest=True), "--chdir", "/", "--",
+            sys.executable, "-c", _NESTING, _PACKAGE_ROOT]
+    try:
+        probe = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUTS[-1],
+                               check=False, env={"PATH": os.defpath})
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0 and probe.stdout.strip() == b"2"  # the server is its namespace's second process
+
+
 def _probe_unshare() -> tuple[str | None, tuple[str, ...], str]:
     """`(unshare path, its flags, '')` if util-linux unshare gives a program a PID namespace of its
     own, in a user namespace where it can (as any user), else as root; else `(None, (), why)`."""
@@ -307,26 +308,37 @@ def _runs(argv: list[str]) -> str | None:
     return f"cannot start a program here: {said[-1] if said else f'exit status {probe.returncode}'}"
 
 
-def _bwrap_options(*, network: bool, binds: Sequence[str] = ()) -> list[str]:
+def _bwrap_options(*, network: bool, binds: Sequence[str] = (), nest: bool = False) -> list[str]:
     """bwrap's options but the working folder: the filesystem, namespaces and privileges.
 
     `binds` are mounted after the fresh /tmp (order matters: the worktree lives under it).
+    `nest`: see `wrap`. The machine's ``/proc`` is bound writable (the program writes its user
+    namespace's maps there) and is then hidden under the program's own, read-only; root keeps
+    ``CAP_SETFCAP``, to map itself into that user namespace.
     """
+    if nest:
+        proc = ["--bind", "/proc", "/proc"]
+        privileges = ["--cap-drop", "ALL", *(["--cap-add", "CAP_SETFCAP"] if os.geteuid() == 0 else [])]
+    else:
+        proc = [
+            "--proc", "/proc",
+            # A program run by root keeps uid 0 even without capabilities, and uid 0 may write these.
+            "--ro-bind-try", "/proc/sys", "/proc/sys",
+            "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
+            "--ro-bind-try", "/proc/irq", "/proc/irq",
+            "--ro-bind-try", "/proc/bus", "/proc/bus",
+        ]
+        privileges = ["--cap-drop", "ALL"]  # run by root, bwrap would leave every capability (remount rw)
     options = [
         "--ro-bind", "/", "/",
         "--tmpfs", "/tmp",  # hides other worktrees (they live in the temp folder) and is scratch
         *binds,
         "--dev", "/dev",
-        "--proc", "/proc",
-        # A program run by root keeps uid 0 even without capabilities, and uid 0 may write these.
-        "--ro-bind-try", "/proc/sys", "/proc/sys",
-        "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
-        "--ro-bind-try", "/proc/irq", "/proc/irq",
-        "--ro-bind-try", "/proc/bus", "/proc/bus",
+        *proc,
         "--unshare-pid",  # only its own processes: no /proc/$PPID/environ of ours with a key
         "--unshare-ipc",
         "--unshare-uts",
-        "--cap-drop", "ALL",  # run by root, bwrap would leave every capability (remount rw)
+        *privileges,
         "--new-session",  # no terminal to push input into (TIOCSTI)
         # Should replio be killed, the namespace goes with it (bwrap watches the thread that
         # started it: see `spawn`). Killing bwrap's group kills bwrap, not what runs inside.
@@ -357,30 +369,6 @@ def _seen_in_tmp(readable: Sequence[Path], env: Mapping[str, str]) -> list[str]:
         if real.exists() and real.is_relative_to(_TMP) and real != _TMP:
             seen[str(real)] = None
     return list(seen)
-
-
-def _has_capability(bit: int) -> bool:
-    """Whether this process holds the capability `bit` (its effective set, from /proc)."""
-    try:
-        status = Path("/proc/self/status").read_text()
-    except OSError:
-        return False
-    effective = next((line.split()[1] for line in status.splitlines() if line.startswith("CapEff:")), "0")
-    return bool(int(effective, 16) >> bit & 1)
-
-
-class _CapHeader(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-
-class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
-
-
-def _drop_capabilities(libc: ctypes.CDLL) -> None:
-    """Drop every capability this process has (those a new user namespace gave it); exit if it cannot."""
-    if libc.capset(ctypes.byref(_CapHeader(_CAPABILITY_VERSION_3, 0)), (_CapData * 2)()) != 0:
-        os._exit(1)
 
 
 def _prctl(option: int, value: int) -> bool:

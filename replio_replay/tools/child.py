@@ -7,9 +7,12 @@ bubblewrap, a PID namespace apart from replio's, the filesystem read-only but fo
 where the worktrees are, no capabilities), in a session of its own: it imports the project's
 modules and describes their classes and functions as tools (`describe`), keeping what it built.
 Each fixture (each trial) gets a `Child` forked from it, which starts from that state, holds the
-fixture's environment instances and makes its calls, in a PID namespace of its own where the
-kernel allows one and non-dumpable (see `childmain`): nothing one child does reaches another,
-and the server itself never runs a method.
+fixture's environment instances and makes its calls. With namespaces (bubblewrap, unshare), each
+child walls itself off (`_runtime.nested.own_namespaces`): a PID namespace and ``/proc`` of its
+own (it sees and signals no other child, nor the server), every mount read-only but for its
+worktree and a temp folder of its own, no capabilities. Without (``none``, or a kernel that makes
+no user namespace inside bubblewrap: `_runtime.confine.nesting`), it is only non-dumpable. The
+server itself never runs a method.
 
 Every request is one JSON line, and so is its answer (NaN and Infinity are refused both ways).
 The project's code can write onto its end of the socket like any descriptor, so every line read is
@@ -40,6 +43,7 @@ import itertools
 import json
 import os
 import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -52,7 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._runtime.confine import spawn
+from .._runtime.confine import Level, confinement, nesting, spawn
 from .._runtime.deadline import Interrupted, TimedOut
 from .._runtime.groups import end_group
 from .._runtime.jsoncanon import canonical
@@ -279,6 +283,7 @@ class ForkServer:
         self._units: dict[str, tuple[int, dict[str, Any]]] = {}  # spec's canonical JSON -> (unit, answer)
         self._good: list[tuple[int, dict[str, Any]]] = []  # described without a problem: told again to a new server
         self._finalizer: weakref.finalize | None = None
+        self._temps = ""
 
     def describe(self, spec: Mapping[str, Any], what: str) -> tuple[int, dict[str, Any]]:
         """The unit number and description of what `spec` names (a class or a function: see
@@ -390,23 +395,33 @@ class ForkServer:
             self._stop()
         if self._proc is not None:
             return
+        conf = confinement()
+        nest = nesting(conf)
+        walls = "nest" if nest else "own" if conf.level is Level.UNSHARE else "none"
+        temps = tempfile.mkdtemp(prefix=".replio-children-")  # where each child's own temp folder is mounted
         mine, theirs = socket.socketpair()
         passing, passed = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
             # The temp folder, where every fixture's worktree is, is its working folder and writable:
-            # one server serves them all, and outlives the thread that starts it. /tmp stays readable:
-            # the project's modules may be there (not only in the project: the global fixture folder).
+            # one server serves them all, and outlives the thread that starts it (each child then
+            # writes only its own worktree: see `childmain`). /tmp stays readable: the project's
+            # modules may be there (not only in the project: the global fixture folder).
             self._proc = spawn(
-                [sys.executable, "-c", _MAIN, _PACKAGE_ROOT, str(theirs.fileno()), str(passed.fileno())],
+                [sys.executable, "-c", _MAIN, _PACKAGE_ROOT, str(theirs.fileno()), str(passed.fileno()), temps, walls],
                 cwd=Path(tempfile.gettempdir()), env=child_env(), outlives_caller=True, readable=[Path("/tmp")],
-                stdin=subprocess.DEVNULL, stdout=2,  # what the project's code prints goes to stderr, never into replio's output
+                nest=nest, stdin=subprocess.DEVNULL,
+                stdout=2,  # what the project's code prints goes to stderr, never into replio's output
                 pass_fds=(theirs.fileno(), passed.fileno()),
             )
+        except BaseException:
+            shutil.rmtree(temps, ignore_errors=True)
+            raise
         finally:
             theirs.close()
             passed.close()
         self._line, self._passing = _Line(mine), passing
-        self._finalizer = weakref.finalize(self, _kill, self._proc, mine, passing)
+        self._finalizer = weakref.finalize(self, _kill, self._proc, temps, mine, passing)
+        self._temps = temps
         for unit, spec in self._good:
             self._ask({"op": "describe", "unit": unit, "spec": spec}, LOAD_TIMEOUT)
 
@@ -420,15 +435,16 @@ class ForkServer:
             proc.wait(timeout=grace)
         if self._finalizer is not None:
             self._finalizer.detach()
-        _kill(proc, self._line.sock if self._line else None, self._passing)
+        _kill(proc, self._temps, self._line.sock if self._line else None, self._passing)
         self._line = self._passing = None
         return proc.returncode
 
 
-def _kill(proc: subprocess.Popen[bytes], *sockets: socket.socket | None) -> None:
+def _kill(proc: subprocess.Popen[bytes], temps: str, *sockets: socket.socket | None) -> None:
     end_group(proc.pid)  # its group, and by its mark every child it forked
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
+    shutil.rmtree(temps, ignore_errors=True)
     for sock in sockets:
         if sock is not None:
             sock.close()

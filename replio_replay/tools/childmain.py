@@ -10,11 +10,11 @@ JSON request a line on the socket CONTROL and answers each with one line:
   [names]`` beside the problem: a fork copies no thread, so a child could wait for ever on work
   given to them, and replio starts a new server without them);
 - ``{"op": "fork"}``, one end of a socket pair passed on PASSING beforehand: fork a child serving
-  that socket, in a session of its own: ``{"pid": N}``. Where the kernel allows it, the child
-  forks once more into a PID namespace of its own (`_runtime.confine.own_pid_namespace`), whose
-  first process serves the socket and dies with the child; either way the one that serves is
-  non-dumpable, so another fixture's child (same user, no capabilities) cannot read it through
-  ``/proc``;
+  that socket, in a session of its own: ``{"pid": N}``. The child reads replio's first line (its
+  context, below) and, walled (see `main`), forks once more into namespaces of its own
+  (`_runtime.nested.own_namespaces`), whose first process serves the socket and dies with the
+  child; either way the one that serves is non-dumpable, so another fixture's child (same user,
+  no capabilities) cannot read it through ``/proc``;
 - ``{"op": "reap", "pid": N, "grace": G}``: kill that child with its group, after at most G
   seconds (default 0) for it to end on its own, and wait for it: ``{"status": S}``, an exit
   status or minus the signal. The server kills it, not replio: the pid is the server's, which
@@ -46,15 +46,18 @@ import functools
 import gc
 import json
 import os
+import shutil
 import signal
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Union
 
-from .._runtime.confine import non_dumpable, own_pid_namespace
+from .._runtime.confine import non_dumpable
+from .._runtime.nested import follow, own_namespaces, server_namespaces
 from ..errors import ToolSetError
 from .base import InvalidArguments, Tool, ToolContext, ToolFailure
 from .child import wire
@@ -82,16 +85,25 @@ Unit = Union[_Class, Tool]
 
 
 def main(argv: list[str]) -> None:
-    """Serve replio's requests on the sockets whose descriptors `argv` holds, until it closes CONTROL."""
+    """Serve replio's requests on the sockets whose descriptors `argv` holds, until it closes CONTROL.
+
+    `argv` is CONTROL, PASSING, the folder the children's temp folders are made in, and how the
+    children are walled off: ``nest`` (this process makes its namespaces first:
+    `nested.server_namespaces`; then as ``own``), ``own`` (each child makes namespaces of its
+    own: `nested.own_namespaces`) or ``none`` (no namespaces: each child is non-dumpable).
+    """
     control = socket.socket(fileno=int(argv[0]))
     passing = socket.socket(fileno=int(argv[1]))
+    walls = _Walls(argv[2], argv[3] != "none")
+    if argv[3] == "nest":
+        server_namespaces()
     units: dict[int, Unit] = {}
     for line in control.makefile("rb"):
         message = json.loads(line)
         if message["op"] == "fork":
-            answer: dict[str, Any] = {"pid": _fork(control, passing, units)}
+            answer: dict[str, Any] = {"pid": _fork(control, passing, units, walls)}
         elif message["op"] == "reap":
-            answer = {"status": _reap(message["pid"], float(message.get("grace", 0)))}
+            answer = {"status": _reap(message["pid"], float(message.get("grace", 0)), walls)}
         else:
             answer = _describe(units, message)
         control.sendall(wire({**answer, "id": message.get("id")}))
@@ -140,7 +152,19 @@ def _tool(tool: Tool) -> dict[str, Any]:
             "checks_schema": tool.checks_schema, "touches_worktree": tool.touches_worktree}
 
 
-def _reap(pid: int, grace: float) -> int | None:
+@dataclass(frozen=True)
+class _Walls:
+    """How each child is walled off: in namespaces of its own (`own`) or not, and where the temp
+    folders of their own are made, one per child, named by its pid (removed when it is reaped)."""
+
+    temps: str
+    own: bool
+
+    def temp(self, pid: int) -> str:
+        return os.path.join(self.temps, str(pid))
+
+
+def _reap(pid: int, grace: float, walls: _Walls) -> int | None:
     """Kill child `pid`'s group, once it has had `grace` seconds to end (a child whose line closed
     is ending: its own exit status says more than our signal), and wait for it."""
     deadline = time.monotonic() + grace
@@ -148,17 +172,20 @@ def _reap(pid: int, grace: float) -> int | None:
         while time.monotonic() < deadline:
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
-                return os.waitstatus_to_exitcode(status)
+                break
             time.sleep(0.01)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
+        else:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
     except ChildProcessError:  # not ours (an earlier server's), or reaped already
         return None
+    finally:
+        shutil.rmtree(walls.temp(pid), ignore_errors=True)
     return os.waitstatus_to_exitcode(status)
 
 
-def _fork(control: socket.socket, passing: socket.socket, units: dict[int, Unit]) -> int:
+def _fork(control: socket.socket, passing: socket.socket, units: dict[int, Unit], walls: _Walls) -> int:
     """Fork a fixture's child on the socket passed on `passing`; its pid (in the child: never returns)."""
     _, fds, _, _ = socket.recv_fds(passing, 1, 1)
     gc.freeze()  # what the server built is only read by its children: the collector leaves it (and its pages) alone
@@ -174,27 +201,36 @@ def _fork(control: socket.socket, passing: socket.socket, units: dict[int, Unit]
         os.close(control.detach())
         os.close(passing.detach())
         os.set_inheritable(fds[0], False)
-        inner = own_pid_namespace()
+        channel = socket.socket(fileno=fds[0])
+        requests = channel.makefile("rb")
+        context = json.loads(requests.readline())  # replio's first line, the fixture's: its worktree
+        inner = _walled(context, walls) if walls.own else None
         if inner:  # this process stands for the namespace's first process, which dies with it
-            os.close(fds[0])
-            code = _follow(inner)
+            os.close(channel.detach())
+            code = follow(inner)
         else:
-            non_dumpable()  # another fixture's child cannot read its memory, descriptors or environment
-            _serve(socket.socket(fileno=fds[0]), units)
-    except BaseException:  # replio's line broke: nothing left to answer
+            if inner is None:
+                non_dumpable()  # another fixture's child cannot read its memory, descriptors or environment
+            _serve(channel, requests, context, units)
+    except BaseException:  # replio's line broke, or the walls could not be put up: nothing left to answer
         code = 1
     finally:
         os._exit(code)  # a forked child never runs the server's exit
 
 
-def _follow(pid: int) -> int:
-    """Wait for `pid` and end as it did: its exit status, or killed by its signal."""
-    _, status = os.waitpid(pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    if code < 0:
-        signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
-    return code
+def _walled(context: dict[str, Any], walls: _Walls) -> int | None:
+    """`nested.own_namespaces` for this child, writable in its worktree and a temp folder of its own."""
+    temp = walls.temp(os.getpid())
+    os.mkdir(temp, 0o700)
+    try:
+        inner = own_namespaces([context["root"]], temp)
+    except OSError as exc:
+        print(f"replio: this fixture's process could not be walled off from the others ({exc}); it ends",
+              file=sys.stderr, flush=True)
+        raise
+    if inner is None:
+        os.rmdir(temp)  # no namespaces: its temp folder is replio's
+    return inner
 
 
 class _Context(ToolContext):
@@ -214,16 +250,11 @@ class _Context(ToolContext):
         return self._client
 
 
-def _serve(channel: socket.socket, units: dict[int, Unit]) -> None:
+def _serve(channel: socket.socket, requests: IO[bytes], context: dict[str, Any], units: dict[int, Unit]) -> None:
     os.register_at_fork(after_in_child=functools.partial(_unplug, channel.fileno()))
-    requests = channel.makefile("rb")
-    context: dict[str, Any] = {"root": os.devnull, "timeout": 30.0, "network": True, "web_allow": []}
     slots: dict[str, _Context] = {}  # each slot's context, holding its environment instances
     for line in requests:
         message = json.loads(line)
-        if message["op"] == "context":
-            context = message
-            continue
         slot = message.get("slot", "")
         if slot not in slots:
             slots[slot] = _Context(Sandbox(Path(context["root"])), timeout=context["timeout"],

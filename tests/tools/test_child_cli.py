@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ class Faults:
 
     def spin(self) -> str:
         """Hold the GIL in one C call, for longer than any test runs."""
-        Path(self.pids).write_text(_me(os.getpid())) if self.pids else None
+        self._tell(_me(os.getpid()))
         return str(sum(range(10 ** 13)))
 
     def count(self) -> str:
@@ -81,18 +82,28 @@ class Faults:
                     os.setsid()
                 time.sleep(120)
                 os._exit(0)
-            with open(self.pids, "a") as out:
-                out.write(_me(pid) + "\\n")
-        with open(self.pids, "a") as out:
-            # In a PID namespace of its own the child is its first process: its parent is not in it (0).
-            out.write("".join(_me(p) + "\\n" for p in (os.getpid(), os.getppid()) if p))
+            self._tell(_me(pid))
+        # In a PID namespace of its own the child is its first process: its parent is not in it (0).
+        for p in (os.getpid(), os.getppid()):
+            if p:
+                self._tell(_me(p))
         return "forked"
+
+    def _tell(self, text: str) -> None:
+        """Tell the test `text`, on standard error (replio's): it may write nowhere but its worktree."""
+        if self.pids:
+            print(f"PID {text}", file=sys.stderr, flush=True)
 
 
 def _me(pid: int) -> str:
     """`pid` (of this PID namespace) as `tests.support.processes.host_pid` finds it."""
     return f"{os.readlink('/proc/self/ns/pid')} {pid}"
 '''
+
+
+def _said(lines: list[str]) -> list[str]:
+    """What the methods told (`Faults._tell`), among replio's standard error's `lines`."""
+    return [line.strip().split(" ", 1)[1] for line in lines if line.startswith("PID ")]
 
 
 def _project(root: Path, fixtures: dict[str, dict[str, Any]], script: dict[str, list[Any]],
@@ -152,25 +163,31 @@ def test_a_gil_holding_c_call_ends_its_fixture_at_the_tool_timeout_naming_enviro
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
 def test_a_signal_ends_the_run_within_5_s_while_the_child_spins_in_c(tmp_path: Path, sig: int) -> None:
-    pid_file = tmp_path / "spinner.pid"
-    project = _project(tmp_path / "p", {"spin": {"initial": {"pids": str(pid_file)}}}, {"spin": _calls("spin")},
+    project = _project(tmp_path / "p", {"spin": {"initial": {"pids": "on"}}}, {"spin": _calls("spin")},
                        tool_timeout=600)
     proc = subprocess.Popen([replio_command(), "eval", "--path", str(project), "run", "--no-cassettes", "--output",
                              "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None and proc.stdout is not None
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)  # type: ignore[arg-type]
+    reader.start()
     deadline = time.monotonic() + 60
-    while not pid_file.exists() or not pid_file.read_text():
+    while not (said := _said(lines)):
         assert time.monotonic() < deadline and proc.poll() is None, "the method never started"
         time.sleep(0.05)
     time.sleep(0.3)  # well inside the C call
-    spinner = host_pid(pid_file.read_text())
+    spinner = host_pid(said[0])
     assert spinner is not None
     signalled = time.monotonic()
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=60)
+    proc.wait(timeout=60)
+    out = proc.stdout.read()
+    reader.join(10)
+    err = "".join(lines)
     assert time.monotonic() - signalled < 5, err
     assert proc.returncode == 130, err
     assert json.loads(out)["fixtures"][0]["status"] == "cancelled"
-    assert said_ended(pid_file.read_text())
+    assert said_ended(said[0])
 
 
 IMPORTS = {
@@ -244,12 +261,11 @@ def test_a_method_ending_its_process_ends_only_its_fixture_and_the_others_result
 
 
 def test_nothing_a_method_forks_outlives_the_run(tmp_path: Path) -> None:
-    pids = tmp_path / "pids.txt"
-    project = _project(tmp_path / "p", {"fork": {"initial": {"pids": str(pids)}}}, {"fork": _calls("fork", "fine")})
+    project = _project(tmp_path / "p", {"fork": {"initial": {"pids": "on"}}}, {"fork": _calls("fork", "fine")})
     done, results = _run(project)
     assert done.returncode == 0, done.stderr
     assert [c["result"] for c in results["fork"]["trace"]] == ["forked", "fine"]
-    forked = pids.read_text().splitlines()
+    forked = _said(done.stderr.splitlines())
     # The copy, the daemon, the child itself and the fork server it came from (unless the child is
     # the first process of a PID namespace of its own: its parent is not in it).
     assert len(forked) in (3, 4)
