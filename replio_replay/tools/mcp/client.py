@@ -4,11 +4,14 @@
 worktree, or a streamable-HTTP endpoint), initialises it and keeps the session open on an
 event loop in a background thread, so the synchronous engine can list tools and call them.
 Every step is bounded by the server's `timeout`; a failure is an `McpError` naming the server,
-its command and the tail of what it wrote to stderr. A stdio server runs in its own process
-group (the SDK's doing) and carries a mark in its environment (`groups`): the group, and every
-process carrying the mark (a daemon it started in a session of its own), is killed when the
-connection closes, and at the latest when replio exits (the event loop's thread is a daemon:
-it never holds the exit).
+its command and the tail of what it wrote to stderr. A stdio server is confined as all the
+user's code is (`_runtime.confine.wrap`: its worktree writable, the network kept), with an
+environment built from scratch (`process.base_env` and what its config declares; the SDK adds
+its few safe variables, `PATH`, `HOME`, `USER` and such); it runs in its own process group (the
+SDK's doing) and carries a mark in its environment (`groups`): the group (in a PID namespace,
+all it started with it), and every process carrying the mark (a daemon it started in a session
+of its own), is killed when the connection closes, and at the latest when replio exits (the
+event loop's thread is a daemon: it never holds the exit).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ...errors import McpError
-from .config import HttpServer, StdioServer, argv, resolve_values
+from .config import HttpServer, StdioServer, argv, resolve_values, writable
 from .stderr import StderrTail
 
 __all__ = ["McpConnection"]
@@ -70,8 +73,12 @@ class McpConnection:
 
         try:
             transport = self._transport(root, env)
-        except ValueError as exc:  # a variable the config names is not set
+        except ValueError as exc:  # a variable the config names is not set, a writable folder missing
             raise McpError(str(exc)) from None
+        except FileNotFoundError:  # found missing before it is confined (see `confine.wrap`)
+            raise self._failed(f"its command {self._command()!r} does not exist") from None
+        except PermissionError:
+            raise self._failed(f"its command {self._command()!r} is not executable") from None
         self._portal, thread = _start_portal(f"replio-mcp-{self.name}")
         self._stack.callback(_stop_portal, self._portal, thread)
         try:
@@ -127,10 +134,16 @@ class McpConnection:
         if isinstance(self.server, StdioServer):
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
+            from ..._runtime.confine import confinement, wrap
             from ..._runtime.groups import marked
+            from ..process import base_env
 
-            command, *args = argv(self.server, self.project)
-            server_env, self._token = marked({"HOME": str(root), **resolve_values(self.server.env, env, where)})
+            server_env, self._token = marked(base_env(root, resolve_values(self.server.env, env, where)))
+            # Confined as a command tool is, but with the network (it may be a remote service's
+            # bridge): the SDK starts the confining program, which starts the server.
+            command, *args = wrap(confinement(), argv(self.server, self.project), cwd=root, env=server_env,
+                                  readable=[self.project] if self.project else [],
+                                  writable=writable(self.server, self.project, where))
             params = StdioServerParameters(command=command, args=args, cwd=str(root), env=server_env)
             self._stderr = StderrTail()
             return stdio_client(params, errlog=self._stderr.errlog)

@@ -25,7 +25,7 @@ from pydantic import (
 
 from ..._runtime.redact import shown_url, url_secrets
 
-__all__ = ["FromEnv", "argv", "HttpServer", "McpServer", "McpServers", "ServerChoice", "ServerName", "StdioServer", "resolve_values", "secret_names"]
+__all__ = ["FromEnv", "argv", "HttpServer", "McpServer", "McpServers", "ServerChoice", "ServerName", "StdioServer", "resolve_values", "secret_names", "writable"]
 
 #: Headers that carry credentials: their values must come from the environment.
 _SECRET_HEADERS = {"authorization", "proxy-authorization", "x-api-key", "api-key", "cookie", "x-auth-token"}
@@ -72,6 +72,9 @@ class StdioServer(_Server):
     command: str = Field(min_length=1, description="The program; {python} is the Python that runs replio.")
     args: list[str] = Field(default_factory=list, description="Its arguments; {project} is the project's folder.")
     env: dict[str, Value] = Field(default_factory=dict, description="The server's environment: only these.")
+    writable: list[str] = Field(default_factory=list, description="Folders the server may write besides its "
+                                "worktree, absolute or under {project} (a log or cache folder): confined, it "
+                                "writes nowhere else.")
 
 
 class HttpServer(_Server):
@@ -147,6 +150,19 @@ def argv(server: StdioServer, project: Path | None = None) -> list[str]:
         return text.replace("{project}", str(project)) if project is not None else text
 
     return [expand(server.command), *map(expand, server.args)]
+
+
+def writable(server: StdioServer, project: Path | None, where: str) -> list[Path]:
+    """The folders `server` may write besides its worktree, `{project}` expanded; ValueError naming
+    `where` and the first that is not an existing folder's absolute path."""
+    folders = []
+    for name in server.writable:
+        path = Path(name.replace("{project}", str(project)) if project is not None else name)
+        if not path.is_absolute() or not path.is_dir():
+            raise ValueError(f"{where}: writable {name!r} is not a folder ({path}); give an existing folder's absolute path, "
+                             "or one under {project}")
+        folders.append(path.resolve())
+    return folders
 
 
 def secret_names(server: StdioServer | HttpServer) -> list[str]:

@@ -13,6 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.processes import host_pid
+
 SERVER = Path(__file__).with_name("server.py")
 
 
@@ -21,21 +23,24 @@ def stdio_config(*flags: str, **more: Any) -> dict[str, Any]:
     return {"command": "{python}", "args": [str(SERVER), "stdio", *flags], **more}
 
 
-def alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie waiting for its parent to reap it does not)."""
+def alive(said: str) -> bool:
+    """Whether the process that said `said` (the server's ``_said``: its PID namespace and pid
+    there) runs; a zombie waiting for its parent to reap it does not."""
+    pid = host_pid(said)
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    return pid is not None and stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def pids(path: Path) -> list[int]:
-    return [int(line) for line in path.read_text().split()] if path.exists() else []
+def pids(path: Path) -> list[str]:
+    """What the server wrote to its PIDFILE: each process it noted, as it said it (see `alive`)."""
+    return path.read_text().splitlines() if path.exists() else []
 
 
-def wait_until_dead(found: list[int], seconds: float = 5.0) -> list[int]:
-    """The pids still alive after up to `seconds`."""
+def wait_until_dead(found: list[str], seconds: float = 5.0) -> list[str]:
+    """The processes still alive after up to `seconds`."""
     end = time.monotonic() + seconds
     while time.monotonic() < end and any(alive(p) for p in found):
         time.sleep(0.05)

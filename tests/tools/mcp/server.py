@@ -76,12 +76,12 @@ def crash() -> str:
 def spawn() -> str:
     child = subprocess.Popen(["sleep", "300"])
     _note_pid(child.pid)
-    return str(child.pid)
+    return _said(child.pid)
 
 
 @server.tool(description="Start a daemon that would outlive the server; answer its pid.")
 def daemon() -> str:
-    return str(_daemon())
+    return _said(_daemon())
 
 
 def _daemon() -> int:
@@ -105,10 +105,16 @@ def _daemon() -> int:
     return pid
 
 
+def _said(pid: int) -> str:
+    """`pid` (of this PID namespace: confined, the server has one of its own) as the tests find it
+    (`tests.support.processes.host_pid`)."""
+    return f"{os.readlink('/proc/self/ns/pid')} {pid}"
+
+
 def _note_pid(pid: int) -> None:
     if os.environ.get("PIDFILE"):
         with open(os.environ["PIDFILE"], "a", encoding="ascii") as fh:
-            fh.write(f"{pid}\n")
+            fh.write(f"{_said(pid)}\n")
 
 
 @server.tool(description="What note.txt in the working folder says.")

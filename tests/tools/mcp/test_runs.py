@@ -48,7 +48,8 @@ def _project(root: Path, *, server: dict[str, Any] | None = None, fixtures: tupl
     copy = root / "server.py"  # a copy, so a test can take the server away
     shutil.copy(SERVER, copy)
     env = {"PIDFILE": str(root / "pids"), "TOKEN": {"from_env": "T_TOKEN"}, "NOTE_DESCRIPTION": "Echo the text back."}
-    server = server or {"command": "{python}", "args": ["{project}/server.py", "stdio"], "env": env}
+    server = server or {"command": "{python}", "args": ["{project}/server.py", "stdio"], "env": env,
+                        "writable": ["{project}"]}  # confined, it writes its PIDFILE there only so
     (root / ".replio" / "config.json").write_text(json.dumps({
         "provider": "openai:test-model", "mcp_servers": {"t": server}, **config}))
     return root

@@ -141,7 +141,7 @@ def test_nothing_the_server_started_outlives_it(tmp_path: Path, interrupted: boo
     mcp = _tools(tmp_path, t=stdio_config(env={"PIDFILE": str(pidfile)}))
     try:
         tools = mcp.open()
-        child = int(_call(mcp, tools, starts))
+        child = _call(mcp, tools, starts)
         started = pids(pidfile)
         assert child in started and all(alive(p) for p in started)
     finally:
