@@ -398,7 +398,11 @@ class ForkServer:
         conf = confinement()
         nest = nesting(conf)
         walls = "nest" if nest else "own" if conf.level is Level.UNSHARE else "none"
-        temps = tempfile.mkdtemp(prefix=".replio-children-")  # where each child's own temp folder is mounted
+        from ..run.worktree import TEMP_PREFIX
+
+        # Where each child's own temp folder is made; named as a worktree is, so that what a killed
+        # run left there is removed as its worktrees are (`run.worktree.reap_stale_worktrees`).
+        temps = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-children-")
         mine, theirs = socket.socketpair()
         passing, passed = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:

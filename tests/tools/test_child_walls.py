@@ -122,7 +122,8 @@ class Scribbler:
         own = Path(ctx.root)
         deadline = time.monotonic() + 20
         while True:
-            others = [p for p in own.parent.iterdir() if p.name.startswith("replio-wt-") and p != own]
+            others = [p for p in own.parent.iterdir() if p.name.startswith("replio-wt-") and p != own
+                      and (p / "note.txt").exists()]
             if others or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
