@@ -22,6 +22,7 @@ mounted there would hold no file of theirs, so its temp folder is a folder repli
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import signal
 import tempfile
@@ -94,10 +95,10 @@ def own_namespaces(writable: Sequence[str], temp: str) -> int | None:
     kept = list(dict.fromkeys(os.path.realpath(path) for path in [*writable, temp]))
     for path in kept:
         _mount(path, path, None, _MS_BIND | _MS_REC)  # a mount of its own, made writable again below
-    _setattr("/", set_=_MOUNT_ATTR_RDONLY)
+    _read_only("/", True)
     for path in kept:
         try:
-            _setattr(path, clear=_MOUNT_ATTR_RDONLY)
+            _read_only(path, False)
         except PermissionError:  # read-only for the server too (locked so by its confinement): it stays so
             pass
     if os.path.isdir(_SHM):  # POSIX shared memory and semaphores: in its temp folder, not beside others'
@@ -138,8 +139,8 @@ def _libc() -> ctypes.CDLL:
 
 
 def _error(what: str) -> OSError:
-    errno = ctypes.get_errno()
-    return OSError(errno, f"{what}: {os.strerror(errno)}")
+    code = ctypes.get_errno()
+    return OSError(code, f"{what}: {os.strerror(code)}")
 
 
 def _map_ids(uid: int, gid: int, *, required: bool) -> None:
@@ -165,14 +166,44 @@ class _MountAttr(ctypes.Structure):
                 ("userns_fd", ctypes.c_uint64)]
 
 
-def _setattr(path: str, *, set_: int = 0, clear: int = 0) -> None:
-    """Set and clear mount attributes of `path`'s mount and every mount below it (Linux 5.12's
-    ``mount_setattr``)."""
-    attr = _MountAttr(set_, clear, 0, 0)
-    libc = _libc()
-    if libc.syscall(_SYS_MOUNT_SETATTR, _AT_FDCWD, path.encode(), _AT_RECURSIVE, ctypes.byref(attr),
-                    ctypes.sizeof(attr)) != 0:
+def _read_only(path: str, read_only: bool) -> None:
+    """Make `path`'s mount and every mount below it read-only, or writable: Linux 5.12's
+    ``mount_setattr``, else each mount remounted (`_remount`)."""
+    attr = _MountAttr(_MOUNT_ATTR_RDONLY if read_only else 0, 0 if read_only else _MOUNT_ATTR_RDONLY, 0, 0)
+    if _libc().syscall(_SYS_MOUNT_SETATTR, _AT_FDCWD, path.encode(), _AT_RECURSIVE, ctypes.byref(attr),
+                       ctypes.sizeof(attr)) == 0:
+        return
+    if ctypes.get_errno() != errno.ENOSYS:
         raise _error(f"mount_setattr {path}")
+    _remount(path, read_only)
+
+
+#: The per-mount options of /proc/self/mountinfo that a remount must keep (the kernel refuses to
+#: clear one locked by a more privileged namespace), as mount(2) flags.
+_KEPT_OPTIONS = {"nosuid": _MS_NOSUID, "nodev": _MS_NODEV, "noexec": _MS_NOEXEC, "noatime": 1024,
+                 "nodiratime": 2048, "relatime": 1 << 21, "strictatime": 1 << 24}
+_MS_REMOUNT = 32
+
+
+def _remount(path: str, read_only: bool) -> None:
+    """`_read_only` before ``mount_setattr``: each mount at or below `path` (the last mounted on a
+    point is the one its path reaches) bind-remounted with its own options and `read_only`."""
+    points: dict[str, int] = {}
+    with open("/proc/self/mountinfo", encoding="utf-8") as fh:
+        for line in fh:
+            fields = line.split()
+            point = fields[4].encode().decode("unicode_escape")  # \040 for a space, as the kernel writes
+            if point == path or point.startswith(path.rstrip("/") + "/"):
+                flags = sum(flag for name, flag in _KEPT_OPTIONS.items() if name in fields[5].split(","))
+                points[point] = flags
+    for point, flags in sorted(points.items()):
+        try:
+            _mount(None, point, None, _MS_REMOUNT | _MS_BIND | flags | (_MS_RDONLY if read_only else 0))
+        except (FileNotFoundError, NotADirectoryError):  # hidden under a mount made after it: out of reach
+            continue
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:  # EINVAL: the same, no longer a mount's root through its path
+                raise
 
 
 class _CapHeader(ctypes.Structure):

@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -186,33 +185,3 @@ def test_without_namespaces_replio_is_non_dumpable_a_subreaper_and_says_so_once(
         "session is killed when the run ends); not covered: the code sees every process and the filesystem as your "
         "user does, reads replio's key when run as root, and what it starts may live until the run ends. Install "
         "bubblewrap (apt-get install bubblewrap) to confine it."], done.stderr
-
-
-_OWN_NAMESPACE = """
-import os, sys
-sys.path.insert(0, sys.argv[1])
-from replio_replay._runtime.nested import own_namespaces
-pid = own_namespaces([sys.argv[2]], sys.argv[3])
-if pid == 0:
-    status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
-    print("inside", os.getpid(), status["CapEff"].strip(), status["CapBnd"].strip(), status["NoNewPrivs"].strip(),
-          flush=True)
-    os._exit(5)
-print("parent", "none" if pid is None else os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
-"""
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="setpriv changes the user only for root")
-@pytest.mark.parametrize("who", [["--reuid=65534", "--regid=65534", "--clear-groups"], []], ids=["nobody", "root"])
-def test_a_fork_servers_child_gets_namespaces_of_its_own_and_no_capability(who: list[str]) -> None:
-    setpriv = ["setpriv", *who, "--inh-caps=-all", "--bounding-set=-all"]
-    repo = str(Path(__file__).resolve().parents[2])
-    with tempfile.TemporaryDirectory(dir="/tmp") as folder:  # pytest's is closed to nobody
-        for name in ("work", "temp"):
-            (Path(folder) / name).mkdir(mode=0o777)
-            os.chmod(Path(folder) / name, 0o777)
-        os.chmod(folder, 0o755)
-        done = subprocess.run([*setpriv, sys.executable, "-c", _OWN_NAMESPACE, repo, f"{folder}/work",
-                               f"{folder}/temp"], capture_output=True, text=True, timeout=60, cwd="/")
-    # Root without CAP_SETFCAP may not map itself into a user namespace: it makes one unmapped.
-    assert done.stdout == "inside 1 0000000000000000 0000000000000000 1\nparent 5\n", done.stderr
