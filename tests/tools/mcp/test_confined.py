@@ -12,8 +12,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter
 
 from replio_replay._runtime.confine import CAP, Level
+from replio_replay.errors import McpError
+from replio_replay.tools.mcp.config import McpServer
+from replio_replay.tools.mcp.source import McpTools
 from tests.helpers import replio_command, write_json
 from tests.tools.test_confinement import require_level
 
@@ -49,3 +53,14 @@ def test_a_stdio_server_finds_no_key_nor_replio_and_writes_only_its_worktree(tmp
     assert looked == {"keys": 0, "replio_seen": False, "own_key": False, "worktree": True,
                       "outside": level is Level.UNSHARE}, looked  # unshare leaves the filesystem as replio's
     assert outside.exists() is (level is Level.UNSHARE)
+
+
+def test_a_writable_folder_that_does_not_exist_is_named_before_the_server_starts(tmp_path: Path) -> None:
+    config = TypeAdapter(McpServer).validate_python({"command": "{python}", "args": [str(LOOKER)],
+                                                     "writable": ["{project}/logs"]})
+    mcp = McpTools({"l": config}, {"l": "live"}, root=tmp_path, env={}, project=tmp_path / "p")
+    with pytest.raises(McpError) as raised:
+        mcp.open()
+    mcp.close()
+    assert str(raised.value) == (f"mcp server l: writable '{{project}}/logs' is not a folder ({tmp_path}/p/logs); "
+                                 "give an existing folder's absolute path, or one under {project}")
