@@ -182,7 +182,14 @@ def nesting(conf: Confinement) -> bool:
     `nested.server_namespaces` makes: probed once per run under bubblewrap (a kernel may refuse
     a user namespace inside it); at ``unshare`` level the program has a ``/proc`` of its own
     already, and at ``none`` there is nothing to nest in."""
-    return conf.level is Level.BWRAP and _probe_nesting(conf)
+    if conf.level is not Level.BWRAP:
+        return False
+    why = _probe_nesting(conf)
+    if why and once_per_run("confinement-nesting"):
+        print(f"replio: bubblewrap ({conf.program}) {why}: each fixture's Python (environments, Python tools) "
+              "runs in the fork server's PID namespace, non-dumpable; not covered: it sees and can signal another "
+              "fixture's, and writes the temp folder, other fixtures' worktrees included.", file=sys.stderr)
+    return not why
 
 
 def non_dumpable() -> bool:
@@ -257,16 +264,20 @@ print(os.getpid(), flush=True)
 
 
 @functools.cache
-def _probe_nesting(conf: Confinement) -> bool:
+def _probe_nesting(conf: Confinement) -> str:
+    """'' where a program bubblewrap starts with ``nest`` makes its namespaces, else why not."""
     assert conf.program is not None
     argv = [conf.program, *_bwrap_options(network=False, nest=True), "--chdir", "/", "--",
             sys.executable, "-c", _NESTING, _PACKAGE_ROOT]
     try:
         probe = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUTS[-1],
                                check=False, env={"PATH": os.defpath})
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return probe.returncode == 0 and probe.stdout.strip() == b"2"  # the server is its namespace's second process
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"could not be probed for namespaces inside it ({exc})"
+    if probe.returncode == 0 and probe.stdout.strip() == b"2":  # the server is its namespace's second process
+        return ""
+    said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
+    return f"makes no user namespace inside it here ({said[-1] if said else f'exit status {probe.returncode}'})"
 
 
 def _probe_unshare() -> tuple[str | None, tuple[str, ...], str]:

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from replio_replay._runtime.confine import Level
+from tests.tools.test_confinement import require_level
+
 #: Run as another process (setpriv's): its namespaces, then what it sees and may write.
 _OWN_NAMESPACES = """
 import json, os, sys
@@ -66,3 +69,22 @@ def test_a_fork_servers_child_is_walled_off_in_namespaces_of_its_own(tmp_path: P
         assert not (seen["other"] or seen["beside"] or seen["outside"]), seen
         assert sorted(os.listdir(f"{folder}/temp")) == ["b", "e"]  # its /dev/shm is its temp folder
     assert not outside.exists()
+
+
+_NOT_NESTING = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from replio_replay._runtime import confine
+confine._NESTING = "import sys; sys.exit('no user namespace here')"  # what a kernel refusing one says
+print(confine.nesting(confine.confinement()), confine.nesting(confine.confinement()))
+"""
+
+
+def test_where_bubblewrap_makes_no_namespace_inside_it_the_run_says_once_what_the_children_lack() -> None:
+    require_level(Level.BWRAP)
+    done = subprocess.run([sys.executable, "-c", _NOT_NESTING, str(Path(__file__).resolve().parents[2])],
+                          capture_output=True, text=True, timeout=120, cwd="/")
+    assert done.stdout == "False False\n", done.stderr
+    told = [line for line in done.stderr.splitlines() if line.startswith("replio: ")]
+    assert len(told) == 1 and "makes no user namespace inside it here (no user namespace here): each fixture's " \
+        "Python (environments, Python tools) runs in the fork server's PID namespace" in told[0], done.stderr
