@@ -693,8 +693,9 @@ def import_otel_cmd(project: Path, paths: tuple[Path, ...], out: Path | None, se
         rules = read_rules(redact_file) if redact_file is not None else []
         scrubber = Scrubber(Redactor.from_environment(Env.current().values), rules)
         synthesizer = None if no_cassettes else _synthesizer(project, tools_file)
-        with Interrupts().installed(), _interrupt_ends("while importing; each fixture written is whole, with its "
-                                                       "cassette and golden, and the others are not written"):
+        whole = "whole" if no_cassettes else "whole, with its cassette and golden"
+        with Interrupts().installed(), _interrupt_ends(f"while importing; each fixture written is {whole}, and "
+                                                       "the batch in progress was not written"):
             report = import_otel(list(paths), out or project / DEFAULT_OUT, scrubber, options, synthesizer,
                                  jobs or default_jobs())
     except UsageError as exc:
