@@ -5,9 +5,10 @@ holding a project's settings and tools need not be); only each call's arguments 
 At most `2 x jobs` calls are in flight, so memory holds those, not the input. Results come back in
 the order of the calls, so what follows from them (files written, messages) is the same with any
 number of workers. Workers ignore Ctrl-C and SIGTERM (a terminal sends Ctrl-C to them too): the
-main process takes them and stops submitting, and the few calls in flight end before it exits. A
-worker that dies (killed, out of memory) raises `BrokenProcessPool` in the main process. With one
-job, or where `fork` is missing, the calls run in this process, one by one.
+main process takes them, stops submitting and kills the workers rather than wait for their calls,
+so the function must write nothing (its result is what it makes). A worker that dies (killed, out
+of memory) raises `BrokenProcessPool` in the main process. With one job, or where `fork` is
+missing, the calls run in this process, one by one.
 """
 
 from __future__ import annotations
@@ -64,8 +65,20 @@ class Ordered(Generic[Tag, Result]):
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        if self._pool is not None:  # interrupted or failed: what has not started never will
-            self._pool.shutdown(wait=True, cancel_futures=exc is not None)
+        if self._pool is None:
+            return
+        if exc is None:
+            self._pool.shutdown(wait=True)
+            return
+        # Interrupted or failed: what has not started never will, and what runs is ended, not waited
+        # for (a worker ignores SIGTERM, so it is killed); a call keeps its result in memory, so
+        # ending one leaves no file behind.
+        workers = list((self._pool._processes or {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for worker in workers:
+            worker.kill()
+        for worker in workers:
+            worker.join(5)
 
     def submit(self, tag: Tag, *args: Any) -> list[tuple[Tag, Result]]:
         """Make the call; hand back the calls ended before it, in order: those already done, and as

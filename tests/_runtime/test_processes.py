@@ -77,3 +77,20 @@ def test_a_worker_killed_is_an_error_not_a_hang() -> None:
             workers.submit(n, n)
         list(workers.rest())
     assert time.monotonic() - started < 30
+
+
+def _sleeps(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def test_leaving_on_an_error_ends_the_calls_in_flight_and_their_workers_at_once() -> None:
+    """Ctrl-C in the main process, say: the workers are killed rather than waited for."""
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), Ordered[int, float](_sleeps, 2) as workers:
+        workers.submit(1, 60.0)
+        workers.submit(2, 60.0)
+        processes = list(workers._pool._processes.values())  # type: ignore[union-attr]
+        raise KeyboardInterrupt
+    assert time.monotonic() - started < 20
+    assert processes and not any(p.is_alive() for p in processes)
