@@ -1,9 +1,9 @@
 """Atomic file writes: a temp file beside the target, then a rename, so readers see old or new.
 
 `atomic_write_all` does it for many files as one: every temp file is written first (several
-at once, each fsynced), then all are renamed with Ctrl-C and SIGTERM held back, so an interrupt leaves every file as it was or
-every file new, and no stray temp file. A replaced file keeps its mode; a new one gets what
-`open` would give it (the umask's).
+at once, each fsynced), then all are renamed with Ctrl-C and SIGTERM held back, so an interrupt
+leaves every file as it was or every file new, and no stray temp file. A replaced file keeps its
+mode; a new one gets what `open` would give it (the umask's).
 """
 
 from __future__ import annotations
