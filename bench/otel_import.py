@@ -11,11 +11,15 @@ memory (peak RSS at most 300 MB) at 200 conversations a second or more. This
   as a Collector's `file` exporter writes what a `BatchSpanProcessor` sent it;
 - imports them twice, each a whole process (`replio` as installed) into a project of its own:
   all of them as fixtures only (`--no-cassettes`: reading, grouping, scrubbing, building and
-  writing), then the first `--synthesize` of them with their cassettes and goldens synthesized
-  (each conversation run through replio's loop);
-- prints for each its peak RSS (the child's own, `wait4`'s rusage) and its conversations a second
-  of wall time, with the budgets, `met` or `NOT met`, and its conversations per CPU second (the
-  child's user and system time), the figure a loaded machine distorts least.
+  writing), then, as the default import does, with their cassettes and goldens synthesized (each
+  conversation run through replio's loop, in worker processes) the first `--synthesize` of them,
+  generated into a file of their own: with `--limit` on the whole file the import's first pass
+  (which counts each conversation id's traces) would read all of them, a cost an import of the
+  whole file spreads over every conversation;
+- prints for each its peak RSS (`wait4`'s rusage: the child's, or of a worker process it waited
+  for, whichever is larger) and its conversations a second of wall time, with the budgets, `met`
+  or `NOT met`, and its conversations per CPU second (the user and system time of the child and
+  its workers), the figure a loaded machine distorts least.
 
     python bench/otel_import.py                      # 10,000 conversations
     python bench/otel_import.py --conversations 500 --synthesize 50  # a smoke run
@@ -192,23 +196,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=10_000)
     parser.add_argument("--synthesize", type=int, default=500,
-                        help="how many of them the second import synthesizes cassettes for (--limit)")
+                        help="how many of them the second import synthesizes cassettes for (a file of their own)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="otel-bench-") as tmp:
-        traces = Path(tmp, "traces.json")
+        traces, first = Path(tmp, "traces.json"), Path(tmp, "first.json")
         started = time.perf_counter()
         size = generate(traces, args.conversations)
+        synthesize = min(args.synthesize, args.conversations)
+        generate(first, synthesize)
         print(f"generated {args.conversations:,} conversations, {size / 1e6:.1f} MB of OTLP/JSON "
               f"in {time.perf_counter() - started:.1f} s; load average {os.getloadavg()[0]:.1f} on "
               f"{os.cpu_count()} cores")
-        for what, extra, expected in (
-                ("fixtures only (--no-cassettes)", ("--no-cassettes",), args.conversations),
-                (f"with cassettes synthesized (--limit {args.synthesize})", ("--limit", str(args.synthesize)),
-                 min(args.synthesize, args.conversations))):
+        for what, path, extra, expected in (
+                ("fixtures only (--no-cassettes)", traces, ("--no-cassettes",), args.conversations),
+                (f"with cassettes synthesized (the first {synthesize:,})", first, (), synthesize)):
             project = _project(Path(tmp), what.split()[0])
-            measured = measure(project, traces, *extra)
+            measured = measure(project, path, *extra)
             if (fixtures := written(project)) != expected:
                 raise SystemExit(f"{what}: the import wrote {fixtures} fixtures, not {expected}: {measured.last}")
+            if not extra and (cassettes := sum(1 for _ in (project / "cassettes").rglob("*.yaml"))) != expected:
+                raise SystemExit(f"{what}: the import wrote {cassettes} cassettes, not {expected}")
             report(what, measured, fixtures)
 
 

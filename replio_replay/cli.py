@@ -671,14 +671,17 @@ def import_tau2_cmd(project: Path, source: Path, domain: str, split: str, limit:
               help="none: no verifier yet (reported unjudged); observed: the trace's calls, names and arguments, "
               "are the verifier.")
 @click.option("--no-cassettes", is_flag=True, help="Write the fixtures only: no cassette or golden is synthesized.")
+@click.option("--jobs", type=click.IntRange(min=1), help="Processes synthesizing cassettes at once (default: one a "
+              "core this process may use).")
 @click.pass_obj
 def import_otel_cmd(project: Path, paths: tuple[Path, ...], out: Path | None, services: tuple[str, ...],
                     trace_ids: tuple[str, ...], since: str | None, limit: int | None, redact_file: Path | None,
-                    tools_file: Path | None, expect: str, no_cassettes: bool) -> None:
+                    tools_file: Path | None, expect: str, no_cassettes: bool, jobs: int | None) -> None:
     """Write production conversations from OpenTelemetry traces (OTLP/JSON, OTLP protobuf) or Langfuse traces
     as fixtures, one per conversation, each with a cassette and golden synthesized by replaying the trace
     through replio's loop."""
     from ._runtime.env import Env
+    from ._runtime.processes import default_jobs
     from ._runtime.redact import Redactor
     from .fixtures.otel import DEFAULT_OUT, Options, import_otel, tool_definitions
     from .fixtures.otel.scrubbing import Scrubber, read_rules
@@ -690,7 +693,11 @@ def import_otel_cmd(project: Path, paths: tuple[Path, ...], out: Path | None, se
         rules = read_rules(redact_file) if redact_file is not None else []
         scrubber = Scrubber(Redactor.from_environment(Env.current().values), rules)
         synthesizer = None if no_cassettes else _synthesizer(project, tools_file)
-        report = import_otel(list(paths), out or project / DEFAULT_OUT, scrubber, options, synthesizer)
+        whole = "whole" if no_cassettes else "whole, with its cassette and golden"
+        with Interrupts().installed(), _interrupt_ends(f"while importing; each fixture written is {whole}, and "
+                                                       "the batch in progress was not written"):
+            report = import_otel(list(paths), out or project / DEFAULT_OUT, scrubber, options, synthesizer,
+                                 jobs or default_jobs())
     except UsageError as exc:
         _fail(exc)
     click.echo(f"otel: {report.written} written, {report.unchanged} unchanged")

@@ -19,10 +19,15 @@ __all__ = ["AtomicPersister"]
 
 class AtomicPersister:
     """vcrpy's persister interface (registered with `VCR.register_persister`): loads with errors naming
-    the file, saves atomically, refuses secrets."""
+    the file, saves atomically, refuses secrets.
 
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
+    Given `kept`, a save puts the checked text there under its path instead of writing it: a caller
+    that writes the cassette with other files, all at once (an import), writes it once.
+    """
+
+    def __init__(self, secrets: Iterable[str] = (), kept: dict[Path, str] | None = None) -> None:
         self.secrets = tuple(secrets)
+        self.kept = kept
 
     def load_cassette(self, cassette_path: str | Path, serializer: Any) -> tuple[list[Request], list[dict[str, Any]]]:
         """The cassette's requests and responses, through vcrpy's `deserialize` and `serializer`."""
@@ -60,7 +65,10 @@ class AtomicPersister:
                 f"a variable an MCP server reads) in {where}; keep it out of that field (a server should not "
                 "hand its credentials to the model) and record again"
             )
-        atomic_write(path, text)
+        if self.kept is not None:
+            self.kept[path] = text
+        else:
+            atomic_write(path, text)
 
 
 def _interactions(cassette_dict: dict[str, Any]) -> dict[str, Any]:

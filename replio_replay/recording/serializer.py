@@ -135,10 +135,9 @@ class ReadableSerializer:
         if self.mcp:
             data[MCP_KEY] = self.mcp
         data.update(version=cassette_dict.get("version", 1), interactions=interactions)
-        from .yamlcodec import dump_yaml, refusal
+        from .yamlcodec import dump_checked
 
-        text = dump_yaml(data)
-        problem = refusal(text)  # what is written must replay: the reader's own bounds, checked on the text
+        text, problem = dump_checked(data)  # what is written must replay: checked with the reader's own bounds
         if problem is not None:
             raise CassetteError(
                 f"cassette {self.source} was not written: a replay would refuse it, as it {problem} "

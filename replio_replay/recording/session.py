@@ -22,7 +22,7 @@ import datetime
 import functools
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -71,6 +71,8 @@ class CassetteSessions:
     secrets: tuple[str, ...] = ()
     mcp_live: bool = False  # replays start every MCP server and compare it with its recording
     rejudge: bool = False  # only the judges' requests are sent (and recorded again); the rest replays
+    #: Where a cassette recorded is kept by its path instead of being written (`AtomicPersister.kept`).
+    kept: dict[Path, str] | None = field(default=None, compare=False)
 
     def __call__(self, case: Case, provider: Provider, cancel: threading.Event | None = None,
                  watch: Watch = unwatched) -> FixtureSession:
@@ -109,7 +111,8 @@ class CassetteSession(FixtureSession):
         secrets = tuple(s for s in (*owner.secrets, key) if s and len(s) >= MIN_SECRET)  # not placeholders
         load = exists and self.mode is not RecordMode.ALL
         self.mcp_live = owner.mcp_live
-        cassette, config = open_cassette(path, self.mode, self.serializer, AtomicPersister(secrets), load=load)
+        cassette, config = open_cassette(path, self.mode, self.serializer, AtomicPersister(secrets, owner.kept),
+                                        load=load)
         inner = None if self.mode is RecordMode.NONE else watch(provider, provider.transport(cancel))
         self.cassette_transport = CassetteTransport(
             cassette, inner, body_matcher=config.matchers[BODY_MATCHER], fixture_id=fixture.id,

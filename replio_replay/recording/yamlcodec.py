@@ -4,11 +4,15 @@ Aliases let a document share one object many times, and whatever later writes th
 (the serializer turns request bodies back into JSON text) expands every alias. So a load first
 composes the node tree, then weighs what it would expand to (`MAX_EXPANDED` values, `MAX_DEPTH`
 levels, no alias cycles) and refuses a "billion laughs" file, naming it, before PyYAML's safe
-constructor builds anything; `refusal` lets a writer check what it wrote against the same bounds.
+constructor builds anything. A writer checks what it writes against the same bounds: `dump_checked`
+weighs the very nodes the dumper emits, which are the nodes the text composes back to (the same
+scalars, an object written twice the same node, as an alias is), and parses the text again only
+when they are refused, so that `refusal` names the line.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +21,7 @@ import yaml
 from ..errors import CassetteError
 from .limits import MAX_DEPTH, MAX_EXPANDED
 
-__all__ = ["MAX_DEPTH", "MAX_EXPANDED", "dump_yaml", "load_yaml", "refusal"]
+__all__ = ["MAX_DEPTH", "MAX_EXPANDED", "dump_checked", "dump_yaml", "load_yaml", "refusal"]
 
 try:  # libyaml: a fast, safe loader and dumper
     from yaml import CSafeDumper as _Dumper
@@ -58,6 +62,11 @@ for _tag, _construct in list(_Loader.yaml_constructors.items()):
         _BoundedLoader.add_constructor(_tag, _guarded(_construct))
 
 
+def _at(node: yaml.Node) -> str:
+    """Where `node` is, " at line N", for a node read from text (a node a dumper made has no line)."""
+    return "" if node.start_mark is None else f" at line {node.start_mark.line + 1}"
+
+
 def _weigh(node: yaml.Node, weights: dict[int, int], depth: int = 0) -> int:
     """What `node` expands to once every alias is followed (an alias is the same node again,
     weighed once and remembered in `weights`): 1 per collection, plus its children."""
@@ -66,12 +75,12 @@ def _weigh(node: yaml.Node, weights: dict[int, int], depth: int = 0) -> int:
     key = id(node)
     weight = weights.get(key)
     if weight == _BUSY:
-        raise _Refused(f"refers to itself through an alias at line {node.start_mark.line + 1}, "
+        raise _Refused(f"refers to itself through an alias{_at(node)}, "
                        "so it expands without end")
     if weight is not None:
         return weight
     if depth > MAX_DEPTH:
-        raise _Refused(f"nests deeper than {MAX_DEPTH} levels at line {node.start_mark.line + 1}")
+        raise _Refused(f"nests deeper than {MAX_DEPTH} levels{_at(node)}")
     weights[key] = _BUSY
     weight = 1
     if isinstance(node, yaml.SequenceNode):
@@ -80,7 +89,7 @@ def _weigh(node: yaml.Node, weights: dict[int, int], depth: int = 0) -> int:
     else:
         for name, value in node.value:
             if not isinstance(name, yaml.ScalarNode):  # YAML allows it; neither Python nor JSON does
-                raise _Refused(f"has a list or mapping as a key at line {name.start_mark.line + 1}; "
+                raise _Refused(f"has a list or mapping as a key{_at(name)}; "
                                "keys must be plain values")
             weight += _weigh(name, weights) + _weigh(value, weights, depth + 1)
     if weight > MAX_EXPANDED:
@@ -106,20 +115,91 @@ def _build(text: str) -> Any:
 
 
 class _ReadableDumper(_Dumper):
-    """Multi-line strings as literal blocks, so recorded tool output reads as text."""
+    """Multi-line strings as literal blocks, so recorded tool output reads as text.
+
+    Text, mappings and lists, nearly all a cassette holds, are represented here, into the nodes
+    PyYAML's representer makes of them (a mapping or list met again the same node, written as an
+    alias), without its dispatch on each value's type; anything else goes through it.
+    """
+
+    def represent_data(self, data: Any) -> yaml.Node:
+        kind = type(data)
+        if kind is str:
+            return yaml.ScalarNode(_STR, data, style=_style(data))
+        if kind is not dict and kind is not list:
+            return super().represent_data(data)  # type: ignore[no-any-return]
+        node: yaml.Node | None = self.represented_objects.get(id(data))
+        if node is not None:
+            return node
+        if kind is dict:
+            items = list(data.items())
+            if self.sort_keys:
+                items.sort()
+            node = self.represented_objects[id(data)] = yaml.MappingNode(_MAP, [], flow_style=self.default_flow_style)
+            node.value = [(self.represent_data(key), self.represent_data(value)) for key, value in items]
+        else:
+            node = self.represented_objects[id(data)] = yaml.SequenceNode(_SEQ, [], flow_style=self.default_flow_style)
+            node.value = [self.represent_data(item) for item in data]
+        return node
+
+    def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
+        """PyYAML's `resolve` for a plain value (the emitter asks twice for each, to tell whether it
+        may be written unquoted), without the lists that builds each time; this dumper has no
+        resolver for any first character (`None`) nor by path, where PyYAML's would look further."""
+        if kind is not yaml.ScalarNode:
+            return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
+        if implicit[0]:
+            for tag, pattern in self.yaml_implicit_resolvers.get(value[:1], ()):
+                if pattern.match(value):
+                    return tag  # type: ignore[no-any-return]
+        return _STR
 
 
-def _str(dumper: yaml.Dumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value and not any(c in value for c in "\r\t\x0b\x0c") else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+assert None not in _ReadableDumper.yaml_implicit_resolvers and not _ReadableDumper.yaml_path_resolvers
+
+_STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 
 
-_ReadableDumper.add_representer(str, _str)  # type: ignore[arg-type]
+def _style(value: str) -> str | None:
+    return "|" if "\n" in value and not any(c in value for c in "\r\t\x0b\x0c") else None
 
 
 def dump_yaml(data: Any) -> str:
     """Block-style YAML in the mapping order given, multi-line text as literal blocks, repeated objects aliased."""
     return yaml.dump(data, Dumper=_ReadableDumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+class _WeighingDumper(_ReadableDumper):
+    """The readable dumper, weighing each document's node graph as it emits it (`fits`: none refused)."""
+
+    fits = True
+
+    def serialize(self, node: yaml.Node) -> None:
+        try:
+            _weigh(node, {})
+        except (_Refused, RecursionError):
+            self.fits = False
+        super().serialize(node)
+
+
+def _dump_weighed(data: Any) -> tuple[str, bool]:
+    """`dump_yaml`'s text of `data`, and whether the nodes it was written from are within the reader's bounds."""
+    stream = io.StringIO()
+    dumper = _WeighingDumper(stream, sort_keys=False, allow_unicode=True, width=100)
+    try:
+        dumper.open()
+        dumper.represent(data)
+        dumper.close()
+    finally:
+        dumper.dispose()
+    return stream.getvalue(), dumper.fits
+
+
+def dump_checked(data: Any) -> tuple[str, str | None]:
+    """`dump_yaml(data)`, and why `load_yaml` would refuse that text (`refusal`'s phrase), or None
+    when it loads; the text is parsed again only when it is refused, for the phrase naming the line."""
+    text, fits = _dump_weighed(data)
+    return text, None if fits else refusal(text)
 
 
 def load_yaml(text: str, source: str) -> Any:

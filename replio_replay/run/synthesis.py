@@ -2,8 +2,9 @@
 
 `Synthesizer` resolves the project once (its settings, its default tool set, the secrets of
 its environment); `synthesize` runs one fixture as `run` would (`run_fixture`, replio's loop,
-its stubs answering with production's results) against `PlaybackProvider`, recording into a
-temporary folder through the same cassette sessions a live recording uses. Only when the run
+its stubs answering with production's results) against `PlaybackProvider`, recording through
+the same cassette sessions and persister a live recording uses, which hand the cassette's text
+back (`CassetteSessions.kept`) instead of writing it. Only when the run
 followed the trace (the same calls with the same arguments, the same final answer, no error)
 are the cassette (marked ``synthesized`` in its header) and its golden (approved from that
 run) handed back, to be written into the project with the fixture; else the reason names the turn.
@@ -11,8 +12,7 @@ run) handed back, to be written into the project with the fixture; else the reas
 
 from __future__ import annotations
 
-import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from ..golden.store import GoldenStore
 from ..judge.results import FixtureResult, Status
 from ..plan.offer import for_fixture
 from ..plan.settings import Flags, Settings, resolve_settings
+from ..providers.base import ProviderSettings
 from ..providers.registry import create_provider
 from ..recording.modes import RecordMode
 from ..recording.session import CassetteSessions
@@ -46,6 +47,8 @@ class Synthesizer:
     settings: Settings
     toolset: ToolSet
     redactor: Redactor
+    #: The `openai` provider's settings for each model a trace named, made once for every conversation of it.
+    _providers: dict[str, ProviderSettings] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def for_project(cls, project: Path, tools: str = "default") -> Synthesizer:
@@ -79,30 +82,32 @@ class Synthesizer:
         try:
             fixture = load_fixture(built.fixture, source=origin)
             case = Case(fixture, for_fixture(self.toolset, fixture, origin), self.toolset)
-            base = create_provider(f"openai:{built.model}", config=self.settings.config, env=self.settings.env)
+            base = self._providers.get(built.model)
+            if base is None:
+                base = self._providers[built.model] = create_provider(
+                    f"openai:{built.model}", config=self.settings.config, env=self.settings.env).settings
         except ReplioError as exc:
             return f"replio cannot run it: {exc}"
         source = fixture.source
         marker = {"from": "otel", "file": source.file, "trace_id": source.trace_id, "dialect": source.dialect} \
             if source is not None else {"from": "otel"}
-        provider = PlaybackProvider(base.settings, built.turns, marker)
-        with tempfile.TemporaryDirectory(prefix="replio-otel-") as temporary:
-            options = RunOptions(
-                limits=Limits(self.settings.max_turns, self.settings.max_calls),
-                session=CassetteSessions(Path(temporary), RecordMode.ALL, self.redactor.secrets),
-                tool_timeout=self.settings.config.tool_timeout, env=self.settings.env.values,
-                project=self.settings.project.resolve(), redactor=self.redactor)
-            result = self.redactor.model(run_fixture(case, provider, options))
-            why = _diverged(result, built)
-            if why is not None:
-                return why
-            key = RunKey(provider.settings.name, provider.model, self.toolset.name)
-            recorded = key.path(Path(temporary), case.stem, CASSETTE)
-            if not recorded.is_file():
-                return "replio's loop recorded nothing"
-            cassette_text = recorded.read_text(encoding="utf-8")
+        provider = PlaybackProvider(base, built.turns, marker)
+        kept: dict[Path, str] = {}  # the cassette's text, written by the import with the fixture's other files
+        options = RunOptions(
+            limits=Limits(self.settings.max_turns, self.settings.max_calls),
+            session=CassetteSessions(self.settings.cassettes, RecordMode.ALL, self.redactor.secrets, kept=kept),
+            tool_timeout=self.settings.config.tool_timeout, env=self.settings.env.values,
+            project=self.settings.project.resolve(), redactor=self.redactor)
+        result = self.redactor.model(run_fixture(case, provider, options))
+        why = _diverged(result, built)
+        if why is not None:
+            return why
+        key = RunKey(provider.settings.name, provider.model, self.toolset.name)
+        cassette_path = key.path(self.settings.cassettes, case.stem, CASSETTE)
+        if cassette_path not in kept:
+            return "replio's loop recorded nothing"
         golden_path, golden_text, _ = GoldenStore(self.settings.golden).render(key, case.stem, canonical_result(result))
-        return [(key.path(self.settings.cassettes, case.stem, CASSETTE), cassette_text), (golden_path, golden_text)]
+        return [(cassette_path, kept[cassette_path]), (golden_path, golden_text)]
 
 
 def _diverged(result: FixtureResult, built: Built) -> str | None:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import stat
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -42,3 +46,24 @@ def test_a_replaced_file_keeps_its_mode(tmp_path: Path) -> None:
     atomic_write(path, "new\n")
     assert path.read_text() == "new\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_ctrl_c_while_many_temp_files_are_written_leaves_no_file_behind(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The temp files are written several at once: Ctrl-C lands in the main thread while they are, and
+    every one already made, or still being made, is removed."""
+    paths = [tmp_path / f"{i}.json" for i in range(40)]
+    for path in paths:
+        atomic_write(path, "old\n")
+    real = atomic._temp
+
+    def slow(path: Path, text: str) -> str:
+        time.sleep(0.05)
+        return real(path, text)
+
+    monkeypatch.setattr(atomic, "_temp", slow)
+    threading.Timer(0.12, os.kill, (os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_all([(p, "new\n") for p in paths])
+    assert [p.read_text() for p in paths] == ["old\n"] * 40
+    assert sorted(f.name for f in tmp_path.iterdir()) == sorted(p.name for p in paths)
