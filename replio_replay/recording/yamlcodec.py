@@ -142,20 +142,6 @@ class _ReadableDumper(_Dumper):
             node.value = [self.represent_data(item) for item in data]
         return node
 
-    def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
-        """PyYAML's `resolve` for a plain value (the emitter asks twice for each, to tell whether it
-        may be written unquoted), without the lists that builds each time; this dumper has no
-        resolver for any first character (`None`) nor by path, where PyYAML's would look further."""
-        if kind is not yaml.ScalarNode:
-            return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
-        if implicit[0]:
-            for tag, pattern in self.yaml_implicit_resolvers.get(value[:1], ()):
-                if pattern.match(value):
-                    return tag  # type: ignore[no-any-return]
-        return _STR
-
-
-assert None not in _ReadableDumper.yaml_implicit_resolvers and not _ReadableDumper.yaml_path_resolvers
 
 _STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 
