@@ -115,39 +115,15 @@ def _build(text: str) -> Any:
 
 
 class _ReadableDumper(_Dumper):
-    """Multi-line strings as literal blocks, so recorded tool output reads as text.
-
-    Text, mappings and lists, nearly all a cassette holds, are represented here, into the nodes
-    PyYAML's representer makes of them (a mapping or list met again the same node, written as an
-    alias), without its dispatch on each value's type; anything else goes through it.
-    """
-
-    def represent_data(self, data: Any) -> yaml.Node:
-        kind = type(data)
-        if kind is str:
-            return yaml.ScalarNode(_STR, data, style=_style(data))
-        if kind is not dict and kind is not list:
-            return super().represent_data(data)  # type: ignore[no-any-return]
-        node: yaml.Node | None = self.represented_objects.get(id(data))
-        if node is not None:
-            return node
-        if kind is dict:
-            items = list(data.items())
-            if self.sort_keys:
-                items.sort()
-            node = self.represented_objects[id(data)] = yaml.MappingNode(_MAP, [], flow_style=self.default_flow_style)
-            node.value = [(self.represent_data(key), self.represent_data(value)) for key, value in items]
-        else:
-            node = self.represented_objects[id(data)] = yaml.SequenceNode(_SEQ, [], flow_style=self.default_flow_style)
-            node.value = [self.represent_data(item) for item in data]
-        return node
+    """Multi-line strings as literal blocks, so recorded tool output reads as text."""
 
 
-_STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+def _str(dumper: yaml.Dumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value and not any(c in value for c in "\r\t\x0b\x0c") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
-def _style(value: str) -> str | None:
-    return "|" if "\n" in value and not any(c in value for c in "\r\t\x0b\x0c") else None
+_ReadableDumper.add_representer(str, _str)  # type: ignore[arg-type]
 
 
 def dump_yaml(data: Any) -> str:
