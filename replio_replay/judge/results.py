@@ -349,10 +349,8 @@ def build_result_models() -> None:
     calls this first (it returns at once when they are built).
 
     Pydantic builds a deferred model on its first use, and that build is not thread-safe
-    (pydantic#13419, fixed upstream by a lock in `model_rebuild` after 2.13): fixtures ending at
-    once on several threads each built `FixtureResult`, at the same time. A run also calls this
-    on a thread of its own as it starts (`runner.run_suite`), so that against a provider the
-    build overlaps the first requests' wait rather than following it.
+    (pydantic#13419, fixed upstream by a lock in `model_rebuild` after 2.13.4): fixtures ending at
+    once on several threads (`--jobs`) each built `FixtureResult`, at the same time.
     """
     with _building:
         for model in (TraceCall, JudgeVerdict, StateCheck, FixtureResult, Summary, RunResult):

@@ -27,7 +27,7 @@ from ..errors import ReplioError, ToolSetError, UserCodeError
 from ..fixtures.cases import Case
 from ..fixtures.layout import RunKey
 from ..judge.metrics import summarize
-from ..judge.results import FixtureResult, RunResult, Status, build_result_models
+from ..judge.results import FixtureResult, RunResult, Status
 from ..judge.turns import TurnReference
 from ..plan.offer import name_problems
 from ..prices import Price, Prices, price_for
@@ -403,9 +403,6 @@ def run_suite(
     KeyboardInterrupt then raises `InterruptedRun` carrying the partial result.
     """
     cancel = cancel or threading.Event()
-    # The result models are built while the first fixtures start (against a provider, while their
-    # first requests wait on it), not after the first of them ends; every result waits for them.
-    threading.Thread(target=build_result_models, name="replio-models", daemon=True).start()
     results: dict[int, FixtureResult] = {}
     todo: queue.SimpleQueue[int] = queue.SimpleQueue()
     done: queue.SimpleQueue[tuple[int, FixtureResult]] = queue.SimpleQueue()
