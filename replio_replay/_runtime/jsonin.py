@@ -37,8 +37,16 @@ def _refuse_constant(name: str) -> NoReturn:
 def read_json(text: str) -> Any:
     """`text` parsed as strict JSON; JsonProblem when it is not, holds NaN or Infinity or a
     number too large for a float, or nests deeper than `MAX_DEPTH` levels (the message names where)."""
+    infinite: list[float] = []
+
+    def number(literal: str) -> float:  # only a float literal can be read as infinity: no walk for the rest
+        value = float(literal)
+        if math.isinf(value):
+            infinite.append(value)
+        return value
+
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_float=number)
     except json.JSONDecodeError as exc:
         raise JsonProblem(f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except RecursionError:
@@ -50,7 +58,7 @@ def read_json(text: str) -> Any:
     where = deep_path(data)
     if where is not None:
         raise JsonProblem(f"nested deeper than {MAX_DEPTH} levels (at {where}); no input of replio needs that")
-    where = _infinite_path(data)
+    where = _infinite_path(data) if infinite else None
     if where is not None:
         raise JsonProblem(f"the number at {where} is too large to be read (beyond 1.8e308, it would be "
                           "infinity); write a smaller number")

@@ -9,7 +9,7 @@ from typing import Any
 
 from .._runtime.jsoncanon import canonical
 from ..fixtures.trajectory import Call, MatchMode, trajectory_matches
-from .results import FixtureResult, Status, Summary, TrialResult
+from .results import FixtureResult, Status, Summary, TrialResult, build_result_models
 from .statistics import Estimate, estimate
 
 __all__ = ["accuracy", "combine_trials", "cost_by_role", "cost_unknown", "pass_at_k", "pass_hat_k", "redundant",
@@ -41,6 +41,7 @@ def summarize(results: Sequence[FixtureResult]) -> Summary:
     over every trial. A fixture drifts when any trial drifts. pass^k and pass@k are each over the
     fixtures run at least k times (`pass_hat_k_fixtures` says how many, when not all).
     """
+    build_result_models()
     trials = [t for r in results for t in units(r)]
     judged = [r for r in results if not r.unjudged]  # a fixture with no verifier yet neither passes nor fails
     drifts = {r.id: [t.drift for t in units(r)] for r in results}

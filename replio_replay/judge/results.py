@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from ..fixtures.layout import RunKey
 
 __all__ = ["MAX_NUMBER", "FixtureResult", "JudgeVerdict", "RunResult", "SavedRuns", "StateCheck", "Status", "Summary",
-           "TraceCall", "TrialResult", "saved_runs"]
+           "TraceCall", "TrialResult", "build_result_models", "saved_runs"]
 
 
 class Status(str, Enum):
@@ -338,6 +339,23 @@ class SavedRuns(_Model):
 
     runs: list[RunResult]
     problems: list[SavedProblem] = Field(default_factory=list)
+
+
+_building = threading.Lock()
+
+
+def build_result_models() -> None:
+    """Build the models a run's results are made of, once, under a lock; every maker of a result
+    calls this first (it returns at once when they are built).
+
+    Pydantic builds a deferred model on its first use, and that build is not thread-safe
+    (pydantic#13419, fixed upstream by a lock in `model_rebuild` after 2.13.4): fixtures ending at
+    once on several threads (`--jobs`) each built `FixtureResult`, at the same time.
+    """
+    with _building:
+        for model in (TraceCall, JudgeVerdict, StateCheck, FixtureResult, Summary, RunResult):
+            if not model.__pydantic_complete__:
+                model.model_rebuild()
 
 
 def saved_runs(data: Any) -> SavedRuns:

@@ -28,7 +28,7 @@ from .._runtime.jsoncanon import canonical
 from .modes import RecordMode
 from .persister import AtomicPersister
 from .roles import same_role
-from .scrub import scrub_headers, scrub_url
+from .scrub import SECRET_HEADERS, scrub_headers, scrub_url
 from .serializer import ReadableSerializer
 
 __all__ = ["BODY_MATCHER", "MATCH_ON", "Cassette", "Request", "canonical_json_body", "open_cassette"]
@@ -65,8 +65,13 @@ def canonical_json_body(r1: Request, r2: Request) -> None:
 
 
 def scrub_request(request: Request) -> Request:
-    """vcrpy's `before_record_request`: the request without secret headers or key-like query values."""
-    return Request(request.method, scrub_url(request.uri), request.body, scrub_headers(dict(request.headers)))
+    """vcrpy's `before_record_request`: the request without secret headers or key-like query values
+    (the request itself when it has none: the cassette calls this three times for each request it
+    answers, and a replayed request has had them taken out when it was recorded)."""
+    uri = scrub_url(request.uri)
+    if uri == request.uri and not any(name.lower() in SECRET_HEADERS for name in request.headers):
+        return request
+    return Request(request.method, uri, request.body, scrub_headers(dict(request.headers)))
 
 
 def scrub_response(response: dict[str, Any]) -> dict[str, Any]:

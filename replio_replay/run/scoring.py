@@ -1,7 +1,7 @@
 """Judging, pure: a finished loop's transcript becomes a fixture result with its trace, metrics and verdict.
 
-No concurrency, no I/O: the runner hands in what the loop produced and gets the result the
-reports, goldens and CI gates read.
+No I/O: the runner hands in what the loop produced and gets the result the reports, goldens
+and CI gates read (the result models built first, once for the process: `build_result_models`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from .._runtime.redact import NO_SECRETS, Redactor
 from ..fixtures.model import Fixture
 from ..judge.llm import verdict_reasons
 from ..judge.metrics import accuracy, redundant
-from ..judge.results import FixtureResult, JudgeVerdict, Status, TraceCall
+from ..judge.results import FixtureResult, JudgeVerdict, Status, TraceCall, build_result_models
 from ..judge.state import state_checks
 from ..judge.turns import turn_reasons
 from ..judge.verifier import Evidence, verify
@@ -35,6 +35,7 @@ def judge_transcript(fixture: Fixture, t: Transcript, extras: Mapping[str, Any] 
     """A transcript judged: trace, metrics, the verifier's verdict, and its cost at `prices` (role ->
     the price of the model that spoke as it; see `_costs`); what is cut for the trace and the
     reasons is cut by `redactor`."""
+    build_result_models()
     more = "\n[... cut: {left} more characters not shown]"
     trace = [TraceCall(name=r.call.name, arguments=r.call.arguments, result=redactor.cut(r.result, RESULT_CAP, more))
              for r in t.records]
@@ -156,6 +157,7 @@ def _costs(t: Transcript, prices: Mapping[str, Price]) -> tuple[dict[str, float]
 
 def cancelled_result(fixture: Fixture, trial: int = 1, why: str = "the run was interrupted") -> FixtureResult:
     """The result of a fixture (trial) the run never started, or abandoned, because of `why`."""
+    build_result_models()
     return FixtureResult(
         id=fixture.id, task=fixture.task, group=fixture.group, status=Status.CANCELLED, error=f"not run: {why}",
         reasons=["the run ended in cancelled"], accuracy=None if fixture.expected is None else 0.0, trial=trial,

@@ -34,3 +34,42 @@ def test_a_fixtures_group_is_in_the_json_only_when_it_declares_one() -> None:
     data = run.to_json()
     assert "group" not in data["fixtures"][0] and data["fixtures"][1]["group"] == "family"
     assert RunResult.model_validate(data) == run
+
+
+def test_the_result_models_are_built_once_by_whichever_thread_comes_first() -> None:
+    """In a fresh interpreter the models are deferred; sixteen threads making results at once
+    build each model once (pydantic's own build is not thread-safe), and every result is whole."""
+    import subprocess
+    import sys
+
+    code = """
+import threading
+from pydantic._internal import _model_construction as mc
+from replio_replay.judge import results
+from replio_replay.judge.results import FixtureResult, RunResult, Summary, TraceCall
+assert not any(m.__pydantic_complete__ for m in (FixtureResult, RunResult, Summary, TraceCall))
+built = []
+complete = mc.complete_model_class
+def counted(cls, *args, **kwargs):
+    built.append(cls.__name__)
+    return complete(cls, *args, **kwargs)
+mc.complete_model_class = counted
+from replio_replay.run.scoring import judge_transcript
+from replio_replay.run.engine import Transcript
+from replio_replay.fixtures.model import Fixture
+fixture = Fixture.model_validate({"id": "fx", "task": "t"})
+fixture.scripted_turns  # as a run's plan does, on its one thread, before any fixture runs
+start = threading.Barrier(16)
+made = []
+def one():
+    start.wait()
+    made.append(judge_transcript(fixture, Transcript(answer="done")))
+threads = [threading.Thread(target=one) for _ in range(16)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert len(made) == 16 and all(r.id == "fx" and r.answer == "done" for r in made), made
+assert sorted(built) == sorted(set(built)) and "FixtureResult" in built, built
+assert all(m.__pydantic_complete__ for m in (FixtureResult, RunResult, Summary, TraceCall))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -137,6 +137,27 @@ def test_a_hand_edited_cassette_may_use_yaml_merge_keys() -> None:
     assert load_yaml(text, "merge.yaml")["status"] == {"code": 200, "message": "Fine"}
 
 
+def test_a_cassette_loads_as_pyyamls_safe_loader_reads_it() -> None:
+    """The one-walk build gives PyYAML's data: every scalar tag a person may write, resolved
+    implicitly or given, keys that are not text, and an alias the same object again."""
+    text = ("a: &x {s: text, q: 'yes', n: ~, t: true, f: no, i: 0x1F, o: 0o17, e: 1.5e3, inf: -.inf,\n"
+            "    when: 2026-12-07, at: 2026-12-07T04:00:00Z, bin: !!binary aGVsbG8=, tagged: !!str 12,\n"
+            "    empty: '', blank: , 7: seven, 1.5: half, true: yes}\n"
+            "b: [*x, *x, ~, !!int '12', !!float '1']\n")
+    loaded = load_yaml(text, "tags.yaml")
+    assert loaded == yaml.load(text, Loader=yaml.CSafeLoader)
+    assert loaded["b"][0] is loaded["a"] and loaded["b"][1] is loaded["a"]
+    assert loaded["a"]["bin"] == b"hello" and loaded["a"][7] == "seven" and loaded["a"]["f"] is False
+
+
+def test_the_repositorys_cassettes_load_as_pyyamls_safe_loader_reads_them() -> None:
+    files = sorted((REPO / "cassettes").rglob("*.yaml"))[::3]  # every third: each is parsed twice
+    assert len(files) > 20, "the repository's cassettes are missing"
+    for file in files:
+        text = file.read_text(encoding="utf-8")
+        assert load_yaml(text, str(file)) == yaml.load(text, Loader=yaml.CSafeLoader), file
+
+
 def test_nesting_within_the_bound_loads() -> None:
     assert load_yaml("a: " + "[" * 90 + "]" * 90 + "\n", "ok.yaml")["a"]
 

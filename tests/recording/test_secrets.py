@@ -29,6 +29,20 @@ from tests.support.project import run_args
 KEY = "sk-test-0123456789abcdefghijklmnop"
 
 
+def test_scrub_request_drops_secret_headers_and_key_values_and_keeps_the_rest_as_it_is() -> None:
+    from replio_replay.recording.cassette import Request, scrub_request
+
+    plain = Request("POST", "http://127.0.0.1/v1/chat?x=1", b"{}", {"content-type": "application/json"})
+    assert scrub_request(plain) is plain  # nothing to take out: no copy
+    keyed = Request("POST", "http://127.0.0.1/v1/chat?key=" + KEY, b"{}",
+                    {"Authorization": f"Bearer {KEY}", "content-type": "application/json"})
+    scrubbed = scrub_request(keyed)
+    assert KEY not in scrubbed.uri and "authorization" not in {k.lower() for k in scrubbed.headers}
+    assert scrubbed.headers["content-type"] == "application/json" and scrubbed.body == b"{}"
+    assert KEY in keyed.uri and keyed.headers["Authorization"] == f"Bearer {KEY}"  # the original unchanged
+    assert KEY not in scrub_request(Request("GET", "http://127.0.0.1/v1?x=1", b"", {"X-Api-Key": KEY})).headers.values()
+
+
 def _all_files_text(folder: Path) -> str:
     return "".join(p.read_text() for p in folder.rglob("*") if p.is_file())
 
