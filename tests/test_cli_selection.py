@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from replio_replay._runtime.env import Env
-from replio_replay.cli import main
-from tests.helpers import bundled_ids, call, turn, write_json
+from tests.helpers import bundled_ids, call, replio_in_process, turn, write_json
 from tests.support.llm_server import LLMServer
 from tests.support.project import write_project
 
@@ -53,10 +51,8 @@ def replio_process(project: Path, *args: str, env: dict[str, str] | None = None)
 
 
 def replio(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`replio eval --path PROJECT ARGS...` in this process (CliRunner), ended as a process ends."""
-    command = ["eval", "--path", str(project), *args]
-    result = CliRunner().invoke(main, command, catch_exceptions=False)
-    return subprocess.CompletedProcess(command, result.exit_code, result.stdout, result.stderr)
+    """`replio eval --path PROJECT ARGS...` in this process (CliRunner)."""
+    return replio_in_process("eval", "--path", project, *args)
 
 
 def ran(done: subprocess.CompletedProcess[str]) -> list[str]:

@@ -14,24 +14,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from replio_replay.cli import main
 from replio_replay.errors import UsageError
 from replio_replay.judge.metrics import combine_trials, summarize
 from replio_replay.judge.results import FixtureResult, RunResult, SavedProblem, SavedRuns
 from replio_replay.plan.shards import shard_of
 from replio_replay.report.merging import merge
-from tests.helpers import turn, write_json
+from tests.helpers import replio_in_process, turn, write_json
 from tests.plan.test_shards import replio as replio_process
 
 
 def replio(project: Path, *args: str | Path, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
     """`replio eval --path PROJECT ARGS...` in this process (CliRunner), ended as a process ends."""
-    command = ["eval", "--path", str(project), *map(str, args)]
-    result = CliRunner().invoke(main, command, catch_exceptions=False)
-    assert result.exit_code in ok, (result.exit_code, result.stdout, result.stderr)
-    return subprocess.CompletedProcess(command, result.exit_code, result.stdout, result.stderr)
+    done = replio_in_process("eval", "--path", project, *args)
+    assert done.returncode in ok, (done.returncode, done.stdout, done.stderr)
+    return done
 
 
 def fx(fid: str, passed: bool = True, **data: Any) -> FixtureResult:
