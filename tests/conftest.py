@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.agents import openai_agent
+from tests.support.example_replays import SharedReplays
 from tests.support.isolation import isolate
 from tests.support.llm_server import LLMServer
 from tests.support.project import PLANS, write_project
@@ -36,6 +38,15 @@ def closed_port() -> Iterator[int]:
 def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads the developer's ~/.config/replio, real provider keys or terminal width."""
     isolate(monkeypatch, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def example_replay(tmp_path_factory: pytest.TempPathFactory) -> SharedReplays:
+    """`example_replay(EXAMPLE, *ARGS)`: the committed example's replay, run once for the session
+    (for all the xdist workers) and shared by the tests that check it (tests/support/example_replays.py)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    home = tmp_path_factory.mktemp("example-replays")
+    return SharedReplays(home, tmp_path_factory.getbasetemp().parent if worker else None)
 
 
 @pytest.fixture

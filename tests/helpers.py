@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from click.testing import CliRunner
 
 from replio_replay.fixtures.cases import Case
 from replio_replay.fixtures.discovery import discover
@@ -84,3 +87,14 @@ def replio_command() -> str:
     found = str(beside) if beside.is_file() else shutil.which("replio")
     assert found, "the console script `replio` is not installed; run: pip install -e '.[test]'"
     return found
+
+
+def replio_in_process(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """`replio ARGS...` run in this process through click's CliRunner, ended as the process would
+    end: where nothing about the process matters (what is chosen, written or printed), this spares
+    a Python start-up and replio's imports; the test's environment is the run's."""
+    from replio_replay.cli import main  # the CLI's imports only for the tests that run it
+
+    command = [*map(str, args)]
+    result = CliRunner().invoke(main, command, catch_exceptions=False)
+    return subprocess.CompletedProcess(command, result.exit_code, result.stdout, result.stderr)

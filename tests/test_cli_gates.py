@@ -1,5 +1,8 @@
-"""Baselines and score gates through the `replio` program (subprocesses): regressions first, each
-gate's exit status, bad specs, --compare, shards merged, the HTML report's baseline section."""
+"""Baselines and score gates through the `replio` command line: regressions first, each gate's exit
+status, bad specs, --compare, shards merged, the HTML report's baseline section. The failed gates'
+exit 1 and the how-to's worked example run the installed program in subprocesses; the other
+command lines run in the test's process through click's CliRunner, as nothing about the process
+matters to what a gate decides."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import call, replio_command, turn, write_json
+from tests.helpers import call, replio_command, replio_in_process, turn, write_json
 
 FIXTURES = ("a", "b", "c")
 #: The baseline's script: a and b pass, c fails; the run's: a fails, b passes with more tokens, c errs on a tool.
@@ -40,10 +43,17 @@ def gated(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def replio(project: Path, *args: str | Path, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+def replio_process(project: Path, *args: str | Path, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # a pipe: tables at their full width
     done = subprocess.run([replio_command(), "eval", "--path", str(project), *map(str, args)], capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
+    assert done.returncode in ok, (done.returncode, done.stdout, done.stderr)
+    return done
+
+
+def replio(project: Path, *args: str | Path, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+    """The command line in this process (CliRunner; COLUMNS is unset for every test)."""
+    done = replio_in_process("eval", "--path", project, *args)
     assert done.returncode in ok, (done.returncode, done.stdout, done.stderr)
     return done
 
@@ -67,7 +77,7 @@ def test_the_fixtures_that_passed_in_the_baseline_and_fail_now_come_first(gated:
 
 
 def test_each_failed_gate_exits_1_with_its_line(gated: Path) -> None:
-    done = replio(gated, "run", "--baseline", gated / "base.json", "--max-drop", "pass_rate=0.05",
+    done = replio_process(gated, "run", "--baseline", gated / "base.json", "--max-drop", "pass_rate=0.05",
                   "--max-drop", "tokens=100", "--max-drop", "cost=0.001", "--fail-under", "pass_rate=0.5",
                   "--fail-over", "errors=0", "--fail-under", "accuracy=0.5", "--output", "json", ok=(1,))
     failed = [line.removeprefix("replio: gate failed: ") for line in done.stderr.splitlines()
@@ -83,7 +93,7 @@ def test_each_failed_gate_exits_1_with_its_line(gated: Path) -> None:
     ]
     assert json.loads(done.stdout)["gates"] == {"failed": failed}
     assert done.stderr.splitlines()[-1] == "replio: exit 1: 6 score gates failed (named above)"
-    junit = replio(gated, "run", "--baseline", gated / "base.json", "--max-drop", "pass_rate=0.05",
+    junit = replio_process(gated, "run", "--baseline", gated / "base.json", "--max-drop", "pass_rate=0.05",
                    "--output", "junit", ok=(1,)).stdout
     assert '<testsuite name="replio.gates" tests="1" failures="1" errors="0" skipped="0">' in junit
     assert '<failure message="pass_rate 0.67 -&gt; 0.33 (-0.33 &gt; 0.05)">' in junit

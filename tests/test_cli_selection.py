@@ -1,6 +1,8 @@
-"""Choosing what runs, through the installed `replio` in a subprocess: --fixture globs, --tag,
---no-bundled and the config's `bundled`, --last-failed, the one-time note about the bundled
-catalog, and the nearest names offered for a typo."""
+"""Choosing what runs: --fixture globs, --tag, --no-bundled and the config's `bundled`,
+--last-failed, the one-time note about the bundled catalog, and the nearest names offered for a
+typo. Each family has a test through the installed `replio` in a subprocess (an exit 2's one line,
+the note after a live run over loopback HTTP); the others run the same command line in this
+process through click's CliRunner, as nothing about the process matters to what is chosen."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import Any
 import pytest
 
 from replio_replay._runtime.env import Env
-from tests.helpers import bundled_ids, call, turn, write_json
+from tests.helpers import bundled_ids, call, replio_in_process, turn, write_json
 from tests.support.llm_server import LLMServer
 from tests.support.project import write_project
 
@@ -41,11 +43,16 @@ def mock_project(tmp_path: Path) -> Path:
     return root
 
 
-def replio(project: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def replio_process(project: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`replio eval --path PROJECT ARGS...` in a subprocess (the environment is the test's, isolated)."""
     return subprocess.run([str(Path(sys.executable).with_name("replio")), "eval", "--path", str(project), *args],
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env,
                           cwd=project.parent)
+
+
+def replio(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`replio eval --path PROJECT ARGS...` in this process (CliRunner)."""
+    return replio_in_process("eval", "--path", project, *args)
 
 
 def ran(done: subprocess.CompletedProcess[str]) -> list[str]:
@@ -77,9 +84,9 @@ def test_fixture_globs_select_the_union_with_exact_ids(mock_project: Path) -> No
 
 
 def test_a_glob_matching_nothing_is_exit_2_naming_it_and_the_nearest_id(mock_project: Path) -> None:
-    message = error(replio(mock_project, "run", "--fixture", "find-*", "--fixture", "grep-locl*"))
+    message = error(replio_process(mock_project, "run", "--fixture", "find-*", "--fixture", "grep-locl*"))
     assert message.startswith("no fixture matches --fixture 'grep-locl*'; did you mean 'grep-local'? known fixtures: ")
-    assert error(replio(mock_project, "list", "--fixture", "grep-symbl")).startswith(
+    assert error(replio_process(mock_project, "list", "--fixture", "grep-symbl")).startswith(
         "unknown fixture 'grep-symbl'; did you mean 'grep-symbol'? ")
 
 
@@ -155,17 +162,17 @@ def test_the_first_live_run_with_bundled_fixtures_says_how_to_leave_them_out_onc
                                                                                   agent: LLMServer) -> None:
     project = write_project(tmp_path / "proj")
     env = _live_env(agent)
-    only_local = replio(project, "run", "--fixture", "alpha", env=env)
-    replay = replio(project, "run", "--fixture", "alpha", "--fixture", "list-directory", "--record-mode", "none",
+    only_local = replio_process(project, "run", "--fixture", "alpha", env=env)
+    replay = replio_process(project, "run", "--fixture", "alpha", "--fixture", "list-directory", "--record-mode", "none",
                     env=env)
-    without = replio(project, "run", "--fixture", "beta", "--fixture", "grep-symbol", "--no-bundled", env=env)
+    without = replio_process(project, "run", "--fixture", "beta", "--fixture", "grep-symbol", "--no-bundled", env=env)
     assert NOTE not in only_local.stderr + replay.stderr  # nothing bundled sent, nothing sent at all
     assert "unknown fixture 'grep-symbol'" in error(without)
 
-    first = replio(project, "run", "--fixture", "alpha", "--fixture", "list-directory", "--no-cassettes", env=env)
+    first = replio_process(project, "run", "--fixture", "alpha", "--fixture", "list-directory", "--no-cassettes", env=env)
     assert first.returncode == 0, first.stderr
     assert first.stderr.startswith("replio: running 2 fixtures, 2 at a time\n" + NOTE)
-    again = replio(project, "run", "--fixture", "beta", "--fixture", "grep-symbol", "--no-cassettes", env=env)
+    again = replio_process(project, "run", "--fixture", "beta", "--fixture", "grep-symbol", "--no-cassettes", env=env)
     assert again.returncode == 0, again.stderr
     assert "running 2 fixtures" in again.stderr and NOTE not in again.stderr
     assert list(Env.current().cache_dir.glob("told-bundled-*.json"))
@@ -174,7 +181,7 @@ def test_the_first_live_run_with_bundled_fixtures_says_how_to_leave_them_out_onc
 def test_a_project_without_fixtures_of_its_own_is_not_told(tmp_path: Path, agent: LLMServer) -> None:
     project = tmp_path / "bare"
     write_json(project / ".replio" / "config.json", {"provider": "openai:test-model"})
-    done = replio(project, "run", "--fixture", "list-directory", "--no-cassettes", env=_live_env(agent))
+    done = replio_process(project, "run", "--fixture", "list-directory", "--no-cassettes", env=_live_env(agent))
     assert done.returncode == 0, done.stderr
     assert "running 1 fixture" in done.stderr and NOTE not in done.stderr
 

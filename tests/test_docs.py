@@ -28,6 +28,7 @@ import jsonschema_rs
 import pytest
 import yaml
 
+from tests.support.example_replays import SharedReplays
 from tests.support.markdown import Block, Mark, commands, read_page, replio_args, transcript
 from tests.support.offline import pip
 
@@ -309,12 +310,34 @@ def _part(page: Path, section: int | None) -> list[Block | Mark]:
     return [i for i in items if isinstance(i, Block) and _section(page, i.line) == section]
 
 
+#: A replay of a committed example, alone or piped into a command: `replio eval --path examples/NAME run ARGS`.
+EXAMPLE_REPLAY = re.compile(r"replio eval --path examples/([\w-]+) run((?: [^|;&<>`$()]+)?)(?: \| (.+))?")
+#: Options that write a file a later command may read: a replay with one runs in the page's folder.
+WRITES = {"--output-file", "--junit-xml", "--html", "--markdown", "--update-golden", "--rejudge"}
+
+
+def _example_replay(command: str) -> tuple[str, list[str], str | None] | None:
+    """The example, the arguments and what the output is piped into, of a command that replays a
+    committed example and writes nothing, which the tests share (tests/support/example_replays.py)."""
+    found = EXAMPLE_REPLAY.fullmatch(command)
+    if found is None:
+        return None
+    args = shlex.split(found.group(2))
+    records = any(mode != "none" for option, mode in zip(args, args[1:]) if option == "--record-mode")
+    if records or WRITES & {a.split("=")[0] for a in args} or any(a.startswith("--record-mode=") for a in args):
+        return None
+    return found.group(1), args, found.group(3)
+
+
 @pytest.mark.parametrize(("page", "section"), [part for p in PAGES if any(
     b.lang == "console" for b in read_page(p) if isinstance(b, Block)) for part in _parts(p)])
-def test_the_console_samples_run_as_shown(page: Path, section: int | None, tmp_path: Path) -> None:
+def test_the_console_samples_run_as_shown(page: Path, section: int | None, tmp_path: Path,
+                                          example_replay: SharedReplays) -> None:
     """The page's files written and its commands run in order (or a section's, for a page marked
     `APART`), in an empty folder or a clone of the repository, each printing what the page shows;
-    then the replio steps of a workflow it writes."""
+    then the replio steps of a workflow it writes. A replay of a committed example that comes before
+    any other command is the session's shared one (the e2e tests check its saved result), run
+    offline under --strict: it must exit 0 and print what the page shows."""
     items = _part(page, section)
     empty = any(isinstance(i, Mark) and i.what == "empty folder" for i in items)
     work = tmp_path / "work"
@@ -322,6 +345,7 @@ def test_the_console_samples_run_as_shown(page: Path, section: int | None, tmp_p
     work.mkdir() if empty else _clone(work, examples=uses_examples)
     port, env = str(_free_port()), _env(tmp_path)
     background: list[subprocess.Popen[bytes]] = []
+    untouched = not empty  # the clone is as the repository holds it: nothing has run in it yet
 
     def stop() -> None:
         for process in background:
@@ -335,11 +359,24 @@ def test_the_console_samples_run_as_shown(page: Path, section: int | None, tmp_p
                 if item.what == "stop the background commands":
                     stop()
             elif "file" in item.marks:
+                untouched = False
                 (work / item.marks["file"]).parent.mkdir(parents=True, exist_ok=True)
                 (work / item.marks["file"]).write_text(item.text.replace(SHOWN_PORT, port), encoding="utf-8")
             elif item.lang == "console":
                 for command, shown in transcript(item):
                     command = command.replace(SHOWN_PORT, port)
+                    shared = _example_replay(command) if untouched else None
+                    if shared is not None:
+                        example, args, piped = shared
+                        replayed = example_replay(example, *args)
+                        assert replayed.returncode == 0, f"{item}: {command}\n{replayed.stdout}{replayed.stderr}"
+                        done = replayed if piped is None else subprocess.run(
+                            ["bash", "-c", piped], cwd=work, input=replayed.stdout, capture_output=True,
+                            text=True, env=env, timeout=300)
+                        assert done.returncode == 0, f"{item}: {command}\n{done.stdout}{done.stderr}"
+                        _shows(done.stdout, shown, f"{item}: {command}")
+                        continue
+                    untouched = False
                     if command.endswith(" &"):
                         background.append(subprocess.Popen(["bash", "-c", command[:-2]], cwd=work, env=env,
                                                            start_new_session=True))

@@ -12,8 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.example_replays import SharedReplays
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "bfcl-multi-turn"
+MODELS = "llamacpp:qwen2.5-coder-1.5b-instruct,llamacpp:qwen2.5-coder-0.5b-instruct"
 
 
 def _recorded() -> dict[str, list[str]]:
@@ -31,12 +34,16 @@ def _replay(model: str, ids: list[str], tmp_path: Path) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
-def test_the_recorded_multi_turn_cases_replay_offline_without_drift(tmp_path: Path) -> None:
+def test_the_recorded_multi_turn_cases_replay_offline_without_drift(tmp_path: Path, example_replay: SharedReplays) -> None:
     recorded = _recorded()
     assert set(recorded) == {"qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"}
-    for model, ids in recorded.items():
+    # the replay of both models docs/examples.md shows, run once for both tests (tests/support/example_replays.py)
+    both = example_replay("bfcl-multi-turn", "--compare", MODELS, "--output", "json")
+    assert both.returncode == 0, both.stderr[-3000:]
+    assert [f'llamacpp:{r["model"]}' for r in both.report["runs"]] == MODELS.split(",")
+    for report in both.report["runs"]:
+        model, ids = report["model"], recorded[report["model"]]
         assert ids, model
-        report = _replay(model, ids, tmp_path)
         assert sorted(f["id"] for f in report["fixtures"]) == ids
         for fixture in report["fixtures"]:
             assert fixture["drift"] == [] and fixture["request_drift"] == [], (model, fixture["id"])

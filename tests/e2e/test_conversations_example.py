@@ -5,33 +5,24 @@ the agent and the simulated user), replayed offline, deterministically, under --
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.example_replays import SharedReplays, replay
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "conversations"
+MODELS = "llamacpp:qwen2.5-coder-1.5b-instruct,llamacpp:qwen2.5-coder-0.5b-instruct"
+#: The replay docs/examples.md shows, both models side by side.
+ARGS = ("--compare", MODELS)
 
 
-def _replay(tmp_path: Path) -> dict[str, Any]:
-    env = {**os.environ, "CI": "true", "XDG_CONFIG_HOME": str(tmp_path), "TMPDIR": str(tmp_path),
-           # Any request that is not answered from a cassette fails at once.
-           "LLAMACPP_BASE_URL": "http://127.0.0.1:9/v1"}
-    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL"):
-        env.pop(var, None)
-    specs = sorted({f"{p.parent.name}:{p.name}" for p in (EXAMPLE / "golden").glob("*/*")})
-    assert len(specs) == 2, specs
-    args = [str(Path(sys.executable).with_name("replio")), "eval", "--path", str(EXAMPLE), "run",
-            "--compare", ",".join(specs), "--output", "json", "--strict"]
-    done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
-
-
-def test_the_conversations_example_replays_offline_without_drift(tmp_path: Path) -> None:
-    report = _replay(tmp_path)
+def test_the_conversations_example_replays_offline_without_drift(tmp_path: Path, example_replay: SharedReplays) -> None:
+    # run once for this test and the docs' (tests/support/example_replays.py), offline, under --strict
+    first = example_replay("conversations", *ARGS)
+    assert first.returncode == 0, first.stderr[-3000:]
+    report = first.report
+    assert sorted(f"{p.parent.name}:{p.name}" for p in (EXAMPLE / "golden").glob("*/*")) == sorted(MODELS.split(","))
     files = {p.stem: json.loads(p.read_text()) for p in (EXAMPLE / ".replio" / "eval").glob("*.json")}
     tags = {fid: f["tags"] for fid, f in files.items()}
     fixtures = sorted(files)
@@ -55,6 +46,15 @@ def test_the_conversations_example_replays_offline_without_drift(tmp_path: Path)
             # The recorded judge's verdict and reason are replayed, never asked again.
             assert ("judge" in fixture) == judged and (not judged or fixture["judge"]["reason"]), fixture["id"]
     # A second replay reports the very same result.
-    again = tmp_path / "again"
-    again.mkdir()
-    assert _replay(again) == report
+    # Replayed again, a scripted and a simulated conversation, each judged, report the very same result.
+    again = replay("conversations", [*ARGS, *AGAIN], tmp_path / "again").report
+    assert [_entries(run) for run in again["runs"]] == [_entries(run) for run in report["runs"]]
+    assert all(len(_entries(run)) == 2 for run in again["runs"])
+
+
+#: The fixtures replayed a second time.
+AGAIN = ("--fixture", "return-not-cancel", "--fixture", "sim-return-headphones")
+
+
+def _entries(run: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in run["fixtures"] if f["id"] in AGAIN[1::2]]

@@ -4,29 +4,19 @@ drift, compared paired, as docs/examples.md shows."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.example_replays import SharedReplays
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "description-ab"
 
 
-def _replay(tmp_path: Path) -> dict:
-    env = {**os.environ, "CI": "true", "XDG_CONFIG_HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
-    for var in ("OPENAI_API_KEY", "LLAMACPP_BASE_URL", "OPENAI_BASE_URL"):
-        env.pop(var, None)
-    args = [str(Path(sys.executable).with_name("replio")), "eval", "--path", str(EXAMPLE), "run",
-            "--tools", "default,clear-descriptions", "--output", "json", "--strict"]
-    done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
-    assert done.returncode in (0, 1), done.stderr[-3000:]
-    return json.loads(done.stdout)
-
-
-def test_the_two_descriptions_replay_every_trial_and_are_compared_paired(tmp_path: Path) -> None:
-    report = _replay(tmp_path)
+def test_the_two_descriptions_replay_every_trial_and_are_compared_paired(example_replay: SharedReplays) -> None:
+    # the replay docs/examples.md shows, run once for both tests (tests/support/example_replays.py), under --strict
+    done = example_replay("description-ab", "--tools", "default,clear-descriptions")
+    assert done.returncode in (0, 1) and done.report, done.stderr[-3000:]
+    report = done.report
     assert [r["tools"] for r in report["runs"]] == ["default", "clear-descriptions"]
     for run in report["runs"]:
         assert len(run["fixtures"]) >= 12

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.example_replays import SharedReplays
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "tau2"
 
@@ -33,8 +35,12 @@ def _what_was_judged(report: dict[str, Any]) -> list[Any]:
              f.get("judge"), f["reasons"]) for f in report["fixtures"]]
 
 
-def test_the_example_replays_offline_and_again_identically(tmp_path: Path) -> None:
-    first = _replay(tmp_path)
+def test_the_example_replays_offline_and_again_identically(tmp_path: Path, example_replay: SharedReplays) -> None:
+    # the replay docs/examples.md shows, run once for both tests (tests/support/example_replays.py)
+    shared = example_replay("tau2", "--output", "json")
+    assert shared.returncode == 0, shared.stderr[-3000:]
+    assert "drift" not in shared.stderr and "no golden" not in shared.stderr, shared.stderr[-2000:]
+    first = shared.report
     files = sorted(p.stem for p in (EXAMPLE / ".replio" / "eval" / "tau2").glob("*/*.json"))
     assert sorted(f["id"] for f in first["fixtures"]) == files
     assert sum(f.startswith("tau2-mock-") for f in files) == 10 and sum(f.startswith("tau2-retail-") for f in files) >= 20

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.example_replays import SharedReplays
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "your-agent"
 MODELS = "llamacpp:qwen2.5-coder-1.5b-instruct,llamacpp:qwen2.5-coder-0.5b-instruct"
@@ -32,9 +34,11 @@ def _report(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
-def test_the_example_replays_offline_without_drift(tmp_path: Path) -> None:
-    first = _replay(EXAMPLE, tmp_path, "--strict")
-    report = _report(first)
+def test_the_example_replays_offline_without_drift(example_replay: SharedReplays) -> None:
+    """The replay docs/examples.md shows, run once for both tests (tests/support/example_replays.py)."""
+    first = example_replay("your-agent", "--compare", MODELS, "--tools", "default,pydantic-ai")
+    assert first.report, first.stderr[-3000:]
+    report = first.report
     fixtures = sorted(p.stem for p in (EXAMPLE / ".replio" / "eval").glob("*.json"))
     assert len(fixtures) >= 6
     assert [(r["model"], r["tools"]) for r in report["runs"]] == [

@@ -30,6 +30,7 @@ from tests.support.report_project import (
     TODO_LINE,
     drifted_report,
     replio,
+    replio_process,
     run_fixtures,
     write_report_project,
 )
@@ -239,7 +240,7 @@ def test_report_names_a_file_that_is_not_a_result_and_exits_2(tmp_path: Path) ->
     golden_like = tmp_path / "golden.json"
     golden_like.write_text('{"id": "x", "turns": []}')
     out = tmp_path / "report.html"
-    done = replio("eval", "report", golden_like, "-o", out, ok=(2,))
+    done = replio_process("eval", "report", golden_like, "-o", out, ok=(2,))
     assert done.stderr.startswith(f"replio: error: {golden_like}: not a replio result: provider: required key is "
                                   "missing;")
     assert done.stderr.rstrip().endswith("give a file that replio eval run --output json or --output-file wrote")
@@ -361,7 +362,7 @@ def test_run_html_shows_the_end_state_the_json_holds_with_the_verdicts(tmp_path:
         "verifier": {"state": {"shop.orders.A-1042.status": "cancelled", "shop.currency": "USD"},
                      "state_from_calls": [{"name": "cancel_order", "arguments": {"order_id": "A-1042"}}]}})
     out = tmp_path / "report.html"
-    done = replio("eval", "--path", project, "run", "--no-cassettes", "--output", "json", "--html", out)
+    done = replio_process("eval", "--path", project, "run", "--no-cassettes", "--output", "json", "--html", out)
     (result,) = json.loads(done.stdout)["fixtures"]
     assert result["state_checks"] == [
         {"check": "state.shop.orders.A-1042.status", "turn": None, "expected": "cancelled", "pass": True},

@@ -1,11 +1,14 @@
 """Merging saved results: the pure merge (summaries recomputed, runs matched, conflicts refused),
-then `replio eval merge` through the installed CLI: table, JUnit, exit status, and the HTML report
-built from a merged file."""
+then `replio eval merge`: table, JUnit, exit status, and the HTML report built from a merged file.
+The installed CLI runs in a subprocess where the exit status and what a process prints are checked
+(a merge that exits 1 as the whole run does); elsewhere the same command lines run in this process
+through click's CliRunner, as nothing about the process matters to a merge."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -17,8 +20,15 @@ from replio_replay.judge.metrics import combine_trials, summarize
 from replio_replay.judge.results import FixtureResult, RunResult, SavedProblem, SavedRuns
 from replio_replay.plan.shards import shard_of
 from replio_replay.report.merging import merge
-from tests.helpers import turn, write_json
-from tests.plan.test_shards import replio
+from tests.helpers import replio_in_process, turn, write_json
+from tests.plan.test_shards import replio as replio_process
+
+
+def replio(project: Path, *args: str | Path, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+    """`replio eval --path PROJECT ARGS...` in this process (CliRunner), ended as a process ends."""
+    done = replio_in_process("eval", "--path", project, *args)
+    assert done.returncode in ok, (done.returncode, done.stdout, done.stderr)
+    return done
 
 
 def fx(fid: str, passed: bool = True, **data: Any) -> FixtureResult:
@@ -134,8 +144,8 @@ def shards(project: Path, folder: Path, n: int = 2) -> list[Path]:
 
 def test_merge_prints_the_table_of_the_whole_run_and_exits_1_for_an_error(mock_project: Path, tmp_path: Path) -> None:
     files = shards(mock_project, tmp_path)
-    whole = replio(mock_project, "run", "--no-cassettes", ok=(1,))
-    merged = replio(mock_project, "merge", *files, "-o", tmp_path / "merged.json", ok=(1,))
+    whole = replio_process(mock_project, "run", "--no-cassettes", ok=(1,))
+    merged = replio_process(mock_project, "merge", *files, "-o", tmp_path / "merged.json", ok=(1,))
     assert merged.stdout == whole.stdout and "fx-c: error: mock script" in merged.stdout
     assert merged.stderr == whole.stderr == "replio: exit 1: 1 fixture ended in error (or cancelled): fx-c\n"
     data = json.loads((tmp_path / "merged.json").read_text())  # JSON while the table prints

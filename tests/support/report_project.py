@@ -1,5 +1,7 @@
 """A scripted project for the HTML report's tests: one fixture passes, one drifts from its golden,
-one reads and answers with hostile markup; `replio` runs it in a subprocess with the mock provider."""
+one reads and answers with hostile markup; `replio` runs it with the mock provider in the test's
+process (click's CliRunner: nothing about the process matters to a report), `replio_process` in a
+subprocess."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import call, turn, write_json
+from tests.helpers import call, replio_in_process, turn, write_json
 from tests.test_e2e import replio_command
 
 #: Markup a model or a file might produce: a report that ran it would set the title and a global.
@@ -40,10 +42,17 @@ def write_report_project(root: Path) -> Path:
     return root
 
 
-def replio(*args: str | Path, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+def replio_process(*args: str | Path, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
     """`replio ARGS` in a subprocess; its exit status must be one of `ok`."""
     done = subprocess.run([replio_command(), *map(str, args)], capture_output=True, text=True, timeout=120,
                           stdin=subprocess.DEVNULL)
+    assert done.returncode in ok, (done.returncode, done.stdout, done.stderr)
+    return done
+
+
+def replio(*args: str | Path, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+    """`replio ARGS` in this process; its exit status must be one of `ok`."""
+    done = replio_in_process(*args)
     assert done.returncode in ok, (done.returncode, done.stdout, done.stderr)
     return done
 

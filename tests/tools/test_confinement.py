@@ -597,7 +597,9 @@ def test_without_bubblewrap_a_confinement_test_skips_unless_it_is_required(
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     repo = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PATH": str(empty), "REPLIO_REQUIRE_BWRAP": required,
+    # The test needs pytest alone: no installed plugin is loaded (hypothesis's and playwright's
+    # imports were most of this pytest's start-up).
+    env = {**os.environ, "PATH": str(empty), "REPLIO_REQUIRE_BWRAP": required, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
            "PYTHONPATH": os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfs",
                            str(tmp_path / "test_needs.py")],
