@@ -114,7 +114,9 @@ def wilson(successes: float, n: int) -> tuple[float, float]:
     denominator = 1 + _Z ** 2 / n
     centre = (p + _Z ** 2 / (2 * n)) / denominator
     half = _Z * math.sqrt(max(0.0, p * (1 - p)) / n + _Z ** 2 / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The interval always holds p; at p = 0 (or 1) its bound is p exactly, which floating point
+    # can miss by 1e-17 (centre and half are then equal in exact arithmetic).
+    return min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))
 
 
 def estimate(scores: Sequence[Sequence[float]], groups: Sequence[str | None] | None = None, *,

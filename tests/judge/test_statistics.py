@@ -445,3 +445,11 @@ def test_the_worked_examples_of_the_error_bars_page() -> None:
     trials = compare([[1.0] * 3, [1.0] * 3, [0.0, 1.0, 0.0]], [[0.0] * 3, [0.0] * 3, [0.0, 1.0, 0.0]])
     assert (round(trials.diff, 2), round(trials.ci95[0], 2), round(trials.ci95[1], 2), trials.p_value) == \
         (-0.67, -1.0, 0.77, 0.5)
+
+
+@pytest.mark.parametrize("n", range(1, 60))
+def test_a_wilson_interval_of_none_or_all_ends_at_the_rate_itself(n: int) -> None:
+    """At 0 of n (or n of n) the bound is the rate exactly: floating point left the bound about 1e-17 above 0 at n = 3, 6, 7, ...
+    an interval that did not hold its own estimate (hypothesis found it)."""
+    assert wilson(0, n)[0] == 0.0 and wilson(n, n)[1] == 1.0
+    assert estimate([[0.0, 0.0]] * max(n, 2)).ci95[0] == 0.0
