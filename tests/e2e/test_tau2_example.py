@@ -1,5 +1,5 @@
-"""The committed τ²-bench example (examples/tau2): mock's 10 and retail's first 20 tasks, imported
-from a tau2-bench checkout and recorded against the local 1.5B as agent, simulated user and judge;
+"""The committed τ²-bench example (examples/tau2): mock's 10 tasks and retail's first, imported from a
+tau2-bench checkout with τ²'s limits and recorded against the local 1.5B as agent, simulated user and judge;
 replayed offline under --strict without drift from the committed goldens (turns, answer, pass and τ²'s
 end state), τ²'s copied code answering the calls again; a task of each domain replayed a second time
 is judged identically."""
@@ -43,7 +43,10 @@ def test_the_example_replays_offline_and_again_identically(tmp_path: Path, examp
     first = shared.report
     files = sorted(p.stem for p in (EXAMPLE / ".replio" / "eval" / "tau2").glob("*/*.json"))
     assert sorted(f["id"] for f in first["fixtures"]) == files
-    assert sum(f.startswith("tau2-mock-") for f in files) == 10 and sum(f.startswith("tau2-retail-") for f in files) >= 20
+    assert sum(f.startswith("tau2-mock-") for f in files) == 10 and sum(f.startswith("tau2-retail-") for f in files) == 1
+    for path in (EXAMPLE / ".replio" / "eval" / "tau2").glob("*/*.json"):  # imported with τ²'s run limits
+        limits = json.loads(path.read_text(encoding="utf-8"))
+        assert (limits["max_steps"], limits["max_tool_errors"]) == (200, 10), path.name
     for fixture in first["fixtures"]:
         assert fixture["status"] != "error", (fixture["id"], fixture["error"])
         assert fixture["drift"] == [] and fixture["request_drift"] == [], fixture["id"]
