@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from ..fixtures.model import Fixture
-from ..tools.sandbox import Sandbox, SandboxError
+from ..tools.sandbox import TEMP_PREFIX, Sandbox, SandboxError
 
 __all__ = ["NO_WORKTREE", "TEMP_PREFIX", "Removals", "reap_stale_worktrees", "remove_active_worktrees",
            "remove_worktree", "snapshot", "worktree"]
 
-TEMP_PREFIX = "replio-wt-"
 _OWNED = re.compile(rf"^{re.escape(TEMP_PREFIX)}(\d+)-")
 
 #: The root of a fixture given no worktree, nothing it runs being able to see one (the runner's

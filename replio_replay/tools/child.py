@@ -61,6 +61,7 @@ from .._runtime.deadline import Interrupted, TimedOut
 from .._runtime.groups import end_group
 from .._runtime.jsoncanon import canonical
 from ..errors import ToolSetError, UserCodeError
+from .sandbox import TEMP_PREFIX
 
 __all__ = ["LOAD_TIMEOUT", "MESSAGE_CAP", "Child", "Fetch", "ForkServer", "child_env", "request", "wire"]
 
@@ -398,8 +399,6 @@ class ForkServer:
         conf = confinement()
         nest = nesting(conf)
         walls = "nest" if nest else "own" if conf.level is Level.UNSHARE else "none"
-        from ..run.worktree import TEMP_PREFIX
-
         # Where each child's own temp folder is made; named as a worktree is, so that what a killed
         # run left there is removed as its worktrees are (`run.worktree.reap_stale_worktrees`).
         temps = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-children-")

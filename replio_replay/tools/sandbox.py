@@ -6,7 +6,11 @@ import os
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-__all__ = ["Sandbox", "SandboxError"]
+__all__ = ["TEMP_PREFIX", "Sandbox", "SandboxError"]
+
+#: How the temp folder of every worktree begins (`replio-wt-<pid>-...`), and of the fork server's
+#: children's temp folders: what a killed run left under it is reaped by the next (`run.worktree`).
+TEMP_PREFIX = "replio-wt-"
 
 #: The harness's own folder in each worktree; hidden from listings so the model sees only the task.
 HIDDEN = frozenset({".replio", ".git"})

@@ -23,6 +23,8 @@ CHILD_ENVIRONMENTS = ["agents/process.py", "run/gitrepo.py", "tools/child.py", "
 AGENT_SIDE = ["agents/protocol.py"]
 #: Reads `REPLIO_CONFINE` (a cap the tests set) where the first program starts, below every layer the snapshot reaches.
 CONFINEMENT = ["_runtime/confine.py"]
+#: Runs in a fork-server child as it walls itself off: it sets that child's own TMPDIR, read by the user's code.
+CHILD_SIDE = ["_runtime/nested.py"]
 
 
 def test_the_folders_come_from_the_snapshot_not_the_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,4 +56,4 @@ def test_only_env_reads_the_process_environment() -> None:
             if (isinstance(node, ast.Attribute) and node.attr in {"environ", "getenv", "environb"}
                     and isinstance(node.value, ast.Name) and node.value.id == "os"):
                 readers.append(str(path.relative_to(PACKAGE)))
-    assert sorted(set(readers)) == sorted(["_runtime/env.py", *CHILD_ENVIRONMENTS, *AGENT_SIDE, *CONFINEMENT])
+    assert sorted(set(readers)) == sorted(["_runtime/env.py", *CHILD_ENVIRONMENTS, *AGENT_SIDE, *CONFINEMENT, *CHILD_SIDE])
