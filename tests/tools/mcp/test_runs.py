@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from replio_replay.cli import main
 from tests.support.agents import openai_agent
+from tests.support.isolation import copy_of, isolated
 from tests.support.llm_server import LLMServer
 from tests.tools.mcp.conftest import SERVER, pids, wait_until_dead
 
@@ -96,15 +97,15 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     """The default project (NOTE, PICTURE) recorded once for the module, and the recording run's
     result; its LLM server is closed once it recorded. A test that changes the project works on a
     copy (`_copy`)."""
-    with LLMServer() as server:
+    with isolated(tmp_path_factory), LLMServer() as server:
         server.handler = openai_agent(PLANS)
         project = _project(tmp_path_factory.mktemp("recorded") / "p")
         return project, _record(project, server)
 
 
-def _copy(project: Path, to: Path) -> Path:
-    """A copy of the recorded `project` at `to`, its server noting its processes in the copy."""
-    shutil.copytree(project, to)
+def _copy(project: Path, tmp_path: Path) -> Path:
+    """The test's own copy of the recorded `project`, its server noting its processes in the copy."""
+    to = copy_of(project, tmp_path)
     config = json.loads((to / ".replio" / "config.json").read_text())
     config["mcp_servers"]["t"]["env"]["PIDFILE"] = str(to / "pids")
     (to / ".replio" / "config.json").write_text(json.dumps(config))
@@ -113,7 +114,7 @@ def _copy(project: Path, to: Path) -> Path:
 
 def test_a_recording_holds_what_the_server_said_and_replays_with_no_server(
         tmp_path: Path, recorded: tuple[Path, dict[str, Any]]) -> None:
-    project, recorded_run = _copy(recorded[0], tmp_path / "p"), recorded[1]
+    project, recorded_run = _copy(recorded[0], tmp_path), recorded[1]
     assert [f["status"] for f in recorded_run["fixtures"]] == ["ok", "ok"]
     section = _cassette(project, "note")["mcp"]["t"]
     assert section["server"] == {"name": "test-server", "version": "1.2.3"}
@@ -175,7 +176,7 @@ def test_a_server_that_hands_the_model_a_secret_is_not_recorded(tmp_path: Path, 
 
 
 def _live_replay_setup(tmp_path: Path, recorded: tuple[Path, dict[str, Any]], **server_more: Any) -> Path:
-    project = _copy(recorded[0], tmp_path / "p")
+    project = _copy(recorded[0], tmp_path)
     config = json.loads((project / ".replio" / "config.json").read_text())
     config["mcp_servers"]["t"]["env"].update(NOTE_DESCRIPTION="Say the text again.", NOTE_SUFFIX=" and eggs")
     config["mcp_servers"]["t"].update(server_more)
