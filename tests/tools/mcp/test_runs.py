@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from replio_replay.cli import main
 from tests.support.agents import openai_agent
+from tests.support.isolation import copy_of, isolated
 from tests.support.llm_server import LLMServer
 from tests.tools.mcp.conftest import SERVER, pids, wait_until_dead
 
@@ -91,10 +92,30 @@ def agent(llm_server: LLMServer) -> LLMServer:
     return llm_server
 
 
-def test_a_recording_holds_what_the_server_said_and_replays_with_no_server(tmp_path: Path, agent: LLMServer) -> None:
-    project = _project(tmp_path / "p")
-    recorded = _record(project, agent)
-    assert [f["status"] for f in recorded["fixtures"]] == ["ok", "ok"]
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The default project (NOTE, PICTURE) recorded once for the module, and the recording run's
+    result; its LLM server is closed once it recorded. A test that changes the project works on a
+    copy (`_copy`)."""
+    with isolated(tmp_path_factory), LLMServer() as server:
+        server.handler = openai_agent(PLANS)
+        project = _project(tmp_path_factory.mktemp("recorded") / "p")
+        return project, _record(project, server)
+
+
+def _copy(project: Path, tmp_path: Path) -> Path:
+    """The test's own copy of the recorded `project`, its server noting its processes in the copy."""
+    to = copy_of(project, tmp_path)
+    config = json.loads((to / ".replio" / "config.json").read_text())
+    config["mcp_servers"]["t"]["env"]["PIDFILE"] = str(to / "pids")
+    (to / ".replio" / "config.json").write_text(json.dumps(config))
+    return to
+
+
+def test_a_recording_holds_what_the_server_said_and_replays_with_no_server(
+        tmp_path: Path, recorded: tuple[Path, dict[str, Any]]) -> None:
+    project, recorded_run = _copy(recorded[0], tmp_path), recorded[1]
+    assert [f["status"] for f in recorded_run["fixtures"]] == ["ok", "ok"]
     section = _cassette(project, "note")["mcp"]["t"]
     assert section["server"] == {"name": "test-server", "version": "1.2.3"}
     assert "echo" in [t["name"] for t in section["tools"]]
@@ -103,18 +124,16 @@ def test_a_recording_holds_what_the_server_said_and_replays_with_no_server(tmp_p
                                             "isError": False, "resultType": "complete",
                                             "structuredContent": {"result": "milk"}}}]
     started = pids(project / "pids")
-    (project / "server.py").unlink()  # no server to start, and the network is blocked
-    agent.close()
+    (project / "server.py").unlink()  # no server to start, the LLM server is closed, the network is blocked
     code, replayed, out = _run(project, "--record-mode", "none", env={"T_TOKEN": None})  # no key either
     assert code == 0, out
-    assert _results(replayed) == _results(recorded)
+    assert _results(replayed) == _results(recorded_run)
     assert [f["request_drift"] for f in replayed["fixtures"]] == [[], []]
     assert pids(project / "pids") == started  # nothing was started
 
 
-def test_a_second_replay_is_byte_identical(tmp_path: Path, agent: LLMServer) -> None:
-    project = _project(tmp_path / "p")
-    _record(project, agent)
+def test_a_second_replay_is_byte_identical(recorded: tuple[Path, dict[str, Any]]) -> None:
+    project, _ = recorded
     first = _run(project, "--record-mode", "none")[2]
     assert first == _run(project, "--record-mode", "none")[2]
 
@@ -138,9 +157,8 @@ def test_a_result_of_many_big_blocks_is_recorded_as_the_model_saw_it_and_replays
     assert _results(replayed) == _results(recorded) and replayed["fixtures"][0]["request_drift"] == []
 
 
-def test_secrets_given_to_a_server_never_reach_the_disk(tmp_path: Path, agent: LLMServer) -> None:
-    project = _project(tmp_path / "p")
-    _record(project, agent)
+def test_secrets_given_to_a_server_never_reach_the_disk(recorded: tuple[Path, dict[str, Any]]) -> None:
+    project, _ = recorded
     for path in project.rglob("*"):
         if path.is_file() and path.name != "pids":
             assert SECRET not in path.read_text(errors="replace"), path
@@ -157,10 +175,8 @@ def test_a_server_that_hands_the_model_a_secret_is_not_recorded(tmp_path: Path, 
     assert not (project / "cassettes" / "openai" / "test-model" / "token.yaml").exists()
 
 
-def _live_replay_setup(tmp_path: Path, agent: LLMServer, **server_more: Any) -> Path:
-    project = _project(tmp_path / "p")
-    _record(project, agent)
-    agent.close()
+def _live_replay_setup(tmp_path: Path, recorded: tuple[Path, dict[str, Any]], **server_more: Any) -> Path:
+    project = _copy(recorded[0], tmp_path)
     config = json.loads((project / ".replio" / "config.json").read_text())
     config["mcp_servers"]["t"]["env"].update(NOTE_DESCRIPTION="Say the text again.", NOTE_SUFFIX=" and eggs")
     config["mcp_servers"]["t"].update(server_more)
@@ -173,8 +189,9 @@ def _drift(run: dict[str, Any], fixture: str) -> list[str]:
     return [d["path"] + " " + d["kind"] for d in found]
 
 
-def test_a_live_replay_names_a_changed_description_and_a_changed_result(tmp_path: Path, agent: LLMServer) -> None:
-    project = _live_replay_setup(tmp_path, agent)
+def test_a_live_replay_names_a_changed_description_and_a_changed_result(tmp_path: Path,
+                                                                        recorded: tuple[Path, dict[str, Any]]) -> None:
+    project = _live_replay_setup(tmp_path, recorded)
     code, quiet, out = _run(project, "--record-mode", "none")  # from the cassette: nothing to see
     assert code == 0 and _drift(quiet, "note") == [], out
     code, live, out = _run(project, "--record-mode", "none", "--mcp", "live")
@@ -188,14 +205,15 @@ def test_a_live_replay_names_a_changed_description_and_a_changed_result(tmp_path
     assert code == 1  # --strict: request drift fails the run
 
 
-def test_a_server_marked_live_is_compared_without_the_flag(tmp_path: Path, agent: LLMServer) -> None:
-    project = _live_replay_setup(tmp_path, agent, replay="live")
+def test_a_server_marked_live_is_compared_without_the_flag(tmp_path: Path,
+                                                           recorded: tuple[Path, dict[str, Any]]) -> None:
+    project = _live_replay_setup(tmp_path, recorded, replay="live")
     code, live, out = _run(project, "--record-mode", "none")
     assert "mcp t: call 1 note result changed" in _drift(live, "note"), out
 
 
-def test_the_table_shows_mcp_drift(tmp_path: Path, agent: LLMServer) -> None:
-    project = _live_replay_setup(tmp_path, agent, replay="live")
+def test_the_table_shows_mcp_drift(tmp_path: Path, recorded: tuple[Path, dict[str, Any]]) -> None:
+    project = _live_replay_setup(tmp_path, recorded, replay="live")
     result = CliRunner().invoke(main, ["eval", "--path", str(project), "run", "--record-mode", "none",
                                        *_only_ours(project)], env={"T_TOKEN": SECRET})
     assert 'mcp t: call 1 note result changed: "milk" -> "milk and eggs"' in result.stdout
