@@ -267,7 +267,9 @@ print(os.getpid(), flush=True)
 def _probe_nesting(conf: Confinement) -> str:
     """'' where a program bubblewrap starts with ``nest`` makes its namespaces, else why not."""
     assert conf.program is not None
-    argv = [conf.program, *_bwrap_options(network=False, nest=True), "--chdir", "/", "--",
+    # The Python and package the server will run on, where the fresh /tmp would hide them (a virtualenv under /tmp).
+    binds = [arg for path in _seen_in_tmp((), {}) for arg in ("--ro-bind", path, path)]
+    argv = [conf.program, *_bwrap_options(network=False, binds=binds, nest=True), "--chdir", "/", "--",
             sys.executable, "-c", _NESTING, _PACKAGE_ROOT]
     try:
         probe = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUTS[-1],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -88,3 +89,27 @@ def test_where_bubblewrap_makes_no_namespace_inside_it_the_run_says_once_what_th
     told = [line for line in done.stderr.splitlines() if line.startswith("replio: ")]
     assert len(told) == 1 and "makes no user namespace inside it here (no user namespace here): each fixture's " \
         "Python (environments, Python tools) runs in the fork server's PID namespace" in told[0], done.stderr
+
+
+_NESTS = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from replio_replay._runtime import confine
+print(confine.nesting(confine.confinement()))
+"""
+
+
+def test_a_python_under_tmp_nests_as_any_other(tmp_path: Path) -> None:
+    """A virtualenv under /tmp (as a CI job's checkout often is) is hidden by bubblewrap's fresh /tmp
+    unless bound in: the probe ran its Python without it, failed (`execvp ... No such file`) and took
+    the walls away from every fixture's child."""
+    require_level(Level.BWRAP)
+    venv = Path(tempfile.mkdtemp(prefix="replio-venv-", dir="/tmp"))
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
+                       check=True, timeout=120)
+        done = subprocess.run([str(venv / "bin" / "python"), "-c", _NESTS, str(Path(__file__).resolve().parents[2])],
+                              capture_output=True, text=True, timeout=120, cwd="/")
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)
+    assert done.stdout == "True\n" and "replio: " not in done.stderr, done.stderr
