@@ -126,9 +126,13 @@ def _str(dumper: yaml.Dumper, value: str) -> yaml.Node:
 _ReadableDumper.add_representer(str, _str)  # type: ignore[arg-type]
 
 
+#: How a cassette is written: block style, in the mapping order given, text as it is, 100 columns.
+_STYLE: dict[str, Any] = {"sort_keys": False, "allow_unicode": True, "width": 100}
+
+
 def dump_yaml(data: Any) -> str:
     """Block-style YAML in the mapping order given, multi-line text as literal blocks, repeated objects aliased."""
-    return yaml.dump(data, Dumper=_ReadableDumper, sort_keys=False, allow_unicode=True, width=100)
+    return yaml.dump(data, Dumper=_ReadableDumper, **_STYLE)
 
 
 class _WeighingDumper(_ReadableDumper):
@@ -147,7 +151,7 @@ class _WeighingDumper(_ReadableDumper):
 def _dump_weighed(data: Any) -> tuple[str, bool]:
     """`dump_yaml`'s text of `data`, and whether the nodes it was written from are within the reader's bounds."""
     stream = io.StringIO()
-    dumper = _WeighingDumper(stream, sort_keys=False, allow_unicode=True, width=100)
+    dumper = _WeighingDumper(stream, **_STYLE)
     try:
         dumper.open()
         dumper.represent(data)
