@@ -241,5 +241,9 @@ class Provider(ABC):
         HTTP); requests through it are bounded, and abandoned once `cancel` is set."""
         return None
 
+    def open(self) -> None:
+        """Make the pooled connection the run's requests will go through, before its fixtures start
+        (nothing for providers without HTTP)."""
+
     def close(self) -> None:
         """Release the pooled connections at the end of a run."""

@@ -10,6 +10,7 @@ speak HTTP: it owns the one pooled `httpx.HTTPTransport` each keeps for the whol
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import functools
 import json
@@ -101,6 +102,12 @@ class Pools(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         return self._pool(request.url.scheme).handle_request(request)
+
+    def open(self, url: str) -> None:
+        """Make the pool requests to `url` go through now, not on the first of them. A pool that
+        cannot be made (a CA bundle that does not load) is left to that request, whose fixture says why."""
+        with contextlib.suppress(OSError):  # ssl.SSLError is one
+            self._pool(httpx.URL(url).scheme)
 
     def _pool(self, scheme: str) -> httpx.HTTPTransport:
         kind = "https" if scheme == "https" else "http"
@@ -439,6 +446,10 @@ class HTTPProvider(Provider):
         """The pooled connection, bounded per request by `timeout` and `max_response_bytes`."""
         return BoundedTransport(self._pooled(), timeout=self.settings.timeout,
                                 max_bytes=self.settings.max_response_bytes, cancel=cancel)
+
+    def open(self) -> None:
+        """Make the pooled connection (`Pools`) for this provider's URL now, before the run's fixtures start."""
+        self._pooled().open(self.url)
 
     def _pooled(self) -> Pools:
         with self._lock:

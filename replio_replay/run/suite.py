@@ -153,8 +153,10 @@ class Plan:
         """The cases this run sends to a provider (none in a replay, nor where a cassette will answer)."""
         return [c for r, c in self._live_pairs()]
 
-    def _live_pairs(self) -> list[tuple[PlannedRun, Case]]:
-        return [(r, c) for r in self.runs if r.provider.speaks_http for c in r.cases if self._live(r, c)]
+    def _live_pairs(self, runs: Sequence[PlannedRun] | None = None) -> list[tuple[PlannedRun, Case]]:
+        """The (run, case) pairs of `runs` (by default all the plan's) that send to a provider."""
+        return [(r, c) for r in (self.runs if runs is None else runs) if r.provider.speaks_http
+                for c in r.cases if self._live(r, c)]
 
     @functools.cached_property
     def prices(self) -> dict[str, Price]:
@@ -246,17 +248,25 @@ class Plan:
         return speakers
 
     def _live(self, run: PlannedRun, case: Case) -> bool:
-        if self.settings.record_mode is None:
+        mode = self.settings.record_mode
+        if mode is None:
             return True
         if self.request.rejudge:
             return case.fixture.judge_hash() is not None
-        cassette = run.key.path(self.settings.cassettes, case.stem, CASSETTE)
-        mode = case_mode(self.settings.record_mode, cassette, case)
         if mode is RecordMode.NONE:
             return False
-        if mode is RecordMode.ONCE:
+        cassette = run.key.path(self.settings.cassettes, case.stem, CASSETTE)
+        if case_mode(mode, cassette, case) is RecordMode.ONCE:
             return not cassette.is_file()
         return True
+
+    def open(self, runs: Sequence[PlannedRun]) -> None:
+        """Make the pooled connections of the providers `runs` will send requests to (`_sent`), before
+        their fixtures start: else the first fixtures in flight make them, one while the others wait
+        (the first pool imports httpcore), and then all connect at the same instant."""
+        sent = {id(p): p for r, c in self._live_pairs(runs) for p in self._sent(r, c).values()}
+        for provider in sent.values():
+            provider.open()
 
     def close(self) -> None:
         """Release the providers' pooled connections."""
@@ -519,6 +529,7 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     from ..recording.network import network_blocked
     from ..tools.mcp.logs import routed
 
+    plan.open(runs)
     try:
         with network_blocked(_live_mcp_urls(runs, plan.request.mcp_live)) if settings.record_mode is RecordMode.NONE \
                 else nullcontext(), routed(plan.redactor):

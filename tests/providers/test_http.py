@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import ssl
+import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -344,6 +346,37 @@ def test_one_shared_pooled_transport_for_the_whole_run(llm_server):
     p.close()
     assert p._transport is None
     assert p.transport().inner is not shared  # a new run gets a new one
+    p.close()
+
+
+def test_open_makes_the_pool_its_requests_then_go_through(llm_server, monkeypatch):
+    made = []
+
+    class Counted(httpx.HTTPTransport):
+        def __init__(self, *args, **kwargs):
+            made.append(threading.current_thread().name)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(httpx, "HTTPTransport", Counted)
+    llm_server.handler = lambda seen: Reply(json=OK)
+    p = make(llm_server)
+    p.open()
+    assert made == [threading.current_thread().name]
+    ask(p)
+    ask(p, Exchange("other"))
+    assert len(llm_server.requests) == 2 and len(made) == 1  # both went through the pool made by `open`
+    p.close()
+
+
+def test_a_pool_that_cannot_be_made_is_left_to_the_first_request(monkeypatch):
+    def no_certificates() -> None:
+        raise ssl.SSLError("[X509: NO_CERTIFICATE_OR_CRL_FOUND] no certificate or crl found")
+
+    monkeypatch.setattr(http_module, "shared_ssl_context", no_certificates)
+    p = OpenAIProvider(settings(base_url="https://127.0.0.1:9/v1", api_key_env="OPENAI_API_KEY"))
+    p.open()  # says nothing before the run: the fixture whose request needs the pool says why
+    with pytest.raises(ssl.SSLError, match="no certificate"):
+        ask(p)
     p.close()
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 from pathlib import Path
 
+import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -13,7 +15,8 @@ from replio_replay.cli import main
 from replio_replay.errors import ConfigError
 from replio_replay.fixtures import plugins
 from replio_replay.fixtures.plugins import plugin_manager
-from replio_replay.run.suite import RunRequest, prepare
+from replio_replay.judge.results import FixtureResult
+from replio_replay.run.suite import RunRequest, execute, prepare
 from tests.helpers import replio_command
 from tests.support.llm_server import LLMServer
 from tests.support.project import run_args
@@ -121,3 +124,53 @@ def test_the_mock_provider_cannot_answer_an_agent_and_says_so_before_anything_ru
     assert done.stderr.count("cannot answer your agent") == 1
     assert "the provider mock:scripted plays a script and speaks no HTTP" in done.stderr
     assert done.stdout == "" and not marker.exists()
+
+
+class _Started:
+    """An observer counting the fixtures that have started."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def started(self, label: str) -> None:
+        self.count += 1
+
+    def finished(self, label: str, result: FixtureResult) -> None:
+        pass
+
+
+def _pools_made(monkeypatch: pytest.MonkeyPatch, started: _Started) -> list[tuple[str, int]]:
+    """Each pooled transport made from now on: the thread that made it, and how many fixtures had started."""
+    made: list[tuple[str, int]] = []
+
+    class Counted(httpx.HTTPTransport):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            made.append((threading.current_thread().name, started.count))
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(httpx, "HTTPTransport", Counted)
+    return made
+
+
+def test_a_live_run_makes_its_pool_once_before_its_fixtures_start(project: Path, agent: LLMServer,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    started = _Started()
+    made = _pools_made(monkeypatch, started)
+    request = RunRequest(project, base_url=f"{agent.url}/v1", no_cassettes=True, jobs=8, no_bundled=True)
+    with prepare(request, plugin_manager()) as plan:
+        outcome = execute(plan, observer=started)
+    assert started.count == 2 and all(f.passed for f in outcome.runs[0].fixtures)
+    # made once by the run's own thread before any fixture started, not by the first fixtures in flight
+    assert made == [(threading.current_thread().name, 0)]
+
+
+def test_a_replay_makes_no_pool(project: Path, agent: LLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    recorded = CliRunner().invoke(main, [*run_args(project, "--base-url", f"{agent.url}/v1", "--no-bundled")])
+    assert recorded.exit_code == 0, recorded.output
+    started = _Started()
+    made = _pools_made(monkeypatch, started)
+    for mode in ("none", "once"):  # every answer recorded: nothing is sent
+        with prepare(RunRequest(project, record_mode=mode, no_bundled=True), plugin_manager()) as plan:
+            outcome = execute(plan, observer=started)
+        assert [f.passed for f in outcome.runs[0].fixtures] == [True, True], mode
+    assert started.count == 4 and made == []
