@@ -36,6 +36,16 @@ def reply(body: dict[str, Any], plan: list[Any] = PLAN) -> dict[str, Any]:
             "usage": {"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220}}
 
 
+class _Listener(ThreadingHTTPServer):
+    """A threading HTTP server that listens as a provider's does."""
+
+    daemon_threads = True
+    # socketserver listens with a backlog of 5: eight fixtures connecting at once overflowed it, and
+    # the kernel dropped the last ones' handshakes, which a client retries a second later: a second
+    # added to a `--jobs 8` run now and then, by the bench. uvicorn (vLLM's server) listens with 2048.
+    request_queue_size = 2048
+
+
 class BenchServer:
     """Serve the plan on 127.0.0.1 with `latency` seconds added to every answer (or, given `answer`,
     what it makes of each request's body); `served` counts the answers."""
@@ -67,8 +77,7 @@ class BenchServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _Listener(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     @property

@@ -1,10 +1,14 @@
 """bench/run.py's own logic: the half of the BFCL example its per-fixture figure is a difference
-against, the fd-growth check, and bench/floor.py's bare vcrpy + httpx replay over real cassettes."""
+against, the fd-growth check, bench/floor.py's bare vcrpy + httpx replay over real cassettes, and
+bench/server.py's listen backlog."""
 
 from __future__ import annotations
 
+import select
 import shutil
+import socket
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -12,6 +16,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import floor  # noqa: E402
 import run  # noqa: E402
+import server  # noqa: E402
 
 
 def stems(folder: Path, pattern: str) -> set[str]:
@@ -40,3 +45,25 @@ def test_the_floor_replays_every_recorded_request_of_the_cassettes(tmp_path: Pat
     for name in ("bfcl-simple_python_0.yaml", "bfcl-parallel_0.yaml", "bfcl-irrelevance_0.yaml"):
         shutil.copyfile(source / name, tmp_path / name)
     assert floor.replay([tmp_path]) == 3
+
+
+def test_the_bench_server_takes_many_connections_at_once_without_accepting_them() -> None:
+    """Eight fixtures connecting at once must not overflow its listen backlog: the kernel would drop
+    the last handshakes, and their clients would retry a second later."""
+    fake = server.BenchServer()
+    fake.httpd.shutdown()  # nobody accepts from here on: only the backlog holds what arrives
+    clients = [socket.socket() for _ in range(16)]
+    try:
+        for client in clients:
+            client.setblocking(False)
+            client.connect_ex(("127.0.0.1", fake.httpd.server_port))
+        deadline = time.monotonic() + 0.5  # well under the kernel's first retry of a dropped handshake (1 s)
+        pending = list(clients)
+        while pending and time.monotonic() < deadline:
+            _, connected, _ = select.select([], pending, [], 0.05)
+            pending = [c for c in pending if c not in connected]
+        assert not pending, f"{len(pending)} of 16 connections not taken into the backlog"
+    finally:
+        for client in clients:
+            client.close()
+        fake.httpd.server_close()
