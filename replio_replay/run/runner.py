@@ -408,7 +408,7 @@ def run_suite(
     done: queue.SimpleQueue[tuple[int, FixtureResult]] = queue.SimpleQueue()
     for i in range(len(cases)):
         todo.put(i)
-    removals = Removals()  # worktrees are removed behind the run, not between its fixtures
+    removals = Removals(options.jobs)  # worktrees are removed behind the run, not between its fixtures
     label = RunKey(provider.settings.name, provider.model, toolset.name).label
     budget = options.budget
 

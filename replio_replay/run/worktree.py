@@ -88,24 +88,30 @@ def remove_worktree(root: Path) -> None:
 
 
 class Removals:
-    """Removes a run's finished worktrees on a thread of its own, so the next fixture need not wait.
+    """Removes a run's finished worktrees on threads of their own, up to `threads` at once, so the
+    next fixture need not wait.
 
     Removing a folder is a slow system call on some file systems (about 3 ms a folder on this
-    project's ext4 machines, 10 ms and more a fixture), and it lets go of the GIL while it waits.
-    The thread ends when nothing is left to remove; `wait` returns once it has.
+    project's ext4 machines, 10 ms and more a fixture), and it lets go of the GIL while it waits;
+    the file system takes several at once nearly as fast as one (eight worktrees: 13-16 ms at once,
+    65-75 ms one after the other here). With `--jobs 8` a round of fixtures ends together, and
+    the run waits for the last round's worktrees to go. A thread ends when nothing is left to
+    remove; `wait` returns once all have.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 1) -> None:
         self._queue: queue.SimpleQueue[Path] = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
+        self._most = max(1, threads)
 
     def __call__(self, root: Path) -> None:
         self._queue.put(root)
         with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._work, name="replio-remove", daemon=True)
-                self._thread.start()
+            if len(self._threads) < self._most:
+                thread = threading.Thread(target=self._work, name="replio-remove", daemon=True)
+                self._threads.append(thread)
+                thread.start()
 
     def _work(self) -> None:
         while True:
@@ -114,7 +120,7 @@ class Removals:
             except queue.Empty:
                 with self._lock:
                     if self._queue.empty():  # checked under the lock `__call__` starts threads under
-                        self._thread = None
+                        self._threads.remove(threading.current_thread())
                         return
                 continue
             remove_worktree(root)
@@ -122,8 +128,8 @@ class Removals:
     def wait(self) -> None:
         """Return once every worktree handed over so far is removed."""
         with self._lock:
-            thread = self._thread
-        if thread is not None:
+            threads = list(self._threads)
+        for thread in threads:  # each ends only once nothing is left to remove
             thread.join()
 
 

@@ -17,8 +17,9 @@ import replio_replay.run.runner as runner_module
 from replio_replay.errors import ProviderError
 from replio_replay.judge.results import Status
 from replio_replay.providers.base import ChatRequest, ChatResponse, ToolCall
+from replio_replay.run import worktree as worktree_module
 from replio_replay.run.runner import InterruptedRun, RunOptions, run_fixture, run_suite
-from replio_replay.run.worktree import TEMP_PREFIX, Removals, worktree
+from replio_replay.run.worktree import TEMP_PREFIX, Removals, remove_worktree, worktree
 from replio_replay.tools.base import ToolContext
 from replio_replay.tools.function import tool
 from tests.helpers import builtin_toolset, call, make_case, make_fixture, mock_provider, turn
@@ -97,6 +98,26 @@ def test_a_worktree_handed_to_removals_is_gone_once_they_are_waited_for() -> Non
         pass
     removals.wait()
     assert not root.exists()
+
+
+def test_removals_remove_the_worktrees_handed_over_together_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round of `--jobs` fixtures ends together: its worktrees go on as many threads, not one after the other."""
+    together = threading.Barrier(3, timeout=5)  # broken unless three removals are in flight at once
+    removed = []
+
+    def remove(root: Path) -> None:
+        together.wait()
+        removed.append(threading.current_thread().name)
+        remove_worktree(root)
+
+    monkeypatch.setattr(worktree_module, "remove_worktree", remove)
+    removals = Removals(3)
+    roots = []
+    for _ in range(6):
+        with worktree(make_fixture(files={"a.txt": "a"}), {}, removals) as root:
+            roots.append(root)
+    removals.wait()
+    assert not together.broken and len(removed) == 6 and not any(root.exists() for root in roots)
 
 
 # run_fixture ---------------------------------------------------------------------------------------
