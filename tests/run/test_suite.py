@@ -174,3 +174,23 @@ def test_a_replay_makes_no_pool(project: Path, agent: LLMServer, monkeypatch: py
             outcome = execute(plan, observer=started)
         assert [f.passed for f in outcome.runs[0].fixtures] == [True, True], mode
     assert started.count == 4 and made == []
+
+
+def test_a_live_run_of_built_in_tools_starts_no_program(project: Path, agent: LLMServer,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No fork server and no probe of the machine's confinement (about 0.1 s): only Python tools,
+    environments, commands and agents need them, and none of these fixtures has one."""
+    httpx.HTTPTransport().close()  # httpcore's first import runs ldconfig (trio asks it for libpthread): not the run's
+    started: list[object] = []
+    popen = subprocess.Popen.__init__
+
+    def spy(self: subprocess.Popen[bytes], args: object, *rest: object, **kwargs: object) -> None:
+        started.append(args)
+        popen(self, args, *rest, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", spy)
+    request = RunRequest(project, base_url=f"{agent.url}/v1", no_cassettes=True, jobs=8, no_bundled=True)
+    with prepare(request, plugin_manager()) as plan:
+        outcome = execute(plan)
+    assert [f.passed for f in outcome.runs[0].fixtures] == [True, True]
+    assert started == []
