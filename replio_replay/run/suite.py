@@ -529,11 +529,11 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     from ..recording.network import network_blocked
     from ..tools.mcp.logs import routed
 
-    plan.open(runs)
     try:
-        with network_blocked(_live_mcp_urls(runs, plan.request.mcp_live)) if settings.record_mode is RecordMode.NONE \
-                else nullcontext(), routed(plan.redactor):
-            _run_all(runs, options, outcome, observer)
+        if _opened(plan, runs, outcome):
+            with network_blocked(_live_mcp_urls(runs, plan.request.mcp_live)) \
+                    if settings.record_mode is RecordMode.NONE else nullcontext(), routed(plan.redactor):
+                _run_all(runs, options, outcome, observer)
         recorded_again = []
         if sessions is not None and sessions.mode is RecordMode.STALE:
             recording = dataclasses.replace(options, session=dataclasses.replace(sessions, mode=RecordMode.ALL))
@@ -557,6 +557,18 @@ def execute(plan: Plan, *, only: Callable[[PlannedRun, Case], bool] | None = Non
     if settings.trials > 1:  # each fixture's trials as one result, with pass^k in the summary
         outcome.runs = [_combined(run) for run in outcome.runs]
     return outcome
+
+
+def _opened(plan: Plan, runs: list[PlannedRun], outcome: Outcome) -> bool:
+    """Make the pooled connections `runs` will send through (`Plan.open`); False when Ctrl-C came
+    meanwhile, every fixture then ending cancelled as in a run interrupted before any started."""
+    try:
+        plan.open(runs)
+    except KeyboardInterrupt:
+        outcome.runs.extend(_cancelled_run(run) for run in runs)
+        outcome.interrupted = True
+        return False
+    return True
 
 
 def _record_drifted(runs: list[PlannedRun], recording: RunOptions, outcome: Outcome) -> list[str]:

@@ -16,6 +16,7 @@ from replio_replay.errors import ConfigError
 from replio_replay.fixtures import plugins
 from replio_replay.fixtures.plugins import plugin_manager
 from replio_replay.judge.results import FixtureResult
+from replio_replay.providers.openai import OpenAIProvider
 from replio_replay.run.suite import RunRequest, execute, prepare
 from tests.helpers import replio_command
 from tests.support.llm_server import LLMServer
@@ -194,3 +195,17 @@ def test_a_live_run_of_built_in_tools_starts_no_program(project: Path, agent: LL
         outcome = execute(plan)
     assert [f.passed for f in outcome.runs[0].fixtures] == [True, True]
     assert started == []
+
+
+def test_ctrl_c_while_the_pools_are_made_cancels_every_fixture(project: Path, agent: LLMServer,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(self: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(OpenAIProvider, "open", interrupted)
+    request = RunRequest(project, base_url=f"{agent.url}/v1", no_cassettes=True, no_bundled=True)
+    with prepare(request, plugin_manager()) as plan:
+        outcome = execute(plan)
+    assert outcome.interrupted and outcome.exit_code == 130
+    assert [(f.id, f.status) for f in outcome.runs[0].fixtures] == [("alpha", "cancelled"), ("beta", "cancelled")]
+    assert agent.requests == []
