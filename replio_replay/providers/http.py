@@ -129,6 +129,9 @@ class Endpoint:
     has_key: bool = False
     base_url_env: str | None = None
     redactor: Redactor = NO_SECRETS
+    #: `url` as httpx parses it, when the caller has it parsed already (a provider parses its URL
+    #: once for the run; else each request would parse it again).
+    parsed: httpx.URL | None = None
 
     @property
     def shown(self) -> str:
@@ -229,18 +232,20 @@ def _attempt(
         raise _connect_error(ep, exc) from None
 
     status = response.status_code
-    recorded_from = response.extensions.get(REPLAYED)
-    if recorded_from:
-        ep = dataclasses.replace(ep, url=str(recorded_from))
     if 200 <= status < 300:
         try:
             return json.loads(raw)
         except (ValueError, RecursionError):  # not JSON, or nested past what Python can read
-            kind = response.headers.get("content-type", "no content-type")
-            raise ProviderResponseError(
-                f"{ep.provider}: the response from {ep.shown} is not JSON (HTTP {status}, {kind}); "
-                f"the body starts: {preview(raw, redactor=ep.redactor)}"
-            ) from None
+            pass
+    recorded_from = response.extensions.get(REPLAYED)
+    if recorded_from:  # what went wrong was recorded: the messages name where from
+        ep = dataclasses.replace(ep, url=str(recorded_from), parsed=None)
+    if 200 <= status < 300:
+        kind = response.headers.get("content-type", "no content-type")
+        raise ProviderResponseError(
+            f"{ep.provider}: the response from {ep.shown} is not JSON (HTTP {status}, {kind}); "
+            f"the body starts: {preview(raw, redactor=ep.redactor)}"
+        )
     said = _server_message(raw, ep.redactor)
     if status in (401, 403):
         raise _auth_error(ep, status, said)
@@ -308,7 +313,7 @@ def post_json(
 
     def attempt() -> Any:
         request = httpx.Request(
-            "POST", endpoint.url, content=content, headers=all_headers, extensions={"timeout": timeouts, ROLE: role},
+            "POST", endpoint.parsed or endpoint.url, content=content, headers=all_headers, extensions={"timeout": timeouts, ROLE: role},
         )
         return _attempt(transport, request, endpoint, timeout, backoff)
 
@@ -377,6 +382,11 @@ class HTTPProvider(Provider):
         """The full URL requests are sent to, joined once: each request would parse the base URL twice."""
         return joined(self.base_url, self.path)
 
+    @functools.cached_property
+    def parsed_url(self) -> httpx.URL:
+        """`url` as httpx parses it, parsed once."""
+        return httpx.URL(self.url)
+
     def relay_url(self, fmt: str, model: str | None = None, *, streamed: bool = False) -> str | None:
         path = self.relays.get(fmt)
         return None if path is None else joined(self.base_url, path)
@@ -387,6 +397,7 @@ class HTTPProvider(Provider):
             provider=self.settings.name,
             url=self.url,
             base_url=self.base_url,
+            parsed=self.parsed_url,
             key_env=self.settings.api_key_env,
             has_key=bool(self.settings.api_key),
             base_url_env=self.base_url_env,
