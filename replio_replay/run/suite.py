@@ -33,7 +33,6 @@ from ..fixtures.plugins import BUILTIN_CATALOG, choose_plugins, plugin_manager
 from ..fixtures.sources import LOCAL
 from ..golden.review import Approval, approve, attach_drift
 from ..golden.store import GoldenStore
-from ..judge.baseline import Checked
 from ..judge.metrics import combine_trials, summarize
 from ..judge.results import RunResult
 from ..plan import lastfailed
@@ -58,6 +57,7 @@ from .simulator import USER
 from .worktree import reap_stale_worktrees
 
 if TYPE_CHECKING:
+    from ..judge.baseline import Checked
     from ..plan.shards import Shard
 
 __all__ = ["Outcome", "Plan", "PlannedRun", "RunRequest", "announce", "execute", "prepare", "remember"]
