@@ -190,6 +190,11 @@ def _connect_error(ep: Endpoint, exc: Exception) -> ProviderConnectError:
     )
 
 
+def _as_recorded(ep: Endpoint, recorded_from: Any) -> Endpoint:
+    """`ep` as a message about a replayed answer names it: by the URL it was recorded from (None: live)."""
+    return ep if not recorded_from else dataclasses.replace(ep, url=str(recorded_from), parsed=None)
+
+
 def _attempt(
     transport: httpx.BaseTransport,
     request: httpx.Request,
@@ -232,20 +237,18 @@ def _attempt(
         raise _connect_error(ep, exc) from None
 
     status = response.status_code
+    recorded_from = response.extensions.get(REPLAYED)
     if 200 <= status < 300:
         try:
             return json.loads(raw)
         except (ValueError, RecursionError):  # not JSON, or nested past what Python can read
-            pass
-    recorded_from = response.extensions.get(REPLAYED)
-    if recorded_from:  # what went wrong was recorded: the messages name where from
-        ep = dataclasses.replace(ep, url=str(recorded_from), parsed=None)
-    if 200 <= status < 300:
-        kind = response.headers.get("content-type", "no content-type")
-        raise ProviderResponseError(
-            f"{ep.provider}: the response from {ep.shown} is not JSON (HTTP {status}, {kind}); "
-            f"the body starts: {preview(raw, redactor=ep.redactor)}"
-        )
+            ep = _as_recorded(ep, recorded_from)
+            kind = response.headers.get("content-type", "no content-type")
+            raise ProviderResponseError(
+                f"{ep.provider}: the response from {ep.shown} is not JSON (HTTP {status}, {kind}); "
+                f"the body starts: {preview(raw, redactor=ep.redactor)}"
+            ) from None
+    ep = _as_recorded(ep, recorded_from)
     said = _server_message(raw, ep.redactor)
     if status in (401, 403):
         raise _auth_error(ep, status, said)
