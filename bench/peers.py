@@ -12,7 +12,11 @@ timing is a whole process, the two in turn, `--repeat` pairs (default 5); the fi
 medians of each side's wall-clock and CPU time (user + system, from `wait4`) and of the paired
 ratios, and each side's median peak memory. inspect_ai lives in a virtual environment of its own
 (`--inspect`, e.g. `/tmp/bench-inspect` with `pip install inspect-ai==0.3.285 openai`), never a
-dependency of replio. Budget (issue 49): replio <= 0.10x inspect_ai at 800 tasks.
+dependency of replio. replio runs as a user's `pip install` leaves it when `--replio VENV` is given
+(the bench installs this checkout there, not editable, before it records: into a new virtual
+environment with replio's dependencies if VENV holds no replio yet, else replio alone again), and
+from the running environment otherwise, where every HTTP client a developer has installed is
+imported by vcrpy's patcher module too. Budget (issue 49): replio <= 0.10x inspect_ai at 800 tasks.
 
 Both sides must pass every task on every run, or the bench stops: a ratio of runs that did not do
 the work would be no figure.
@@ -24,6 +28,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,7 +41,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from server import BenchServer  # noqa: E402
 
-REPLIO = str(Path(sys.executable).with_name("replio"))
+CHECKOUT = Path(__file__).resolve().parent.parent
+#: What pyproject.toml packs into replio's wheel: the install is made from a copy of these alone, so
+#: nothing else of the working tree (a stale `build/` folder) reaches it.
+SOURCE = ("pyproject.toml", "README.md", "LICENSE", "replio_replay")
+#: The virtual environment `--replio` names, made by hand as the bench makes it.
+REPLIO_VENV = f"python -m venv /tmp/bench-replio && /tmp/bench-replio/bin/pip install {CHECKOUT}"
+INSPECT_VENV = "python -m venv /tmp/bench-inspect && /tmp/bench-inspect/bin/pip install inspect-ai==0.3.285 openai"
 MODEL = "peer-fake"
 STATUSES = ("shipped", "delivered", "pending", "returned")
 
@@ -174,8 +185,33 @@ def inspect_argv(venv: Path, root: Path, n: int) -> list[str]:
             "--limit", str(n), "--max-connections", "1", "--display", "none", "--log-dir", str(root / "logs")]
 
 
-def replio_argv(root: Path, *extra: str) -> list[str]:
-    return [REPLIO, "eval", "--path", str(root), "run", "--no-bundled", "--output", "json", *extra]
+def replio_source(into: Path) -> Path:
+    """A copy of what replio's wheel is built from (`SOURCE`), in `into`."""
+    for part in SOURCE:
+        if (CHECKOUT / part).is_dir():
+            shutil.copytree(CHECKOUT / part, into / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(CHECKOUT / part, into / part)
+    return into
+
+
+def install_replio(venv: Path) -> Path:
+    """This checkout installed into `venv` as a user installs it (a wheel, not editable), from
+    `replio_source`: `venv` and replio's dependencies are made first if it holds no replio yet, else
+    replio alone is installed again, so that the replay timed is the checkout's code. Returns the
+    `replio` command."""
+    command = venv / "bin" / "replio"
+    again = ["--force-reinstall", "--no-deps"] if command.exists() else []
+    if not again:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    with tempfile.TemporaryDirectory(prefix="replio-source-") as tmp:
+        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                        "--disable-pip-version-check", *again, str(replio_source(Path(tmp)))], check=True)
+    return command
+
+
+def replio_argv(replio: Path, root: Path, *extra: str) -> list[str]:
+    return [str(replio), "eval", "--path", str(root), "run", "--no-bundled", "--output", "json", *extra]
 
 
 @dataclass(frozen=True)
@@ -233,12 +269,12 @@ def check_inspect(venv: Path, root: Path, n: int, before: set[Path]) -> None:
         raise SystemExit(f"inspect_ai's run did not pass its {n} samples: {samples} samples, accuracy {accuracy}")
 
 
-def record(root: Path, n: int, venv: Path) -> tuple[Path, Path]:
+def record(root: Path, n: int, replio: Path, venv: Path) -> tuple[Path, Path]:
     """Both suites of `n` tasks, each recorded once against one fake, which is then stopped."""
     ours, theirs = replio_suite(root / f"replio-{n}", n), inspect_suite(root / f"inspect-{n}", n)
     fake = BenchServer(answer=reply)  # the one fake both tools record against
     try:
-        check_replio(whole_process(replio_argv(ours, "--base-url", fake.url, "--record-mode", "once"),
+        check_replio(whole_process(replio_argv(replio, ours, "--base-url", fake.url, "--record-mode", "once"),
                                    dict(os.environ)).text, n)
         whole_process(inspect_argv(venv, theirs, n), inspect_env(theirs, fake.url), theirs)
         check_inspect(venv, theirs, n, set())
@@ -249,14 +285,14 @@ def record(root: Path, n: int, venv: Path) -> tuple[Path, Path]:
     return ours, theirs
 
 
-def compare(ours: Path, theirs: Path, n: int, venv: Path, repeat: int) -> str:
+def compare(ours: Path, theirs: Path, n: int, replio: Path, venv: Path, repeat: int) -> str:
     """Time replio's replay against inspect_ai's cached run, in turn, `repeat` pairs; the fake is gone
     (a refused port in its place), so a request either tool did not find recorded would fail the run."""
     dead = "http://127.0.0.1:9/v1"
     a: list[Timed] = []
     b: list[Timed] = []
     for _ in range(repeat):
-        a.append(whole_process(replio_argv(ours, "--record-mode", "none"), dict(os.environ)))
+        a.append(whole_process(replio_argv(replio, ours, "--record-mode", "none"), dict(os.environ)))
         check_replio(a[-1].text, n)
         before = set((theirs / "logs").glob("*.eval"))
         b.append(whole_process(inspect_argv(venv, theirs, n), inspect_env(theirs, dead), theirs))
@@ -276,14 +312,20 @@ def compare(ours: Path, theirs: Path, n: int, venv: Path, repeat: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--inspect", type=Path, required=True, help="the virtual environment holding inspect_ai")
+    parser.add_argument("--inspect", type=Path, required=True,
+                        help=f"the virtual environment holding inspect_ai, made by: {INSPECT_VENV}")
+    parser.add_argument("--replio", type=Path,
+                        help="a virtual environment to install this checkout into and replay from, as a user's "
+                             f"install runs (made by the bench if it holds no replio, or by hand: {REPLIO_VENV}); "
+                             "without it, replio runs from the running environment")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--tasks", type=int, action="append", help="suite sizes (default 200 and 800)")
     args = parser.parse_args()
+    replio = install_replio(args.replio.resolve()) if args.replio else Path(sys.executable).with_name("replio")
     with tempfile.TemporaryDirectory(prefix="replio-peers-") as tmp:
         for n in args.tasks or [200, 800]:
-            ours, theirs = record(Path(tmp), n, args.inspect)
-            print(compare(ours, theirs, n, args.inspect, args.repeat), flush=True)
+            ours, theirs = record(Path(tmp), n, replio, args.inspect)
+            print(compare(ours, theirs, n, replio, args.inspect, args.repeat), flush=True)
 
 
 if __name__ == "__main__":

@@ -260,14 +260,18 @@ def gate_options() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
 def _gates(flags: dict[str, Any]) -> list[Any]:
     """The gate flags popped from `flags`, parsed; exit 2 naming a bad one."""
+    given = {flag: flags.pop(flag) for flag in ("fail_under", "fail_over", "max_drop")}
+    worse = flags.pop("fail_if_worse", False)
+    if not any(given.values()) and not worse:
+        return []  # the gates' module (with the comparisons behind it) is imported only when one is given
     from .judge.baseline import FAIL_IF_WORSE, Gate, parse_gates
 
     try:
-        gates = [gate for flag in ("fail_under", "fail_over", "max_drop")
-                 for gate in parse_gates(f"--{flag.replace('_', '-')}", flags.pop(flag))]
+        gates = [gate for flag, values in given.items()
+                 for gate in parse_gates(f"--{flag.replace('_', '-')}", values)]
     except UsageError as exc:
         _fail(exc)
-    return gates + ([Gate(FAIL_IF_WORSE, "pass_rate", 0.0)] if flags.pop("fail_if_worse", False) else [])
+    return gates + ([Gate(FAIL_IF_WORSE, "pass_rate", 0.0)] if worse else [])
 
 
 def _baseline(path: Path | None, gates: list[Any]) -> Any:
@@ -283,9 +287,9 @@ def _baseline(path: Path | None, gates: list[Any]) -> Any:
 
 def _check(outcome: Any, gates: list[Any], baseline: Any, path: Path | None) -> None:
     """Hold the outcome's runs to `gates` and compare them with `baseline`, when either is given."""
-    from .judge.baseline import check_runs
-
     if gates or baseline is not None or len(outcome.runs) > 1:
+        from .judge.baseline import check_runs
+
         outcome.checked = check_runs(outcome.runs, gates, None if baseline is None else baseline.runs,
                                      str(path) if path is not None else "")
 

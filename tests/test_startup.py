@@ -39,8 +39,9 @@ def test_light_commands_import_only_what_they_need(argv: list[str], tmp_path: Pa
 #: attrs and rpds it brings (tool schemas are checked by jsonschema-rs). vcrpy it does need: it replays.
 #: Nor what only other runs use: the wire formats of the providers it does not speak (OpenAI's Chat
 #: Completions only), the relay and process of a user's own agent, the MCP SDK, the HTML report and
-#: its Jinja2, and the importers.
+#: its Jinja2, the importers, and the score gates and baseline comparisons (none is given).
 NOT_IN_A_REPLAY = ("httpx._main", "rich", "pygments", "jsonschema", "referencing", "attr",
+                   "replio_replay.judge.baseline", "replio_replay.judge.paired",
                    "replio_replay.providers.wire.anthropic", "replio_replay.providers.wire.gemini",
                    "replio_replay.providers.wire.ollama", "replio_replay.providers.wire.responses",
                    "replio_replay.providers.relay", "replio_replay.run.agent", "replio_replay.agents.process",

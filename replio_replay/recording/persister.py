@@ -32,10 +32,10 @@ class AtomicPersister:
     def load_cassette(self, cassette_path: str | Path, serializer: Any) -> tuple[list[Request], list[dict[str, Any]]]:
         """The cassette's requests and responses, through vcrpy's `deserialize` and `serializer`."""
         path = Path(cassette_path)
-        if not path.is_file():
-            raise CassetteError(f"no cassette at {path}")
         try:
             text = path.read_text(encoding="utf-8")
+        except (FileNotFoundError, IsADirectoryError):  # the read finds out; no stat before it (the session made one)
+            raise CassetteError(f"no cassette at {path}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise CassetteError(f"cassette {path} cannot be read: {exc}") from None
         if not text.strip():

@@ -33,7 +33,6 @@ from ..fixtures.plugins import BUILTIN_CATALOG, choose_plugins, plugin_manager
 from ..fixtures.sources import LOCAL
 from ..golden.review import Approval, approve, attach_drift
 from ..golden.store import GoldenStore
-from ..judge.baseline import Checked
 from ..judge.metrics import combine_trials, summarize
 from ..judge.results import RunResult
 from ..plan import lastfailed
@@ -58,6 +57,7 @@ from .simulator import USER
 from .worktree import reap_stale_worktrees
 
 if TYPE_CHECKING:
+    from ..judge.baseline import Checked
     from ..plan.shards import Shard
 
 __all__ = ["Outcome", "Plan", "PlannedRun", "RunRequest", "announce", "execute", "prepare", "remember"]
@@ -178,8 +178,10 @@ class Plan:
         """With `--max-cost`, the note giving the live cases' estimated cost; UsageError when it is more
         than allowed, or when a model that will be sent something has no price to count its spending by."""
         limit = self.request.max_cost
+        if limit is None:
+            return None
         pairs = self._live_pairs()
-        if limit is None or not pairs:
+        if not pairs:
             return None
         shown = dollars(limit)
         unpriced: dict[str, set[str]] = {}
@@ -437,7 +439,7 @@ def announce(plan: Plan) -> list[str]:
                                  if not r.provider.speaks_http)
         lines += [f"note: {label} plays its script and records nothing: no cassette is read or written for it "
                   "(status shows its cassettes as `scripted`)" for label in scripted]
-    if any(c.id in plan.bundled_beside_local for c in plan.live_cases()) \
+    if plan.bundled_beside_local and any(c.id in plan.bundled_beside_local for c in plan.live_cases()) \
             and first_time(plan.settings.env.cache_dir, plan.request.project, "bundled"):
         lines.append(BUNDLED_NOTE)
     return lines

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+import tomllib
 from click.testing import CliRunner
 
 from replio_replay.cli import main
@@ -40,3 +41,14 @@ def test_replios_suite_passes_through_the_fake_with_one_call_each(tmp_path: Path
     report = json.loads(done.stdout)
     assert report["summary"]["fixtures"] == 3 and report["summary"]["pass_rate"] == 1.0
     assert [f["calls"] for f in report["fixtures"]] == [1, 1, 1] and fake.served == 6
+
+
+def test_replios_install_is_made_from_what_its_wheel_packs(tmp_path: Path) -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    packed = {"pyproject.toml", project["project"]["readme"], *project["project"]["license-files"],
+              *(pattern.rstrip("*") for pattern in project["tool"]["setuptools"]["packages"]["find"]["include"])}
+    (REPO / "replio_replay" / "__pycache__").mkdir(exist_ok=True)  # as any run of the checkout leaves it
+    source = peers.replio_source(tmp_path)
+    assert {p.name for p in source.iterdir()} == packed == set(peers.SOURCE)
+    assert (source / "replio_replay" / "__init__.py").read_bytes() == (REPO / "replio_replay" / "__init__.py").read_bytes()
+    assert not list(source.rglob("__pycache__")) and not (source / "build").exists()

@@ -418,6 +418,33 @@ def test_post_json_can_be_used_directly(llm_server):
     transport.close()
 
 
+def test_a_provider_parses_its_url_once_and_sends_there(llm_server, provider):
+    llm_server.reply(json=OK)
+    assert provider.endpoint().parsed is provider.endpoint().parsed == httpx.URL(provider.url)
+    ask(provider)
+    assert llm_server.requests[0].path == "/v1/chat/completions"
+
+
+@pytest.mark.parametrize(("status", "body", "said"), [
+    (200, b"<html>", "openai: the response from http://127.0.0.1:1/v1/chat/completions is not JSON (HTTP 200, "
+                     "no content-type); the body starts: <html>"),
+    (400, b'{"error": {"message": "bad model"}}',
+     "openai: HTTP 400 from http://127.0.0.1:1/v1/chat/completions: bad model"),
+])
+def test_a_replayed_answers_failure_names_the_url_it_was_recorded_from(status, body, said):
+    recorded = "http://127.0.0.1:1/v1/chat/completions"
+
+    def replay(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, content=body, extensions={http_module.REPLAYED: recorded})
+
+    p = OpenAIProvider(settings(base_url="http://127.0.0.1:2/v1", retries=0))
+    with pytest.raises((ProviderResponseError, ProviderHTTPError)) as info:
+        p.generate(first_turn(), Exchange("fx", httpx.MockTransport(replay)))
+    assert str(info.value) == said
+    ok = httpx.MockTransport(lambda request: httpx.Response(200, json=OK, extensions={http_module.REPLAYED: recorded}))
+    assert p.generate(first_turn(), Exchange("fx", ok)).text == "fine"
+
+
 def test_backoff_grows_and_is_capped():
     b = Backoff(retries=5, base=1.0, cap=4.0)
     assert [b.delay(n, 1.0) for n in range(5)] == [1.0, 2.0, 4.0, 4.0, 4.0]

@@ -39,3 +39,16 @@ def test_a_kept_save_refuses_a_secret_as_a_write_does(tmp_path: Path) -> None:
     with pytest.raises(CassetteError, match="was not written: it would contain the live value of a secret"):
         AtomicPersister([KEY], kept=kept).save_cassette(tmp_path / "c.yaml", _cassette(KEY), ReadableSerializer())
     assert kept == {} and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("where", ["missing.yaml", "folder.yaml"])
+def test_a_load_of_no_cassette_file_says_so(tmp_path: Path, where: str) -> None:
+    (tmp_path / "folder.yaml").mkdir()
+    with pytest.raises(CassetteError, match=f"^no cassette at {tmp_path / where}$"):
+        AtomicPersister().load_cassette(tmp_path / where, ReadableSerializer())
+
+
+def test_a_load_of_a_cassette_that_cannot_be_read_names_it(tmp_path: Path) -> None:
+    (tmp_path / "latin.yaml").write_bytes("caf\xe9".encode("latin-1"))
+    with pytest.raises(CassetteError, match=f"^cassette {tmp_path / 'latin.yaml'} cannot be read: "):
+        AtomicPersister().load_cassette(tmp_path / "latin.yaml", ReadableSerializer())

@@ -17,6 +17,7 @@ from replio_replay.fixtures import plugins
 from replio_replay.fixtures.plugins import plugin_manager
 from replio_replay.judge.results import FixtureResult
 from replio_replay.providers.openai import OpenAIProvider
+from replio_replay.run import suite
 from replio_replay.run.suite import RunRequest, execute, prepare
 from tests.helpers import replio_command
 from tests.support.llm_server import LLMServer
@@ -57,6 +58,18 @@ def test_the_header_counts_only_what_will_be_recorded(project: Path) -> None:
     cassette.write_text("replio: {}\n")
     assert plan.header() == "recording 1 fixture"  # not "4 at a time": there is one
     plan.close()
+
+
+def test_before_a_run_each_case_is_looked_at_once_for_whether_it_is_sent(project: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    looked: list[str] = []
+    live = suite.Plan._live
+    monkeypatch.setattr(suite.Plan, "_live", lambda self, run, case: looked.append(case.id) or live(self, run, case))
+    request = RunRequest(project, provider_specs=["openai:m"], record_mode="once", fixture_ids=["alpha", "beta"])
+    with prepare(request, plugin_manager()) as plan:
+        assert suite.announce(plan) == ["recording 2 fixtures, 2 at a time"]
+        assert plan.check_cost() is None and plan.budget() is None  # no --max-cost: nothing to count
+    assert sorted(looked) == ["alpha", "beta"]
 
 
 def test_the_header_says_no_more_at_once_than_there_are_fixtures(project: Path) -> None:
