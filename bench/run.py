@@ -45,6 +45,10 @@ figures for this machine, not tests. The package is byte-compiled first, as an i
 it: where PYTHONDONTWRITEBYTECODE is set, every run would otherwise compile its modules again
 and the start-up figures would time the compiler. `--quick` (a smoke run) runs each side twice (the
 start-up ratios four times, the `--jobs` ones once) and the scale at 1,000 fixtures.
+`--replio VENV` runs replio (and the yardstick's interpreter) as a user's `pip install` leaves it:
+this checkout installed as a wheel into VENV (`bench/peers.py`'s `install_replio`), not from a
+development environment whose other installed HTTP clients vcrpy's patcher module and httpcore
+import too.
 """
 
 from __future__ import annotations
@@ -458,6 +462,15 @@ def bench_agent_jobs(tmp: Path, n: int, repeat: int, sdk: bool = False) -> tuple
         server.close()
 
 
+def use_install(venv: Path) -> None:
+    """Time replio, and the yardstick, from `venv` with this checkout installed there as a wheel."""
+    global REPLIO, IMPORTS
+    from peers import install_replio
+
+    REPLIO = str(install_replio(venv))
+    IMPORTS = [str(venv / "bin" / "python"), *IMPORTS[1:]]
+
+
 def compile_package() -> None:
     """Byte-compile the replio_replay the CLI imports, as installing it would."""
     import compileall
@@ -489,11 +502,17 @@ def main() -> None:
                         help="fewer runs, 1,000 fixtures at scale and no openai-SDK --jobs figure: a smoke test")
     parser.add_argument("--only", choices=BUDGETS, action="append",
                         help="measure only this budget (its line keeps its number); may be given again")
+    parser.add_argument("--replio", type=Path, metavar="VENV",
+                        help="run replio installed into VENV from this checkout, as a user installs it "
+                             "(made with replio's dependencies when it holds no replio)")
     args = parser.parse_args()
+    if args.replio is not None:
+        use_install(args.replio)
+    else:
+        compile_package()
     only = set(args.only or BUDGETS)
     repeat = 2 if args.quick else args.repeat
     n_scale = 1000 if args.quick else 10_000
-    compile_package()
     print(f"replio-replay benchmark on {os.cpu_count()} cores, Python {sys.version.split()[0]}", flush=True)
     with tempfile.TemporaryDirectory(prefix="replio-bench-") as name:
         tmp = Path(name)
