@@ -70,7 +70,8 @@ def _args(project: Path, agent: LLMServer, *extra: str) -> list[str]:
 
 
 def _started(project: Path, agent: LLMServer, *extra: str) -> subprocess.CompletedProcess[str]:
-    """The run as the installed `replio` process (the family's one test through a real process)."""
+    """The run as the installed `replio` process (the family's one test through real processes: a live
+    run, and one refused)."""
     return subprocess.run([replio_command(), *_args(project, agent, *extra)], capture_output=True, text=True,
                           timeout=120, stdin=subprocess.DEVNULL)
 
@@ -91,7 +92,7 @@ def _cassette(project: Path, fixture: str) -> Path:
 
 def test_a_live_run_estimated_over_max_cost_does_not_start(project: Path, agent: LLMServer) -> None:
     _priced(project)
-    recorded = _run(project, agent)
+    recorded = _started(project, agent)
     assert recorded.returncode == 0, recorded.stderr
     spent = json.loads(recorded.stdout)["summary"]["cost"]
     assert spent == round(sum(f["cost"] for f in json.loads(recorded.stdout)["fixtures"]), 6) > 0.4
