@@ -9,8 +9,11 @@ from pathlib import Path
 # Imported up front: pytester's in-process runs drop modules first imported inside them, and a
 # second copy of yaml or vcr would not recognise the first one's objects. httpx imports httpcore
 # lazily and keeps a map keyed on its exception classes, so a second httpcore would let a raw
-# httpcore.ConnectError escape every later test in this worker.
+# httpcore.ConnectError escape every later test in this worker. hypothesis: its pytest plugin
+# imports it at every run's terminal summary, and the 75 modules dropped after each run would be
+# imported and assertion-rewritten again by the next (about a second of CPU a run).
 import httpcore  # noqa: F401
+import hypothesis  # noqa: F401
 import pytest
 import yaml  # noqa: F401  (a replay may be the first to import it, inside a pytester run)
 from click.testing import CliRunner

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from replio_replay.cli import main
 from replio_replay.errors import UsageError
 from replio_replay.plan.shards import Shard, shard_of
-from tests.helpers import call, replio_command, turn, write_json
+from tests.helpers import call, replio_command, replio_in_process, turn, write_json
 
 FAST = settings(max_examples=60, deadline=None, database=None)
 ids = st.lists(st.text(min_size=1, max_size=30), unique=True, max_size=40)
@@ -96,6 +96,13 @@ def replio(project: Path, *args: str | Path, ok: tuple[int, ...] = (0,)) -> subp
     return done
 
 
+def in_process(project: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """`replio` in this process: what an empty shard prints does not depend on the process."""
+    done = replio_in_process("eval", "--path", project, *args)
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
+    return done
+
+
 def _ran(data: dict[str, Any]) -> dict[str, list[tuple[str, int | None]]]:
     """Per run label, the fixtures it ran with their trial count."""
     return {f"{r['provider']}:{r['model']}": [(f["id"], f.get("n")) for f in r["fixtures"]] for r in data["runs"]}
@@ -121,7 +128,7 @@ def test_shards_with_compare_and_trials_run_each_fixture_once_and_merge_into_the
 
 def test_an_empty_shard_says_so_and_exits_0(mock_project: Path) -> None:
     other = next(i for i in range(1, 5) if i != shard_of("fx-b", 4))
-    done = replio(mock_project, "run", "--no-cassettes", "--fixture", "fx-b", "--shard", f"{other}/4", "--output", "json")
+    done = in_process(mock_project, "run", "--no-cassettes", "--fixture", "fx-b", "--shard", f"{other}/4", "--output", "json")
     assert json.loads(done.stdout)["fixtures"] == []
     assert done.stderr == f"replio: --shard {other}/4: none of the 1 fixture selected falls in this shard; nothing to run\n"
 
@@ -129,7 +136,7 @@ def test_an_empty_shard_says_so_and_exits_0(mock_project: Path) -> None:
 def test_an_empty_shard_with_gates_exits_0_naming_the_gates_it_did_not_check(mock_project: Path) -> None:
     """As the docs say: an empty shard exits 0, gates included; the note names why and where to gate."""
     other = next(i for i in range(1, 5) if i != shard_of("fx-b", 4))
-    done = replio(mock_project, "run", "--no-cassettes", "--fixture", "fx-b", "--shard", f"{other}/4",
+    done = in_process(mock_project, "run", "--no-cassettes", "--fixture", "fx-b", "--shard", f"{other}/4",
                   "--fail-under", "pass_rate=0.9", "--output", "json")
     assert json.loads(done.stdout)["gates"] == {"failed": [], "notes": [
         "no fixture ran (an empty shard?), so --fail-under was not checked: hold the merged shards to it "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from replio_replay.recording.again import (
     run_hint,
     stale_judge_alone,
 )
-from tests.helpers import replio_command
+from tests.helpers import replio_command, replio_in_process
 from tests.recording.test_judge import RUBRIC, agent_or_judge, run, write
 from tests.support.llm_server import LLMServer
 
@@ -48,13 +49,22 @@ def recorded(tmp_path: Path, llm_server: LLMServer) -> Path:
     return project
 
 
-def replio(project: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+Replio = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def started(project: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """`replio eval --path PROJECT ARGS...` as the installed process."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "OPENAI_BASE_URL")}
     return subprocess.run([replio_command(), "eval", "--path", str(project), *map(str, args)], capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
 
 
-def sinks(project: Path) -> dict[str, str]:
+def in_process(project: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """The same in this process: what each sink prints does not depend on the process."""
+    return replio_in_process("eval", "--path", project, *args)
+
+
+def sinks(project: Path, replio: Replio) -> dict[str, str]:
     """What each sink says of a strict replay of `notes`, and `diff` and `status`; the replay exits 1."""
     out = project / "out"
     done = replio(project, "run", "--fixture", "notes", "--record-mode", "none", "--strict", "--html",
@@ -69,7 +79,7 @@ def sinks(project: Path) -> dict[str, str]:
 
 def test_a_rubric_change_alone_says_re_judge_in_every_sink(recorded: Path) -> None:
     write(recorded, rubric="The answer says hello, politely.")
-    said = sinks(recorded)
+    said = sinks(recorded, started)  # the family's test through real processes
     for sink in ("table", "junit", "html", "markdown", "diff"):
         assert "re-judge with --rejudge --fixture notes" in said[sink], sink
     assert said["stderr"] == ("replio: exit 1: 1 fixture whose judge's requests changed (--strict; re-judge with "
@@ -82,7 +92,7 @@ def test_a_change_the_agent_sees_says_record_again_in_every_sink(recorded: Path)
     write(recorded, rubric=RUBRIC)
     fixture = recorded / ".replio" / "eval" / "notes.json"
     fixture.write_text(fixture.read_text().replace("What does notes.txt say?", "What is in notes.txt?"))
-    said = sinks(recorded)
+    said = sinks(recorded, in_process)
     for sink in ("table", "junit", "html", "markdown", "diff"):
         assert "re-record with --record-mode all --fixture notes" in said[sink], sink
     assert said["stderr"] == ("replio: exit 1: 1 fixture with request drift (--strict; re-record with --record-mode "

@@ -16,7 +16,7 @@ from replio_replay.prices import Price, dollars
 from replio_replay.providers.base import Exchange
 from replio_replay.providers.openai import OpenAIProvider
 from replio_replay.run.budget import Budget, Meter, estimate
-from tests.helpers import replio_command
+from tests.helpers import replio_command, replio_in_process
 from tests.providers.samples import first_turn, settings
 from tests.support.llm_server import LLMServer, Reply, Seen
 
@@ -64,11 +64,26 @@ def _priced(project: Path, prices: dict[str, dict[str, float]] | None = None) ->
     return project
 
 
+def _args(project: Path, agent: LLMServer, *extra: str) -> list[str]:
+    return ["eval", "--path", str(project), "run", "--fixture", "alpha", "--fixture", "beta",
+            "--base-url", f"{agent.url}/v1", "--jobs", "1", "--output", "json", *extra]
+
+
+def _started(project: Path, agent: LLMServer, *extra: str) -> subprocess.CompletedProcess[str]:
+    """The run as the installed `replio` process (the family's one test through real processes: a live
+    run, and one refused)."""
+    return subprocess.run([replio_command(), *_args(project, agent, *extra)], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+
+
 def _run(project: Path, agent: LLMServer, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [replio_command(), "eval", "--path", str(project), "run", "--fixture", "alpha", "--fixture", "beta",
-         "--base-url", f"{agent.url}/v1", "--jobs", "1", "--output", "json", *extra],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    """The run in this process: what --max-cost chooses, sends and prints does not depend on the process."""
+    return replio_in_process(*_args(project, agent, *extra))
+
+
+def _replay(project: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """alpha replayed, its table printed, in this process."""
+    return replio_in_process("eval", "--path", project, "run", "--fixture", "alpha", "--record-mode", "none", *extra)
 
 
 def _cassette(project: Path, fixture: str) -> Path:
@@ -77,13 +92,13 @@ def _cassette(project: Path, fixture: str) -> Path:
 
 def test_a_live_run_estimated_over_max_cost_does_not_start(project: Path, agent: LLMServer) -> None:
     _priced(project)
-    recorded = _run(project, agent)
+    recorded = _started(project, agent)
     assert recorded.returncode == 0, recorded.stderr
     spent = json.loads(recorded.stdout)["summary"]["cost"]
     assert spent == round(sum(f["cost"] for f in json.loads(recorded.stdout)["fixtures"]), 6) > 0.4
     sent = len(agent.requests)
 
-    refused = _run(project, agent, "--record-mode", "all", "--max-cost", "0.30")
+    refused = _started(project, agent, "--record-mode", "all", "--max-cost", "0.30")
     assert refused.returncode == 2 and refused.stdout == ""
     assert f"--max-cost 0.30: this run is estimated to cost ${dollars(spent)} (2 fixtures priced by the token usage " \
            "of their last recording), more than it allows" in refused.stderr
@@ -130,8 +145,7 @@ def test_without_prices_no_output_carries_a_cost(project: Path, agent: LLMServer
     done = _run(project, agent, "--junit-xml", str(junit))
     assert done.returncode == 0
     assert "cost" not in done.stdout and "cost" not in junit.read_text()
-    table = subprocess.run([replio_command(), "eval", "--path", str(project), "run", "--fixture", "alpha",
-                            "--record-mode", "none"], capture_output=True, text=True, timeout=120)
+    table = _replay(project)
     assert "cost" not in table.stdout and "tokens" in table.stdout
 
 
@@ -144,8 +158,7 @@ def test_with_prices_every_output_carries_the_cost(project: Path, agent: LLMServ
     assert f'<property name="cost" value="{alpha["cost"]}" />' in junit.read_text()
     assert f'<property name="cost.agent" value="{alpha["cost"]}" />' in junit.read_text()
     assert data["summary"]["cost_by_role"] == {"agent": data["summary"]["cost"]}
-    table = subprocess.run([replio_command(), "eval", "--path", str(project), "run", "--fixture", "alpha",
-                            "--record-mode", "none"], capture_output=True, text=True, timeout=120)
+    table = _replay(project)
     header = table.stdout.splitlines()[1].split()
     assert header[header.index("tokens") + 1] == "cost"
     assert f"cost ${alpha['cost']}" in table.stdout.replace("  ", " ")
@@ -241,9 +254,7 @@ def test_without_max_cost_an_answer_without_usage_leaves_the_cost_unknown(projec
     assert all("cost" not in f and "cost_by_role" not in f for f in data["fixtures"])
     assert data["summary"]["cost_unknown"] == 2 and "cost" not in data["summary"]
     junit, html = tmp_path / "junit.xml", tmp_path / "report.html"
-    table = subprocess.run([replio_command(), "eval", "--path", str(project), "run", "--fixture", "alpha",
-                            "--record-mode", "none", "--fail-over", "cost=1", "--junit-xml", str(junit),
-                            "--html", str(html)], capture_output=True, text=True, timeout=120)
+    table = _replay(project, "--fail-over", "cost=1", "--junit-xml", str(junit), "--html", str(html))
     assert '<property name="cost.unknown" value="agent" />' in junit.read_text()
     assert 'name="cost"' not in junit.read_text()
     assert "cost unknown" in html.read_text()
