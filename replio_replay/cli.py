@@ -675,8 +675,8 @@ def import_tau2_cmd(project: Path, source: Path, domain: str, split: str, limit:
               help="none: no verifier yet (reported unjudged); observed: the trace's calls, names and arguments, "
               "are the verifier.")
 @click.option("--no-cassettes", is_flag=True, help="Write the fixtures only: no cassette or golden is synthesized.")
-@click.option("--jobs", type=click.IntRange(min=1), help="Processes synthesizing cassettes at once (default: one a "
-              "core this process may use).")
+@click.option("--jobs", type=click.IntRange(min=1), help="Processes making fixtures (and synthesizing their cassettes) "
+              "at once (default: one a core this process may use).")
 @click.pass_obj
 def import_otel_cmd(project: Path, paths: tuple[Path, ...], out: Path | None, services: tuple[str, ...],
                     trace_ids: tuple[str, ...], since: str | None, limit: int | None, redact_file: Path | None,
@@ -699,7 +699,7 @@ def import_otel_cmd(project: Path, paths: tuple[Path, ...], out: Path | None, se
         synthesizer = None if no_cassettes else _synthesizer(project, tools_file)
         whole = "whole" if no_cassettes else "whole, with its cassette and golden"
         with Interrupts().installed(), _interrupt_ends(f"while importing; each fixture written is {whole}, and "
-                                                       "the batch in progress was not written"):
+                                                       "the batch still being made was not written"):
             report = import_otel(list(paths), out or project / DEFAULT_OUT, scrubber, options, synthesizer,
                                  jobs or default_jobs())
     except UsageError as exc:

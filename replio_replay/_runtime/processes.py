@@ -4,7 +4,7 @@
 holding a project's settings and tools need not be); only each call's arguments and result cross.
 At most `2 x jobs` calls are in flight, so memory holds those, not the input. Results come back in
 the order of the calls, so what follows from them (files written, messages) is the same with any
-number of workers. Workers ignore Ctrl-C and SIGTERM (a terminal sends Ctrl-C to them too): the
+number of workers; a result known without a call (`put`) takes its turn among them. Workers ignore Ctrl-C and SIGTERM (a terminal sends Ctrl-C to them too): the
 main process takes them, stops submitting and kills the workers rather than wait for their calls,
 so the function must write nothing (its result is what it makes). A worker that dies (killed, out
 of memory) raises `BrokenProcessPool` in the main process. With one job, or where `fork` is
@@ -88,6 +88,19 @@ class Ordered(Generic[Tag, Result]):
         self._flight.append((tag, self._pool.submit(_call, *args)))
         ended = []
         while self._flight and (len(self._flight) > self._ahead or self._flight[0][1].done()):
+            ended.append(self._next())
+        return ended
+
+    def put(self, tag: Tag, result: Result) -> list[tuple[Tag, Result]]:
+        """Hand back `result`, known already (made here, not by a call), in its turn among the calls:
+        after those made before it. Hands back what `submit` would."""
+        if self._pool is None:
+            return [(tag, result)]
+        known: Future[Result] = Future()
+        known.set_result(result)
+        self._flight.append((tag, known))
+        ended = []
+        while self._flight and self._flight[0][1].done():
             ended.append(self._next())
         return ended
 

@@ -456,7 +456,7 @@ class HTTPProvider(Provider):
                                         f"{preview(body)}") from None
         return self.decode(data, ChatRequest((), ())).usage
 
-    def transport(self, cancel: threading.Event | None = None) -> BoundedTransport:
+    def transport(self, cancel: threading.Event | None = None) -> httpx.BaseTransport:
         """The pooled connection, bounded per request by `timeout` and `max_response_bytes`."""
         return BoundedTransport(self._pooled(), timeout=self.settings.timeout,
                                 max_bytes=self.settings.max_response_bytes, cancel=cancel)

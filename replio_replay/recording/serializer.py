@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -86,13 +87,19 @@ def _structured(body: Any) -> Any:
             return body
     if isinstance(body, str) and body[:1] in ("{", "["):
         try:
-            data = json.loads(body)
+            data = json.loads(body, object_pairs_hook=_sorted_object)
         except ValueError:
             return body
         if _SURROGATE_ESCAPE.search(body) and not _utf8(data):
             return body
-        return {"json": _sorted(data)}
+        return {"json": data}
     return body
+
+
+def _sorted_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object with its keys sorted, as `json.loads` reads it (a key given twice keeps its last value,
+    as `json.loads` keeps it): the body is sorted as it is parsed, not walked again after."""
+    return dict(sorted(pairs, key=itemgetter(0)))
 
 
 def _utf8(data: Any) -> bool:

@@ -21,7 +21,7 @@ from .._runtime.redact import Redactor
 from ..errors import ReplioError
 from ..fixtures.cases import Case
 from ..fixtures.layout import CASSETTE, GOLDEN, RunKey
-from ..fixtures.model import load_fixture
+from ..fixtures.model import Fixture
 from ..fixtures.otel.builder import Built
 from ..fixtures.otel.playback import PlaybackProvider
 from ..golden.canonical import canonical_result
@@ -72,15 +72,14 @@ class Synthesizer:
         key = RunKey("openai", model, self.toolset.name)
         return key.path(self.settings.cassettes, fixture_id, CASSETTE), key.path(self.settings.golden, fixture_id, GOLDEN)
 
-    def synthesize(self, built: Built, origin: str) -> tuple[list[tuple[Path, str]], str | None]:
-        """The cassette and golden of `built` (its fixture file `origin`), as (path, text) to write;
-        or none, and why, naming the turn, when replio's loop does not follow the trace."""
-        why = built.divergence or self._run(built, origin)
+    def synthesize(self, built: Built, fixture: Fixture, origin: str) -> tuple[list[tuple[Path, str]], str | None]:
+        """The cassette and golden of `built` (`fixture` as its file `origin` loads), as (path, text) to
+        write; or none, and why, naming the turn, when replio's loop does not follow the trace."""
+        why = built.divergence or self._run(built, fixture, origin)
         return ([], why) if isinstance(why, str) else (why, None)
 
-    def _run(self, built: Built, origin: str) -> list[tuple[Path, str]] | str:
+    def _run(self, built: Built, fixture: Fixture, origin: str) -> list[tuple[Path, str]] | str:
         try:
-            fixture = load_fixture(built.fixture, source=origin)
             case = Case(fixture, for_fixture(self.toolset, fixture, origin), self.toolset)
             base = self._providers.get(built.model)
             if base is None:

@@ -48,6 +48,24 @@ def test_one_job_runs_each_call_here_at_once() -> None:
         assert list(workers.rest()) == []
 
 
+def _slow_square(n: int) -> int:
+    time.sleep(0.05 if n == 0 else 0)
+    return n * n
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_result_known_already_takes_its_turn_among_the_calls(jobs: int) -> None:
+    """`put` hands a result back after the calls made before it, even when a worker is still at them."""
+    got: list[tuple[str, int]] = []
+    with Ordered[str, int](_slow_square, jobs) as workers:
+        got += workers.submit("call 0", 0)
+        got += workers.put("known", -1)
+        got += workers.submit("call 3", 3)
+        got += workers.put("known too", -2)
+        got += list(workers.rest())
+    assert got == [("call 0", 0), ("known", -1), ("call 3", 9), ("known too", -2)]
+
+
 def _fails(n: int) -> int:
     if n == 2:
         raise ValueError("two")

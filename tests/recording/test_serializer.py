@@ -69,3 +69,15 @@ def test_a_syntax_error_names_the_source_and_line() -> None:
         load_yaml("a: 1\nb: [\n", "c.yaml")
 
 
+
+
+def test_json_bodies_are_stored_with_their_keys_sorted_at_every_level_a_key_given_twice_its_last_value() -> None:
+    exchange = _exchange([{"role": "user", "content": "Hi."}], "Hello.")
+    exchange["request"]["body"] = '{"z": 1, "messages": [{"role": "user", "content": "Hi.", "a": {"y": 1, "b": 2}}], ' \
+                                  '"model": "m", "z": 2}'
+    serializer = ReadableSerializer()
+    data = load_yaml(serializer.serialize({"version": 1, "interactions": [exchange]}), "<test>")
+    body = data["interactions"][0]["request"]["body"]["json"]
+    assert list(body) == ["messages", "model", "z"] and body["z"] == 2
+    assert list(body["messages"][0]) == ["a", "content", "role"] and list(body["messages"][0]["a"]) == ["b", "y"]
+    assert list(data["interactions"][0]["response"]["body"]["json"]["choices"][0]["message"]) == ["content", "role"]
