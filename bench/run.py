@@ -46,7 +46,8 @@ it: where PYTHONDONTWRITEBYTECODE is set, every run would otherwise compile its 
 and the start-up figures would time the compiler. `--quick` (a smoke run) runs each side twice (the
 start-up ratios four times, the `--jobs` ones once) and the scale at 1,000 fixtures.
 `--replio VENV` runs replio (and the yardstick's interpreter) as a user's `pip install` leaves it:
-this checkout installed as a wheel into VENV (`bench/peers.py`'s `install_replio`), not from a
+this checkout installed as a wheel into VENV (`bench/peers.py`'s `install_replio`, with the openai
+SDK the agents of budgets 6 and 7 use beside it), not from a
 development environment whose other installed HTTP clients vcrpy's patcher module and httpcore
 import too.
 """
@@ -463,11 +464,15 @@ def bench_agent_jobs(tmp: Path, n: int, repeat: int, sdk: bool = False) -> tuple
 
 
 def use_install(venv: Path) -> None:
-    """Time replio, and the yardstick, from `venv` with this checkout installed there as a wheel."""
+    """Time replio, and the yardstick, from `venv` with this checkout installed there as a wheel, and the
+    openai SDK beside it: an agent command's `python` is replio's own interpreter, and the agents of
+    budgets 6 and 7's second figure are on that SDK, as a user's would be installed where they run."""
     global REPLIO, IMPORTS
     from peers import install_replio
 
     REPLIO = str(install_replio(venv))
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "openai"], check=True)
     IMPORTS = [str(venv / "bin" / "python"), *IMPORTS[1:]]
 
 
