@@ -4,11 +4,12 @@
 holding a project's settings and tools need not be); only each call's arguments and result cross.
 At most `2 x jobs` calls are in flight, so memory holds those, not the input. Results come back in
 the order of the calls, so what follows from them (files written, messages) is the same with any
-number of workers; a result known without a call (`put`) takes its turn among them. Workers ignore Ctrl-C and SIGTERM (a terminal sends Ctrl-C to them too): the
-main process takes them, stops submitting and kills the workers rather than wait for their calls,
-so the function must write nothing (its result is what it makes). A worker that dies (killed, out
-of memory) raises `BrokenProcessPool` in the main process. With one job, or where `fork` is
-missing, the calls run in this process, one by one.
+number of workers; a result known without a call (`put`) takes its turn among them. Workers
+ignore Ctrl-C and SIGTERM (a terminal sends Ctrl-C to them too): the main process takes them,
+stops submitting and kills the workers rather than wait for their calls, so the function must
+write nothing (its result is what it makes). A worker that dies (killed, out of memory) raises
+`BrokenProcessPool` in the main process. With one job, or where `fork` is missing, the calls
+run in this process, one by one.
 """
 
 from __future__ import annotations
