@@ -136,9 +136,6 @@ class Endpoint:
     has_key: bool = False
     base_url_env: str | None = None
     redactor: Redactor = NO_SECRETS
-    #: `url` as httpx parses it, when the caller has it parsed already (a provider parses its URL
-    #: once for the run; else each request would parse it again).
-    parsed: httpx.URL | None = None
 
     @property
     def shown(self) -> str:
@@ -197,11 +194,6 @@ def _connect_error(ep: Endpoint, exc: Exception) -> ProviderConnectError:
     )
 
 
-def _as_recorded(ep: Endpoint, recorded_from: Any) -> Endpoint:
-    """`ep` as a message about a replayed answer names it: by the URL it was recorded from (None: live)."""
-    return ep if not recorded_from else dataclasses.replace(ep, url=str(recorded_from), parsed=None)
-
-
 def _attempt(
     transport: httpx.BaseTransport,
     request: httpx.Request,
@@ -245,17 +237,17 @@ def _attempt(
 
     status = response.status_code
     recorded_from = response.extensions.get(REPLAYED)
+    if recorded_from:
+        ep = dataclasses.replace(ep, url=str(recorded_from))
     if 200 <= status < 300:
         try:
             return json.loads(raw)
         except (ValueError, RecursionError):  # not JSON, or nested past what Python can read
-            ep = _as_recorded(ep, recorded_from)
             kind = response.headers.get("content-type", "no content-type")
             raise ProviderResponseError(
                 f"{ep.provider}: the response from {ep.shown} is not JSON (HTTP {status}, {kind}); "
                 f"the body starts: {preview(raw, redactor=ep.redactor)}"
             ) from None
-    ep = _as_recorded(ep, recorded_from)
     said = _server_message(raw, ep.redactor)
     if status in (401, 403):
         raise _auth_error(ep, status, said)
@@ -323,7 +315,7 @@ def post_json(
 
     def attempt() -> Any:
         request = httpx.Request(
-            "POST", endpoint.parsed or endpoint.url, content=content, headers=all_headers, extensions={"timeout": timeouts, ROLE: role},
+            "POST", endpoint.url, content=content, headers=all_headers, extensions={"timeout": timeouts, ROLE: role},
         )
         return _attempt(transport, request, endpoint, timeout, backoff)
 
@@ -392,11 +384,6 @@ class HTTPProvider(Provider):
         """The full URL requests are sent to, joined once: each request would parse the base URL twice."""
         return joined(self.base_url, self.path)
 
-    @functools.cached_property
-    def parsed_url(self) -> httpx.URL:
-        """`url` as httpx parses it, parsed once."""
-        return httpx.URL(self.url)
-
     def relay_url(self, fmt: str, model: str | None = None, *, streamed: bool = False) -> str | None:
         path = self.relays.get(fmt)
         return None if path is None else joined(self.base_url, path)
@@ -407,7 +394,6 @@ class HTTPProvider(Provider):
             provider=self.settings.name,
             url=self.url,
             base_url=self.base_url,
-            parsed=self.parsed_url,
             key_env=self.settings.api_key_env,
             has_key=bool(self.settings.api_key),
             base_url_env=self.base_url_env,

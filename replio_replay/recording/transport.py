@@ -103,7 +103,7 @@ class CassetteTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         self.sent += 1
         role = str(request.extensions.get(ROLE, AGENT))
-        headers = dict(request.headers.items())  # one pass; dict(headers) looks each name up in all of them
+        headers = dict(request.headers)
         if role != AGENT:
             headers[ROLE_HEADER] = role
         live = Request(request.method, str(request.url), request.read(), headers)
@@ -172,7 +172,7 @@ class CassetteTransport(httpx.BaseTransport):
         if self.protected or self.inner is None:
             return True
         return bool(self.cassette.can_play_response_for(Request(request.method, str(request.url), b"",
-                                                                dict(request.headers.items()))))
+                                                                dict(request.headers))))
 
     def _compare(self, stored: Request, live: Request, role: str, *, same_conversation: bool = False) -> None:
         """Keep the request drift of `live` from `stored`; with `same_conversation`, CassetteError when

@@ -418,13 +418,6 @@ def test_post_json_can_be_used_directly(llm_server):
     transport.close()
 
 
-def test_a_provider_parses_its_url_once_and_sends_there(llm_server, provider):
-    llm_server.reply(json=OK)
-    assert provider.endpoint().parsed is provider.endpoint().parsed == httpx.URL(provider.url)
-    ask(provider)
-    assert llm_server.requests[0].path == "/v1/chat/completions"
-
-
 @pytest.mark.parametrize(("status", "body", "said"), [
     (200, b"<html>", "openai: the response from http://127.0.0.1:1/v1/chat/completions is not JSON (HTTP 200, "
                      "no content-type); the body starts: <html>"),
