@@ -7,10 +7,22 @@ import os
 import signal
 import time
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 import pytest
 
 from replio_replay._runtime.processes import Ordered
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` still runs (gone, or dead awaiting its reaping, it does not). Not
+    `Process.is_alive()`: when the executor's own thread reaps a worker first, `is_alive` never
+    learns that it ended and says True for ever."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(") ")[2][:1] not in ("Z", "X")
 
 
 class Unpicklable:
@@ -111,4 +123,4 @@ def test_leaving_on_an_error_ends_the_calls_in_flight_and_their_workers_at_once(
         processes = list(workers._pool._processes.values())  # type: ignore[union-attr]
         raise KeyboardInterrupt
     assert time.monotonic() - started < 20
-    assert processes and not any(p.is_alive() for p in processes)
+    assert processes and not any(_running(p.pid) for p in processes)
