@@ -5,32 +5,59 @@ times it against `replio eval run`: each cassette is loaded by vcrpy through rep
 serializer (the public `ReadableSerializer`), every recorded request is sent again through one
 httpx client and its response read as JSON. Nothing else: no fixture, plan, worktree, tool or
 verdict. It prints the number of cassettes replayed.
+
+`--serializer yaml` replays cassettes in vcrpy's own YAML instead (vcrpy's default serializer,
+no replio code at all), as `--convert SRC DST` writes them from replio's: the same interactions,
+so `bench/peers.py` can show what any replay with vcrpy at its core pays for the same suite.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
 import httpx
 import vcr
+from vcr.serializers import yamlserializer
 
 from replio_replay import ReadableSerializer
 
 
-def replay(folders: list[Path]) -> int:
-    """Replay every cassette under `folders`; return how many."""
+def replay(folders: list[Path], serializer: str = "replio") -> int:
+    """Replay every cassette under `folders` (in replio's format, or vcrpy's own `yaml`); return how many."""
     my_vcr = vcr.VCR(record_mode="none")
     my_vcr.register_serializer("replio", ReadableSerializer())
     cassettes = sorted(path for folder in folders for path in folder.rglob("*.yaml"))
     with httpx.Client() as client:
         for path in cassettes:
-            with my_vcr.use_cassette(str(path), serializer="replio") as cassette:
+            with my_vcr.use_cassette(str(path), serializer=serializer) as cassette:
                 for request in list(cassette.requests):
                     client.request(request.method, request.uri, content=request.body,
                                    headers=dict(request.headers)).json()
     return len(cassettes)
 
 
+def convert(source: Path, into: Path) -> int:
+    """Write each replio cassette under `source` in vcrpy's own YAML, at the same path under `into`; return how many."""
+    cassettes = sorted(source.rglob("*.yaml"))
+    for path in cassettes:
+        data = ReadableSerializer(source=str(path)).deserialize(path.read_text(encoding="utf-8"))
+        target = into / path.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(yamlserializer.serialize(data), encoding="utf-8")
+    return len(cassettes)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--serializer", choices=("replio", "yaml"), default="replio",
+                        help="the cassettes' format: replio's (default) or vcrpy's own YAML")
+    parser.add_argument("--convert", nargs=2, type=Path, metavar=("SRC", "DST"),
+                        help="write SRC's replio cassettes in vcrpy's own YAML under DST, and replay nothing")
+    parser.add_argument("folders", nargs="*", type=Path)
+    args = parser.parse_args()
+    print(convert(*args.convert) if args.convert else replay(args.folders, args.serializer))
+
+
 if __name__ == "__main__":
-    print(replay([Path(arg) for arg in sys.argv[1:]]))
+    main()

@@ -18,6 +18,11 @@ environment with replio's dependencies if VENV holds no replio yet, else replio 
 from the running environment otherwise, where every HTTP client a developer has installed is
 imported by vcrpy's patcher module too. Budget (issue 49): replio <= 0.10x inspect_ai at 800 tasks.
 
+Each pair has a third run beside them, the floor of any replay with vcrpy at its core: bare vcrpy +
+httpx (`bench/floor.py --serializer yaml`, in replio's Python) sending every request of the same
+recordings again, written in vcrpy's own YAML (`floor.py --convert`), with no fixture, tool, verdict,
+golden or report; its ratio to inspect_ai is printed too.
+
 Both sides must pass every task on every run, or the bench stops: a ratio of runs that did not do
 the work would be no figure.
 """
@@ -285,20 +290,33 @@ def record(root: Path, n: int, replio: Path, venv: Path) -> tuple[Path, Path]:
     return ours, theirs
 
 
+def floor_argv(replio: Path, *args: str) -> list[str]:
+    """bench/floor.py run by the Python replio is installed in (the same vcrpy, httpx and PyYAML)."""
+    return [str(replio.with_name("python")), str(Path(__file__).with_name("floor.py")), *args]
+
+
 def compare(ours: Path, theirs: Path, n: int, replio: Path, venv: Path, repeat: int) -> str:
-    """Time replio's replay against inspect_ai's cached run, in turn, `repeat` pairs; the fake is gone
-    (a refused port in its place), so a request either tool did not find recorded would fail the run."""
+    """Time replio's replay against inspect_ai's cached run, in turn, `repeat` pairs, with the floor
+    (`floor_argv`) beside each; the fake is gone (a refused port in its place), so a request either
+    tool did not find recorded would fail the run."""
     dead = "http://127.0.0.1:9/v1"
+    plain = ours.parent / f"vcrpy-{n}"
+    whole_process(floor_argv(replio, "--convert", str(ours / "cassettes"), str(plain)), dict(os.environ))
     a: list[Timed] = []
     b: list[Timed] = []
+    c: list[Timed] = []
     for _ in range(repeat):
         a.append(whole_process(replio_argv(replio, ours, "--record-mode", "none"), dict(os.environ)))
         check_replio(a[-1].text, n)
+        c.append(whole_process(floor_argv(replio, "--serializer", "yaml", str(plain)), dict(os.environ)))
+        if c[-1].text.strip() != str(n):
+            raise SystemExit(f"the floor replayed {c[-1].text.strip()} cassettes, not {n}")
         before = set((theirs / "logs").glob("*.eval"))
         b.append(whole_process(inspect_argv(venv, theirs, n), inspect_env(theirs, dead), theirs))
         check_inspect(venv, theirs, n, before)
     wall = statistics.median(x.wall / y.wall for x, y in zip(a, b))
     cpu = statistics.median(x.cpu / y.cpu for x, y in zip(a, b))
+    floor = statistics.median(x.wall / y.wall for x, y in zip(c, b))
 
     def median(side: list[Timed], what: str) -> float:
         return statistics.median(getattr(t, what) for t in side)
@@ -307,7 +325,8 @@ def compare(ours: Path, theirs: Path, n: int, replio: Path, venv: Path, repeat: 
     return (f"{n} tasks, replio's replay vs inspect_ai's cached run, {repeat} pairs: wall {median(a, 'wall'):.2f} s "
             f"vs {median(b, 'wall'):.2f} s -> {wall:.3f}x{verdict}; CPU {median(a, 'cpu'):.2f} s vs "
             f"{median(b, 'cpu'):.2f} s -> {cpu:.3f}x; peak memory {median(a, 'peak'):.0f} MB vs "
-            f"{median(b, 'peak'):.0f} MB")
+            f"{median(b, 'peak'):.0f} MB; the floor, bare vcrpy + httpx over the same recordings in vcrpy's own "
+            f"YAML: wall {median(c, 'wall'):.2f} s -> {floor:.3f}x of inspect_ai")
 
 
 def main() -> None:

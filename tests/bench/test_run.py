@@ -11,6 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+from vcr.serializers import yamlserializer
+
+from replio_replay import ReadableSerializer
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
 
@@ -45,6 +49,22 @@ def test_the_floor_replays_every_recorded_request_of_the_cassettes(tmp_path: Pat
     for name in ("bfcl-simple_python_0.yaml", "bfcl-parallel_0.yaml", "bfcl-irrelevance_0.yaml"):
         shutil.copyfile(source / name, tmp_path / name)
     assert floor.replay([tmp_path]) == 3
+
+
+def test_the_floor_in_vcrpys_own_yaml_replays_the_same_interactions(tmp_path: Path) -> None:
+    """`--convert` writes what vcrpy's default serializer reads alone (no replio code), with the same
+    requests and responses, so `bench/peers.py` can time any vcrpy replay of the same suite."""
+    source = REPO / "examples" / "bfcl" / "cassettes" / "llamacpp" / "qwen2.5-coder-0.5b-instruct"
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    for name in ("bfcl-simple_python_0.yaml", "bfcl-parallel_0.yaml"):
+        shutil.copyfile(source / name, ours / name)
+    assert floor.convert(ours, tmp_path / "plain") == 2
+    assert floor.replay([tmp_path / "plain"], serializer="yaml") == 2
+    for name in ("bfcl-simple_python_0.yaml", "bfcl-parallel_0.yaml"):
+        plain = yamlserializer.deserialize((tmp_path / "plain" / name).read_text(encoding="utf-8"))
+        readable = ReadableSerializer().deserialize((ours / name).read_text(encoding="utf-8"))
+        assert plain == readable and len(plain["interactions"]) >= 1
 
 
 def test_the_bench_server_takes_many_connections_at_once_without_accepting_them() -> None:
