@@ -24,7 +24,8 @@ _GRACE_POLL = 0.05
 
 
 class Workers:
-    """Daemon threads, each running one (name, target), started at once.
+    """Daemon threads, each running one (name, target), started by `wait` (or `start`), so that a
+    Ctrl-C landing while they start is taken as one landing while they run.
 
     Each says it has ended through an event of its own, not `Thread.is_alive`: a Ctrl-C that
     lands in `Thread.join` leaves that thread reported as ended while it still runs (seen on
@@ -32,11 +33,22 @@ class Workers:
     """
 
     def __init__(self, targets: Iterable[tuple[str, Callable[[], None]]]) -> None:
-        self._ended: list[threading.Event] = []
-        for name, target in targets:
-            ended = threading.Event()
-            self._ended.append(ended)
-            threading.Thread(target=_until_set, args=(target, ended), name=name, daemon=True).start()
+        self._workers = [_Worker(name, target) for name, target in targets]
+        self._ended = [worker.ended for worker in self._workers]
+        self._started = 0
+
+    def start(self) -> None:
+        """Start the workers not started yet. A Ctrl-C meanwhile (`Thread.start` waits for each new
+        thread) drops the one it landed on, unless its thread already runs, and those after it:
+        they never run, and count as ended."""
+        try:
+            for worker in self._workers[self._started:]:
+                threading.Thread(target=worker.run, name=worker.name, daemon=True).start()
+                self._started += 1
+        finally:
+            for worker in self._workers[self._started:]:
+                worker.drop()
+            self._started = len(self._workers)
 
     def alive(self) -> bool:
         return not all(e.is_set() for e in self._ended)
@@ -48,8 +60,9 @@ class Workers:
         return not self.alive()
 
     def wait(self, finished: Finished, cancel: threading.Event) -> bool:
-        """Poll until `finished`; Ctrl-C sets `cancel` and returns True (False: no interrupt)."""
+        """Start the workers, then poll until `finished`; Ctrl-C sets `cancel` and returns True (False: no interrupt)."""
         try:
+            self.start()
             while not finished(_POLL):
                 pass
         except KeyboardInterrupt:
@@ -67,8 +80,28 @@ class Workers:
             pass
 
 
-def _until_set(target: Callable[[], None], ended: threading.Event) -> None:
-    try:
-        target()
-    finally:
-        ended.set()
+class _Worker:
+    """One worker's target and its `ended` event, and whether its thread got to run it: `drop`
+    (after a Ctrl-C in its start) and `run` (its thread) agree under a lock, so it runs or is dropped, never both."""
+
+    def __init__(self, name: str, target: Callable[[], None]) -> None:
+        self.name, self._target = name, target
+        self.ended = threading.Event()
+        self._lock = threading.Lock()
+        self._state = "new"
+
+    def run(self) -> None:
+        with self._lock:
+            if self._state == "dropped":
+                return
+            self._state = "running"
+        try:
+            self._target()
+        finally:
+            self.ended.set()
+
+    def drop(self) -> None:
+        with self._lock:
+            if self._state == "new":
+                self._state = "dropped"
+                self.ended.set()

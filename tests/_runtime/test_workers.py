@@ -47,8 +47,33 @@ def test_ctrl_c_while_waiting_sets_cancel_and_leaves_the_worker_counted_as_runni
     assert cancel.is_set() and workers.alive()
 
 
+def test_ctrl_c_while_the_workers_start_is_an_interrupt_of_the_wait(monkeypatch: pytest.MonkeyPatch,
+                                                                   stop: threading.Event) -> None:
+    """Ctrl-C landing in `Thread.start` (it waits for each new thread): the wait takes it, the workers
+    after it never start and count as ended, so the grace waits for the started ones alone."""
+    ran: list[str] = []
+    real_start = threading.Thread.start
+    calls = 0
+
+    def start(thread: threading.Thread) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise KeyboardInterrupt
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    workers = Workers((f"w{i}", lambda i=i: (ran.append(f"w{i}"), stop.wait())) for i in range(5))  # type: ignore[misc]
+    cancel = threading.Event()
+    assert workers.wait(workers.join, cancel) is True
+    assert cancel.is_set() and workers.alive()
+    stop.set()
+    assert workers.join(2) and sorted(ran) == ["w0", "w1"]
+
+
 def test_the_grace_ends_when_the_workers_do(stop: threading.Event) -> None:
     workers = Workers([("ending", stop.wait)])
+    workers.start()
     _later(0.2, stop.set)
     start = time.monotonic()
     workers.grace(workers.join, 10, threading.Event())
@@ -57,6 +82,7 @@ def test_the_grace_ends_when_the_workers_do(stop: threading.Event) -> None:
 
 def test_the_grace_ends_after_its_seconds(stop: threading.Event) -> None:
     workers = Workers([("stuck", stop.wait)])
+    workers.start()
     start = time.monotonic()
     workers.grace(workers.join, 0.3, threading.Event())
     assert 0.3 <= time.monotonic() - start < 2 and workers.alive()
@@ -64,6 +90,7 @@ def test_the_grace_ends_after_its_seconds(stop: threading.Event) -> None:
 
 def test_hurry_ends_the_grace_at_once(stop: threading.Event) -> None:
     workers = Workers([("stuck", stop.wait)])
+    workers.start()
     hurry = threading.Event()
     _later(0.2, hurry.set)
     start = time.monotonic()
@@ -73,6 +100,7 @@ def test_hurry_ends_the_grace_at_once(stop: threading.Event) -> None:
 
 def test_a_second_ctrl_c_ends_the_grace_without_raising_or_losing_the_worker(stop: threading.Event) -> None:
     workers = Workers([("stuck", stop.wait)])
+    workers.start()
     _later(0.2, _ctrl_c)
     start = time.monotonic()
     workers.grace(workers.join, 10, threading.Event())

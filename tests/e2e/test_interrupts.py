@@ -130,6 +130,7 @@ def test_a_second_ctrl_c_exits_at_once_with_the_partial_report(tmp_path: Path, l
     out, err = proc.communicate(timeout=25)
     assert proc.returncode == 130, err
     assert "Aborted!" not in err
+    assert out, err
     assert {"alpha", "beta"} <= {f["id"] for f in json.loads(out)["fixtures"]}
 
 
