@@ -6,9 +6,10 @@ serializer (the public `ReadableSerializer`), every recorded request is sent aga
 httpx client and its response read as JSON. Nothing else: no fixture, plan, worktree, tool or
 verdict. It prints the number of cassettes replayed.
 
-`--serializer yaml` replays cassettes in vcrpy's own YAML instead (vcrpy's default serializer,
-no replio code at all), as `--convert SRC DST` writes them from replio's: the same interactions,
-so `bench/peers.py` can show what any replay with vcrpy at its core pays for the same suite.
+`--serializer yaml` (or `json`) replays cassettes in vcrpy's own YAML (or JSON) instead, vcrpy's
+own serializers and no replio code at all, as `--convert SRC DST` (with the same `--serializer`)
+writes them from replio's: the same interactions, so `bench/peers.py` can show what any replay
+with vcrpy at its core pays for the same suite, whichever of vcrpy's serializers it registers.
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ from pathlib import Path
 
 import httpx
 import vcr
-from vcr.serializers import yamlserializer
+from vcr.serializers import jsonserializer, yamlserializer
 
 from replio_replay import ReadableSerializer
 
+#: vcrpy's own serializers, by the name `use_cassette` knows them by.
+VCRPY = {"yaml": yamlserializer, "json": jsonserializer}
+
 
 def replay(folders: list[Path], serializer: str = "replio") -> int:
-    """Replay every cassette under `folders` (in replio's format, or vcrpy's own `yaml`); return how many."""
+    """Replay every cassette under `folders` (in replio's format, or vcrpy's own `yaml` or `json`); return how many."""
     my_vcr = vcr.VCR(record_mode="none")
     my_vcr.register_serializer("replio", ReadableSerializer())
     cassettes = sorted(path for folder in folders for path in folder.rglob("*.yaml"))
@@ -37,26 +41,30 @@ def replay(folders: list[Path], serializer: str = "replio") -> int:
     return len(cassettes)
 
 
-def convert(source: Path, into: Path) -> int:
-    """Write each replio cassette under `source` in vcrpy's own YAML, at the same path under `into`; return how many."""
+def convert(source: Path, into: Path, serializer: str = "yaml") -> int:
+    """Write each replio cassette under `source` in vcrpy's own YAML (or JSON), at the same path under `into`
+    (named `.yaml` either way, as `replay` looks for them); return how many."""
     cassettes = sorted(source.rglob("*.yaml"))
     for path in cassettes:
         data = ReadableSerializer(source=str(path)).deserialize(path.read_text(encoding="utf-8"))
         target = into / path.relative_to(source)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(yamlserializer.serialize(data), encoding="utf-8")
+        target.write_text(VCRPY[serializer].serialize(data), encoding="utf-8")
     return len(cassettes)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--serializer", choices=("replio", "yaml"), default="replio",
-                        help="the cassettes' format: replio's (default) or vcrpy's own YAML")
+    parser.add_argument("--serializer", choices=("replio", *VCRPY), default="replio",
+                        help="the cassettes' format: replio's (default), or vcrpy's own YAML or JSON")
     parser.add_argument("--convert", nargs=2, type=Path, metavar=("SRC", "DST"),
-                        help="write SRC's replio cassettes in vcrpy's own YAML under DST, and replay nothing")
+                        help="write SRC's replio cassettes under DST in vcrpy's own format --serializer names, "
+                             "and replay nothing")
     parser.add_argument("folders", nargs="*", type=Path)
     args = parser.parse_args()
-    print(convert(*args.convert) if args.convert else replay(args.folders, args.serializer))
+    if args.convert and args.serializer == "replio":
+        parser.error("--convert writes vcrpy's own format: give --serializer yaml or json")
+    print(convert(*args.convert, args.serializer) if args.convert else replay(args.folders, args.serializer))
 
 
 if __name__ == "__main__":

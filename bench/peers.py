@@ -18,10 +18,10 @@ environment with replio's dependencies if VENV holds no replio yet, else replio 
 from the running environment otherwise, where every HTTP client a developer has installed is
 imported by vcrpy's patcher module too. Budget (issue 49): replio <= 0.10x inspect_ai at 800 tasks.
 
-Each pair has a third run beside them, the floor of any replay with vcrpy at its core: bare vcrpy +
-httpx (`bench/floor.py --serializer yaml`, in replio's Python) sending every request of the same
-recordings again, written in vcrpy's own YAML (`floor.py --convert`), with no fixture, tool, verdict,
-golden or report; its ratio to inspect_ai is printed too.
+Each pair has two more runs beside them, the floor of any replay with vcrpy at its core: bare
+vcrpy + httpx (`bench/floor.py`, in replio's Python) sending every request of the same recordings
+again, written by `floor.py --convert` in each of vcrpy's own serializers (YAML, its default, and
+JSON), with no fixture, tool, verdict, golden or report; their ratios to inspect_ai are printed too.
 
 Both sides must pass every task on every run, or the bench stops: a ratio of runs that did not do
 the work would be no figure.
@@ -300,23 +300,25 @@ def compare(ours: Path, theirs: Path, n: int, replio: Path, venv: Path, repeat: 
     (`floor_argv`) beside each; the fake is gone (a refused port in its place), so a request either
     tool did not find recorded would fail the run."""
     dead = "http://127.0.0.1:9/v1"
-    plain = ours.parent / f"vcrpy-{n}"
-    whole_process(floor_argv(replio, "--convert", str(ours / "cassettes"), str(plain)), dict(os.environ))
+    floors: dict[str, list[Timed]] = {"yaml": [], "json": []}
+    for kind in floors:
+        whole_process(floor_argv(replio, "--convert", str(ours / "cassettes"), str(ours.parent / f"vcrpy-{kind}-{n}"),
+                                 "--serializer", kind), dict(os.environ))
     a: list[Timed] = []
     b: list[Timed] = []
-    c: list[Timed] = []
     for _ in range(repeat):
         a.append(whole_process(replio_argv(replio, ours, "--record-mode", "none"), dict(os.environ)))
         check_replio(a[-1].text, n)
-        c.append(whole_process(floor_argv(replio, "--serializer", "yaml", str(plain)), dict(os.environ)))
-        if c[-1].text.strip() != str(n):
-            raise SystemExit(f"the floor replayed {c[-1].text.strip()} cassettes, not {n}")
+        for kind, side in floors.items():
+            side.append(whole_process(floor_argv(replio, "--serializer", kind, str(ours.parent / f"vcrpy-{kind}-{n}")),
+                                      dict(os.environ)))
+            if side[-1].text.strip() != str(n):
+                raise SystemExit(f"the floor replayed {side[-1].text.strip()} cassettes, not {n}")
         before = set((theirs / "logs").glob("*.eval"))
         b.append(whole_process(inspect_argv(venv, theirs, n), inspect_env(theirs, dead), theirs))
         check_inspect(venv, theirs, n, before)
     wall = statistics.median(x.wall / y.wall for x, y in zip(a, b))
     cpu = statistics.median(x.cpu / y.cpu for x, y in zip(a, b))
-    floor = statistics.median(x.wall / y.wall for x, y in zip(c, b))
 
     def median(side: list[Timed], what: str) -> float:
         return statistics.median(getattr(t, what) for t in side)
@@ -325,8 +327,10 @@ def compare(ours: Path, theirs: Path, n: int, replio: Path, venv: Path, repeat: 
     return (f"{n} tasks, replio's replay vs inspect_ai's cached run, {repeat} pairs: wall {median(a, 'wall'):.2f} s "
             f"vs {median(b, 'wall'):.2f} s -> {wall:.3f}x{verdict}; CPU {median(a, 'cpu'):.2f} s vs "
             f"{median(b, 'cpu'):.2f} s -> {cpu:.3f}x; peak memory {median(a, 'peak'):.0f} MB vs "
-            f"{median(b, 'peak'):.0f} MB; the floor, bare vcrpy + httpx over the same recordings in vcrpy's own "
-            f"YAML: wall {median(c, 'wall'):.2f} s -> {floor:.3f}x of inspect_ai")
+            f"{median(b, 'peak'):.0f} MB; the floor, bare vcrpy + httpx over the same recordings, in vcrpy's own "
+            + " and ".join(f"{kind.upper()}: wall {median(side, 'wall'):.2f} s -> "
+                           f"{statistics.median(x.wall / y.wall for x, y in zip(side, b)):.3f}x" for kind, side in floors.items())
+            + " of inspect_ai")
 
 
 def main() -> None:

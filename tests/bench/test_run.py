@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from vcr.serializers import yamlserializer
+import pytest
 
 from replio_replay import ReadableSerializer
 
@@ -51,18 +51,20 @@ def test_the_floor_replays_every_recorded_request_of_the_cassettes(tmp_path: Pat
     assert floor.replay([tmp_path]) == 3
 
 
-def test_the_floor_in_vcrpys_own_yaml_replays_the_same_interactions(tmp_path: Path) -> None:
-    """`--convert` writes what vcrpy's default serializer reads alone (no replio code), with the same
+@pytest.mark.parametrize("serializer", ["yaml", "json"])
+def test_the_floor_in_vcrpys_own_formats_replays_the_same_interactions(tmp_path: Path, serializer: str) -> None:
+    """`--convert` writes what vcrpy's own serializer reads alone (no replio code), with the same
     requests and responses, so `bench/peers.py` can time any vcrpy replay of the same suite."""
     source = REPO / "examples" / "bfcl" / "cassettes" / "llamacpp" / "qwen2.5-coder-0.5b-instruct"
     ours = tmp_path / "ours"
     ours.mkdir()
-    for name in ("bfcl-simple_python_0.yaml", "bfcl-parallel_0.yaml"):
+    names = ("bfcl-simple_python_0.yaml", "bfcl-parallel_0.yaml")
+    for name in names:
         shutil.copyfile(source / name, ours / name)
-    assert floor.convert(ours, tmp_path / "plain") == 2
-    assert floor.replay([tmp_path / "plain"], serializer="yaml") == 2
-    for name in ("bfcl-simple_python_0.yaml", "bfcl-parallel_0.yaml"):
-        plain = yamlserializer.deserialize((tmp_path / "plain" / name).read_text(encoding="utf-8"))
+    assert floor.convert(ours, tmp_path / "plain", serializer) == 2
+    assert floor.replay([tmp_path / "plain"], serializer=serializer) == 2
+    for name in names:
+        plain = floor.VCRPY[serializer].deserialize((tmp_path / "plain" / name).read_text(encoding="utf-8"))
         readable = ReadableSerializer().deserialize((ours / name).read_text(encoding="utf-8"))
         assert plain == readable and len(plain["interactions"]) >= 1
 
