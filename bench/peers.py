@@ -18,13 +18,12 @@ environment with replio's dependencies if VENV holds no replio yet, else replio 
 from the running environment otherwise, where every HTTP client a developer has installed is
 imported by vcrpy's patcher module too. Budget (issue 49): replio <= 0.10x inspect_ai at 800 tasks.
 
-Each pair has two more runs beside them, the floor of any replay with vcrpy at its core: bare
-vcrpy + httpx (`bench/floor.py`, in replio's Python) sending every request of the same recordings
-again, written by `floor.py --convert` in each of vcrpy's own serializers (YAML, its default, and
-JSON), with no fixture, tool, verdict, golden or report; their ratios to inspect_ai are printed too.
-
-Both sides must pass every task on every run, or the bench stops: a ratio of runs that did not do
-the work would be no figure.
+Each pair has three more runs beside them, the floor of a replay with vcrpy at its core, used as
+replio uses it (`bench/floor.py --transport`, in replio's Python: each cassette a vcrpy `Cassette`
+answering an httpx transport, nothing patched, every request of the recordings sent again): with
+no fixture, tool, verdict, golden or report, over the same recordings in replio's readable format,
+and written by `floor.py --convert` in vcrpy's own YAML (its default) and JSON. Their ratios to
+inspect_ai are printed too: what the format costs, and what is left for everything else.
 """
 
 from __future__ import annotations
@@ -300,8 +299,12 @@ def compare(ours: Path, theirs: Path, n: int, replio: Path, venv: Path, repeat: 
     (`floor_argv`) beside each; the fake is gone (a refused port in its place), so a request either
     tool did not find recorded would fail the run."""
     dead = "http://127.0.0.1:9/v1"
-    floors: dict[str, list[Timed]] = {"yaml": [], "json": []}
-    for kind in floors:
+    floors: dict[str, tuple[list[str], list[Timed]]] = {
+        "replio's format": (["--serializer", "replio", str(ours / "cassettes")], []),
+        "vcrpy's YAML": (["--serializer", "yaml", str(ours.parent / f"vcrpy-yaml-{n}")], []),
+        "vcrpy's JSON": (["--serializer", "json", str(ours.parent / f"vcrpy-json-{n}")], []),
+    }
+    for kind in ("yaml", "json"):
         whole_process(floor_argv(replio, "--convert", str(ours / "cassettes"), str(ours.parent / f"vcrpy-{kind}-{n}"),
                                  "--serializer", kind), dict(os.environ))
     a: list[Timed] = []
@@ -309,9 +312,8 @@ def compare(ours: Path, theirs: Path, n: int, replio: Path, venv: Path, repeat: 
     for _ in range(repeat):
         a.append(whole_process(replio_argv(replio, ours, "--record-mode", "none"), dict(os.environ)))
         check_replio(a[-1].text, n)
-        for kind, side in floors.items():
-            side.append(whole_process(floor_argv(replio, "--serializer", kind, str(ours.parent / f"vcrpy-{kind}-{n}")),
-                                      dict(os.environ)))
+        for args, side in floors.values():
+            side.append(whole_process(floor_argv(replio, "--transport", *args), dict(os.environ)))
             if side[-1].text.strip() != str(n):
                 raise SystemExit(f"the floor replayed {side[-1].text.strip()} cassettes, not {n}")
         before = set((theirs / "logs").glob("*.eval"))
@@ -327,9 +329,9 @@ def compare(ours: Path, theirs: Path, n: int, replio: Path, venv: Path, repeat: 
     return (f"{n} tasks, replio's replay vs inspect_ai's cached run, {repeat} pairs: wall {median(a, 'wall'):.2f} s "
             f"vs {median(b, 'wall'):.2f} s -> {wall:.3f}x{verdict}; CPU {median(a, 'cpu'):.2f} s vs "
             f"{median(b, 'cpu'):.2f} s -> {cpu:.3f}x; peak memory {median(a, 'peak'):.0f} MB vs "
-            f"{median(b, 'peak'):.0f} MB; the floor, bare vcrpy + httpx over the same recordings, in vcrpy's own "
-            + " and ".join(f"{kind.upper()}: wall {median(side, 'wall'):.2f} s -> "
-                           f"{statistics.median(x.wall / y.wall for x, y in zip(side, b)):.3f}x" for kind, side in floors.items())
+            f"{median(b, 'peak'):.0f} MB; the floor, vcrpy's Cassette + httpx over the same recordings, in "
+            + ", ".join(f"{kind}: wall {median(side, 'wall'):.2f} s -> "
+                        f"{statistics.median(x.wall / y.wall for x, y in zip(side, b)):.3f}x" for kind, (_, side) in floors.items())
             + " of inspect_ai")
 
 

@@ -44,11 +44,12 @@ def test_fd_growth_compares_the_most_open_in_each_half() -> None:
     assert run.fd_growth([]) == (0, 0)
 
 
-def test_the_floor_replays_every_recorded_request_of_the_cassettes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", [False, True], ids=["use_cassette", "transport"])
+def test_the_floor_replays_every_recorded_request_of_the_cassettes(tmp_path: Path, transport: bool) -> None:
     source = REPO / "examples" / "bfcl" / "cassettes" / "llamacpp" / "qwen2.5-coder-0.5b-instruct"
     for name in ("bfcl-simple_python_0.yaml", "bfcl-parallel_0.yaml", "bfcl-irrelevance_0.yaml"):
         shutil.copyfile(source / name, tmp_path / name)
-    assert floor.replay([tmp_path]) == 3
+    assert floor.replay([tmp_path], transport=transport) == 3
 
 
 @pytest.mark.parametrize("serializer", ["yaml", "json"])
@@ -63,6 +64,7 @@ def test_the_floor_in_vcrpys_own_formats_replays_the_same_interactions(tmp_path:
         shutil.copyfile(source / name, ours / name)
     assert floor.convert(ours, tmp_path / "plain", serializer) == 2
     assert floor.replay([tmp_path / "plain"], serializer=serializer) == 2
+    assert floor.replay([tmp_path / "plain"], serializer=serializer, transport=True) == 2
     for name in names:
         plain = floor.VCRPY[serializer].deserialize((tmp_path / "plain" / name).read_text(encoding="utf-8"))
         readable = ReadableSerializer().deserialize((ours / name).read_text(encoding="utf-8"))
