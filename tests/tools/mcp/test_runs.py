@@ -23,6 +23,10 @@ from tests.support.isolation import copy_of, isolated
 from tests.support.llm_server import LLMServer
 from tests.tools.mcp.conftest import SERVER, pids, wait_until_dead
 
+# One xdist worker runs the module (--dist loadgroup): its recordings, made once for the module,
+# are made once, not once by each worker that runs one of its tests.
+pytestmark = pytest.mark.xdist_group("mcp-runs")
+
 SECRET = "mcp-secret-value-0123456789"
 PLANS = {
     "NOTE": [[("note", {})], "The note says milk."],
