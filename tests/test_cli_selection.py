@@ -158,14 +158,14 @@ def _live_env(server: LLMServer) -> dict[str, Any]:
     return {**os.environ, "OPENAI_BASE_URL": f"{server.url}/v1"}
 
 
-def test_the_first_live_run_with_bundled_fixtures_says_how_to_leave_them_out_once(tmp_path: Path,
-                                                                                  agent: LLMServer) -> None:
+def test_the_first_live_run_with_bundled_fixtures_says_how_to_leave_them_out_once(
+        tmp_path: Path, agent: LLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
     project = write_project(tmp_path / "proj")
     env = _live_env(agent)
-    only_local = replio_process(project, "run", "--fixture", "alpha", env=env)
-    replay = replio_process(project, "run", "--fixture", "alpha", "--fixture", "list-directory", "--record-mode", "none",
-                    env=env)
-    without = replio_process(project, "run", "--fixture", "beta", "--fixture", "grep-symbol", "--no-bundled", env=env)
+    monkeypatch.setenv("OPENAI_BASE_URL", env["OPENAI_BASE_URL"])  # the runs that say nothing: in this process
+    only_local = replio(project, "run", "--fixture", "alpha")
+    replay = replio(project, "run", "--fixture", "alpha", "--fixture", "list-directory", "--record-mode", "none")
+    without = replio(project, "run", "--fixture", "beta", "--fixture", "grep-symbol", "--no-bundled")
     assert NOTE not in only_local.stderr + replay.stderr  # nothing bundled sent, nothing sent at all
     assert "unknown fixture 'grep-symbol'" in error(without)
 

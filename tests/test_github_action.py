@@ -22,6 +22,10 @@ from typing import Any
 import pytest
 import yaml
 
+# One xdist worker runs the module (--dist loadgroup): its project, made once for the module,
+# is made once, not once by each worker that runs one of its tests.
+pytestmark = pytest.mark.xdist_group("github-action")
+
 REPO = Path(__file__).resolve().parent.parent
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 STEPS = ACTION["runs"]["steps"]

@@ -29,6 +29,10 @@ from tests.support.isolation import copy_of, isolated
 from tests.support.llm_server import LLMServer
 from tests.support.project import PLANS, run_args, write_project
 
+# One xdist worker runs the module (--dist loadgroup): its recording, made once for the module,
+# is made once, not once by each worker that runs one of its tests.
+pytestmark = pytest.mark.xdist_group("pytest-plugin")
+
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -12,6 +12,10 @@ Per agent, one test records a project (goldens approved on the way), replays it 
 port under `--strict` (the streamed agent twice, to show a replay prints the same every time; every
 replay is checked against the recording and its goldens), and, for the plain OpenAI agent and the
 Node one, again after a tool's description changed in the agent's source, checking each step.
+The plain OpenAI agent's recording is kept for the module: the test of a replay that went another
+way replays a copy of it (the two share an xdist group, so one worker records it once).
+Every `replio eval run` is the installed `replio` in a process of its own; `status`, which only
+reads the project, runs in the test's process.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import dataclasses
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -31,6 +36,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.helpers import replio_in_process
 from tests.support import upstreams
 from tests.support.llm_server import LLMServer, Seen
 
@@ -113,6 +119,8 @@ class Outcome:
     project: Path
     record: subprocess.CompletedProcess[str]
     seen: list[Seen]
+    #: A copy of the project as it was recorded, before any replay or edit.
+    recorded: Path
     replays: list[subprocess.CompletedProcess[str]] = field(default_factory=list)
     drifted_strict: subprocess.CompletedProcess[str] | None = None
     drifted: subprocess.CompletedProcess[str] | None = None
@@ -168,7 +176,7 @@ def _exercise(case: Case, root: Path, closed: int) -> Outcome:
         server.handler = case.upstream(KEY)
         record = _replio(case, root, server.url, "--record-mode", "once", "--update-golden")
         seen = list(server.requests)
-    out = Outcome(project, record, seen)
+    out = Outcome(project, record, seen, Path(shutil.copytree(project, root / "recorded", symlinks=True)))
     offline = f"http://127.0.0.1:{closed}"
     out.replays = [_replio(case, root, offline, "--record-mode", "none", "--strict") for _ in range(case.replays)]
     if case.drift is not None:
@@ -314,9 +322,27 @@ def _check_conversation(name: str, outcome: Outcome) -> None:
     assert _results(outcome.replays[0])["weather-talk"]["trace"] == recorded["trace"]
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_a_real_agent_is_recorded_replayed_and_reviewed(name: str, tmp_path: Path, closed_port: int) -> None:
-    outcome = _exercise(CASES[name], tmp_path, closed_port)
+#: The xdist group of the tests that share the plain OpenAI agent's recording.
+OPENAI_CHAT = pytest.mark.xdist_group("agent-frameworks-openai-chat")
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Outcome]:
+    """`outcomes(NAME)`: what `_exercise` left for the case, made on first use and kept for the module."""
+    done: dict[str, Outcome] = {}
+
+    def get(name: str) -> Outcome:
+        if name not in done:
+            with socket.socket() as closed:  # bound, never listening: as `closed_port`
+                closed.bind(("127.0.0.1", 0))
+                done[name] = _exercise(CASES[name], tmp_path_factory.mktemp(name), closed.getsockname()[1])
+        return done[name]
+    return get
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=OPENAI_CHAT) if n == "openai-chat" else n for n in CASES])
+def test_a_real_agent_is_recorded_replayed_and_reviewed(name: str, outcomes: Callable[[str], Outcome]) -> None:
+    outcome = outcomes(name)
     _check_recording(name, outcome)
     _check_keys(name, outcome)
     _check_replays(name, outcome)
@@ -354,20 +380,23 @@ def test_an_agent_cut_short_at_its_own_step_limit_ends_truncated(name: str, agen
     assert {k: _results(replay)["keep"][k] for k in STABLE} == {k: recorded[k] for k in STABLE}
 
 
-def test_a_replay_whose_conversation_went_another_way_ends_in_a_named_error(tmp_path: Path, closed_port: int) -> None:
+@OPENAI_CHAT
+def test_a_replay_whose_conversation_went_another_way_ends_in_a_named_error(
+        outcomes: Callable[[str], Outcome], tmp_path: Path, closed_port: int) -> None:
     """An agent that sends one request more on replay (a warm-up) would get every recorded answer
-    one request late: the replay names the request whose conversation is not the recorded one,
-    instead of passing with a trace the agent never ran."""
-    case = dataclasses.replace(CASES["openai-chat"], fixtures=(WEATHER,))
-    project = _write_project(case, tmp_path)
-    with LLMServer() as server:
-        server.handler = case.upstream(KEY)
-        record = _replio(case, tmp_path, server.url, "--record-mode", "once", "--update-golden")
-    assert record.returncode == 0, record.stderr[-3000:]
+    one request late: the replay (of a copy of the plain OpenAI agent's recording) names the request
+    whose conversation is not the recorded one, instead of passing with a trace the agent never ran."""
+    case = CASES["openai-chat"]
+    recorded = outcomes("openai-chat")
+    assert recorded.record.returncode == 0, recorded.record.stderr[-3000:]
+    project = Path(shutil.copytree(recorded.recorded, tmp_path / "proj", symlinks=True))
+    dumps = tmp_path / "env-dumps"
+    dumps.mkdir()
     config = json.loads((project / ".replio" / "config.json").read_text())
-    config["agent"]["env"]["WARM_UP"] = "1"
+    config["agent"].update(env={"AGENT_ENV_DUMP": str(dumps), "WARM_UP": "1"}, writable=[str(dumps)])
     (project / ".replio" / "config.json").write_text(json.dumps(config))
-    replay = _replio(case, tmp_path, f"http://127.0.0.1:{closed_port}", "--record-mode", "none")
+    replay = _replio(case, tmp_path, f"http://127.0.0.1:{closed_port}", "--record-mode", "none",
+                     "--fixture", "weather")
     assert replay.returncode == 1, replay.stderr[-3000:]
     weather = _results(replay)["weather"]
     assert weather["status"] == "error" and not weather["pass"]
@@ -377,9 +406,8 @@ def test_a_replay_whose_conversation_went_another_way_ends_in_a_named_error(tmp_
 
 
 def _status(root: Path) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
-    done = subprocess.run([REPLIO, "eval", "--path", str(root / "proj"), "status"], env=env, cwd=root,
-                          capture_output=True, text=True, timeout=120)
+    """What `replio eval status` prints for the project, run in this process (no provider key set)."""
+    done = replio_in_process("eval", "--path", root / "proj", "status")
     return done.stdout + done.stderr
 
 

@@ -134,14 +134,14 @@ def test_list_and_status_say_which_plugins_are_active(tmp_path: Path) -> None:
     project = tmp_path / "project"
     _config(project, {"plugins": ["team-evals"]})
     both = {"active": ["team-evals"], "installed": ["team-evals", "team-tools"]}
+    said = {}
     for command in ("list", "status"):
         table = _replio(project, command, env=env)
         assert (table.returncode, table.stderr) == (0, ""), table.stderr
         assert "plugins: team-evals (active), team-tools (installed, not used)\n" in table.stdout
-        listed = _replio(project, command, "--output", "json", env=env)
-        assert json.loads(listed.stdout)["plugins"] == both
-    ids = {f["id"] for f in json.loads(_replio(project, "list", "--output", "json", env=env).stdout)["fixtures"]}
-    assert "team-check" in ids
+        said[command] = json.loads(_replio(project, command, "--output", "json", env=env).stdout)
+        assert said[command]["plugins"] == both
+    assert "team-check" in {f["id"] for f in said["list"]["fixtures"]}
     _config(project, {})
     unnamed = _replio(project, "list", "--output", "json", env=env)
     assert json.loads(unnamed.stdout)["plugins"] == {"active": [], "installed": ["team-evals", "team-tools"]}

@@ -19,6 +19,10 @@ import yaml
 
 from tests.support.llm_server import LLMServer
 
+# One xdist worker runs the module (--dist loadgroup): its replay, made once for the module,
+# is made once, not once by each worker that runs one of its tests.
+pytestmark = pytest.mark.xdist_group("production-traces-example")
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "production-traces"
 FIXTURES = EXAMPLE / ".replio" / "eval" / "otel"

@@ -50,7 +50,9 @@ def _project(root: Path) -> Path:
                                                      "files": {"secret.txt": "\n".join(TRACE_LINES) + "\n"}}))
     (fixtures / "line.json").write_text(json.dumps({"task": "LINE: read long.txt",
                                                     "files": {"long.txt": "d" * 1960 + KEY + "\n"}}))
-    (root / ".replio" / "config.json").write_text(json.dumps({"provider": "openai:test-model"}))
+    # the project's four fixtures alone (as the other secrets tests select theirs): the bundled
+    # catalog's would only send the same key in the same header
+    (root / ".replio" / "config.json").write_text(json.dumps({"provider": "openai:test-model", "bundled": False}))
     return root
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.helpers import replio_in_process
 from tests.support.example_replays import SharedReplays
 
 REPO = Path(__file__).resolve().parents[2]
@@ -70,6 +71,5 @@ def test_a_description_edited_in_the_agents_code_is_a_reviewed_diff(tmp_path: Pa
             # Only the openai-SDK agent changed; the pydantic-ai one describes its tools itself.
             expected = [("tools[lookup_order].description", "Find an order.")] if run["tools"] == "default" else []
             assert drift == expected, (run["model"], run["tools"], fixture["id"])
-    status = subprocess.run([str(Path(sys.executable).with_name("replio")), "eval", "--path", str(project), "status"],
-                            capture_output=True, text=True, timeout=120, env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)})
+    status = replio_in_process("eval", "--path", project, "status")  # it only reads the project: in this process
     assert "tool set 'default' changed" in status.stdout, status.stdout[-2000:]

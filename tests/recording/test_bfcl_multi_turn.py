@@ -13,7 +13,12 @@ from click.testing import CliRunner
 
 from replio_replay.cli import main
 from tests.helpers import replio_command
+from tests.support.isolation import isolated
 from tests.support.llm_server import LLMServer, Reply, Seen, chat_completion
+
+# One xdist worker runs the module (--dist loadgroup): its recording, made once for the module,
+# is made once, not once by each worker that runs one of its tests.
+pytestmark = pytest.mark.xdist_group("recording-bfcl-multi-turn")
 
 SOURCE = Path(__file__).parents[1] / "fixtures" / "bfcl" / "multi_turn"
 FIXTURE = "bfcl-multi_turn_miss_func_46"
@@ -42,22 +47,23 @@ def run(project: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     return result.exit_code, json.loads(result.stdout)["fixtures"][0]
 
 
-@pytest.fixture
-def recorded(tmp_path: Path, llm_server: LLMServer) -> tuple[Path, dict[str, Any]]:
-    project = tmp_path / "proj"
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The case imported and recorded once for the module's tests (its server closed after)."""
+    project = tmp_path_factory.mktemp("recorded") / "proj"
     (project / ".replio").mkdir(parents=True)
     (project / ".replio" / "config.json").write_text(json.dumps({"provider": "openai:test-model",
                                                                  "bundled": False}))
-    done = subprocess.run([replio_command(), "eval", "--path", str(project), "import", "bfcl", str(SOURCE),
-                           "--category", "multi_turn_miss_func"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    llm_server.handler = handle
-    code, first = run(project, "--base-url", f"{llm_server.url}/v1", "--record-mode", "once",
-                      "--update-golden")
-    assert code == 0, first
-    offered = [{t["function"]["name"] for t in s.json()["tools"]} for s in llm_server.requests]
-    assert len(offered) == 3 and "rm" not in offered[0] and "rm" in offered[1] and "rm" in offered[2]
-    llm_server.close()
+    with isolated(tmp_path_factory), LLMServer() as llm_server:
+        done = subprocess.run([replio_command(), "eval", "--path", str(project), "import", "bfcl", str(SOURCE),
+                               "--category", "multi_turn_miss_func"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        llm_server.handler = handle
+        code, first = run(project, "--base-url", f"{llm_server.url}/v1", "--record-mode", "once",
+                          "--update-golden")
+        assert code == 0, first
+        offered = [{t["function"]["name"] for t in s.json()["tools"]} for s in llm_server.requests]
+        assert len(offered) == 3 and "rm" not in offered[0] and "rm" in offered[1] and "rm" in offered[2]
     return project, first
 
 

@@ -22,6 +22,10 @@ from replio_replay.judge.llm import VERDICT
 from tests.support.isolation import copy_of, isolated
 from tests.support.llm_server import LLMServer, Reply, Seen, chat_completion
 
+# One xdist worker runs the module (--dist loadgroup): its recording, made once for the module,
+# is made once, not once by each worker that runs one of its tests.
+pytestmark = pytest.mark.xdist_group("recording-judge")
+
 RUBRIC = "The answer says what notes.txt holds."
 #: OpenAI's structured output, asked for the judge's verdict.
 STRUCTURED = {"type": "json_schema", "json_schema": {"name": "verdict", "schema": VERDICT.schema, "strict": True}}

@@ -26,6 +26,10 @@ from tests.support.report_project import (
     write_report_project,
 )
 
+# One xdist worker runs the module (--dist loadgroup): its Chromium, made once for the module,
+# is made once, not once by each worker that runs one of its tests.
+pytestmark = pytest.mark.xdist_group("html-browser")
+
 #: Flags for a headless Chromium that contacts nothing on its own (no updates, sync, field trials).
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run", "--disable-sync"]

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from replio_replay.run.worktree import TEMP_PREFIX
-from tests.helpers import replio_command, write_json
+from tests.helpers import replio_command, replio_in_process, write_json
 from tests.support.agents import openai_agent
+from tests.support.isolation import copy_of, isolated
 from tests.support.llm_server import LLMServer
 
 KEY = "sk-test-" + "5f3c9a1b7e2d4c6a" * 2
@@ -93,22 +94,35 @@ def results(done: subprocess.CompletedProcess[str]) -> dict[str, dict[str, Any]]
     return {f["id"]: f for f in json.loads(done.stdout)["fixtures"]}
 
 
-@pytest.fixture
-def recorded(tmp_path: Path, llm_server: LLMServer) -> Path:
-    """A project whose two fixtures were recorded through the agent against the loopback server."""
-    llm_server.handler = openai_agent(PLANS)
-    project = agent_project(tmp_path / "proj")
-    done = replio(project, "run", "--record-mode", "once", "--output", "json", url=f"{llm_server.url}/v1")
-    assert done.returncode == 0, done.stderr
-    found = results(done)
-    assert found["alpha"]["pass"] and found["alpha"]["trace"] == [
-        {"name": "lookup", "arguments": {"word": "alpha"}, "result": "meaning of alpha"}]
-    assert found["alpha"]["answer"] == "Alpha means the first." and found["alpha"]["tokens"] == 221
-    assert all(s.headers["authorization"] == f"Bearer {KEY}" for s in llm_server.requests)
-    assert "agent env key: replio" in found["alpha"]["agent_stderr"]
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project whose two fixtures were recorded through the agent against a loopback server
+    (closed once it recorded), once for the tests that replay it (`SHARED`); each changes a copy."""
+    with isolated(tmp_path_factory), LLMServer() as llm_server:
+        llm_server.handler = openai_agent(PLANS)
+        project = agent_project(tmp_path_factory.mktemp("recorded") / "proj")
+        done = replio(project, "run", "--record-mode", "once", "--output", "json", url=f"{llm_server.url}/v1")
+        assert done.returncode == 0, done.stderr
+        found = results(done)
+        assert found["alpha"]["pass"] and found["alpha"]["trace"] == [
+            {"name": "lookup", "arguments": {"word": "alpha"}, "result": "meaning of alpha"}]
+        assert found["alpha"]["answer"] == "Alpha means the first." and found["alpha"]["tokens"] == 221
+        assert all(s.headers["authorization"] == f"Bearer {KEY}" for s in llm_server.requests)
+        assert "agent env key: replio" in found["alpha"]["agent_stderr"]
     return project
 
 
+#: The tests that replay the module's `recording` share one xdist worker, so it is made once.
+SHARED = pytest.mark.xdist_group("run-agent-recording")
+
+
+@pytest.fixture
+def recorded(recording: Path, tmp_path: Path) -> Path:
+    """The test's own copy of the module's recording."""
+    return copy_of(recording, tmp_path)
+
+
+@SHARED
 def test_a_recording_replays_offline_identically_and_holds_no_key(recorded: Path) -> None:
     first = replio(recorded, "run", "--record-mode", "none", "--output", "json")
     second = replio(recorded, "run", "--record-mode", "none", "--output", "json")
@@ -122,18 +136,20 @@ def test_a_recording_replays_offline_identically_and_holds_no_key(recorded: Path
     assert KEY[:12] not in first.stdout
 
 
+@SHARED
 def test_a_description_changed_in_the_agents_code_is_request_drift(recorded: Path) -> None:
     source = recorded / "agent.py"
     source.write_text(source.read_text().replace("Look up a word.", "Look a word up in the dictionary."))
-    status = replio(recorded, "status", "--output", "json")
+    status = replio_in_process("eval", "--path", recorded, "status", "--output", "json")  # it only reads the project
     assert "tool set 'default' changed" in status.stdout
-    done = replio(recorded, "run", "--record-mode", "none", "--output", "json")
+    done = replio(recorded, "run", "--record-mode", "none", "--output", "json", "--strict")
     drift = results(done)["alpha"]["request_drift"]
     assert [(d["path"], d["role"]) for d in drift] == [("tools[lookup].description", "agent")]
     assert drift[0]["new"] == "Look a word up in the dictionary."
-    assert replio(recorded, "run", "--record-mode", "none", "--strict").returncode == 1
+    assert done.returncode == 1  # --strict: request drift fails the run
 
 
+@SHARED
 def test_a_request_the_cassette_does_not_hold_fails_its_fixture_named(recorded: Path) -> None:
     source = recorded / "agent.py"  # asks the model once more than when it was recorded
     source.write_text(source.read_text().replace('        print(m["content"])\n        break',

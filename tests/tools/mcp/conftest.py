@@ -47,9 +47,10 @@ def wait_until_dead(found: list[str], seconds: float = 5.0) -> list[str]:
     return [p for p in found if alive(p)]
 
 
-@pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[str]:
-    """The test server over streamable HTTP on a free loopback port, expecting TOKEN as a bearer token."""
+@pytest.fixture(scope="module")
+def http_server() -> Iterator[str]:
+    """The test server over streamable HTTP on a free loopback port, expecting TOKEN as a bearer
+    token: one for a module's tests (each opens a session of its own; the server keeps nothing else)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -13,6 +13,10 @@ from replio_replay.tools.mcp.config import McpServer
 from replio_replay.tools.mcp.source import McpTools
 from replio_replay.tools.sandbox import Sandbox
 
+# One xdist worker runs the module (--dist loadgroup): its HTTP server, started once for the module,
+# is started once, not once by each worker that runs one of its tests.
+pytestmark = pytest.mark.xdist_group("mcp-http")
+
 SERVER = TypeAdapter(McpServer)
 TOKEN = "http-secret-token-4242"
 

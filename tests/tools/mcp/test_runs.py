@@ -23,6 +23,10 @@ from tests.support.isolation import copy_of, isolated
 from tests.support.llm_server import LLMServer
 from tests.tools.mcp.conftest import SERVER, pids, wait_until_dead
 
+# One xdist worker runs the module (--dist loadgroup): its recordings, made once for the module,
+# are made once, not once by each worker that runs one of its tests.
+pytestmark = pytest.mark.xdist_group("mcp-runs")
+
 SECRET = "mcp-secret-value-0123456789"
 PLANS = {
     "NOTE": [[("note", {})], "The note says milk."],
@@ -195,28 +199,37 @@ def test_a_live_replay_names_a_changed_description_and_a_changed_result(tmp_path
     code, quiet, out = _run(project, "--record-mode", "none")  # from the cassette: nothing to see
     assert code == 0 and _drift(quiet, "note") == [], out
     code, live, out = _run(project, "--record-mode", "none", "--mcp", "live")
-    assert code == 0, out
+    assert code == 0, out  # request drift is reported, and fails a run only under --strict (below)
     note = _drift(live, "note")
     assert "mcp t: tools[echo].description changed" in note
     assert "mcp t: call 1 note result changed" in note
     assert "tools[echo].description changed" in note  # what the model is offered changed too
     assert "mcp t: tools[echo].description changed" in _drift(live, "picture")
-    code, _, out = _run(project, "--record-mode", "none", "--mcp", "live", "--strict")
-    assert code == 1  # --strict: request drift fails the run
 
 
-def test_a_server_marked_live_is_compared_without_the_flag(tmp_path: Path,
-                                                           recorded: tuple[Path, dict[str, Any]]) -> None:
-    project = _live_replay_setup(tmp_path, recorded, replay="live")
-    code, live, out = _run(project, "--record-mode", "none")
+@pytest.fixture(scope="module")
+def marked_live(recorded: tuple[Path, dict[str, Any]],
+                tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any], str]:
+    """The recorded project, its server since changed (`_live_replay_setup`) and marked `"replay":
+    "live"`, replayed once for the tests that check it, under --strict, printing the table and
+    saving the result: the exit code, the saved result and what it printed."""
+    with isolated(tmp_path_factory):
+        project = _live_replay_setup(tmp_path_factory.mktemp("marked-live"), recorded, replay="live")
+        saved = project.parent / "result.json"
+        result = CliRunner().invoke(main, ["eval", "--path", str(project), "run", "--record-mode", "none", "--strict",
+                                           "--output-file", str(saved), *_only_ours(project)],
+                                    env={"T_TOKEN": SECRET}, catch_exceptions=False)
+        return result.exit_code, json.loads(saved.read_text()), result.stdout + result.stderr
+
+
+def test_a_server_marked_live_is_compared_without_the_flag(marked_live: tuple[int, dict[str, Any], str]) -> None:
+    code, live, out = marked_live
     assert "mcp t: call 1 note result changed" in _drift(live, "note"), out
+    assert code == 1, out  # --strict: request drift fails the run
 
 
-def test_the_table_shows_mcp_drift(tmp_path: Path, recorded: tuple[Path, dict[str, Any]]) -> None:
-    project = _live_replay_setup(tmp_path, recorded, replay="live")
-    result = CliRunner().invoke(main, ["eval", "--path", str(project), "run", "--record-mode", "none",
-                                       *_only_ours(project)], env={"T_TOKEN": SECRET})
-    assert 'mcp t: call 1 note result changed: "milk" -> "milk and eggs"' in result.stdout
+def test_the_table_shows_mcp_drift(marked_live: tuple[int, dict[str, Any], str]) -> None:
+    assert 'mcp t: call 1 note result changed: "milk" -> "milk and eggs"' in marked_live[2]
 
 
 def test_a_live_replay_of_an_http_server_reaches_it_through_the_blocked_network(
@@ -249,20 +262,24 @@ def test_the_token_of_an_http_servers_bearer_header_is_a_secret(
     assert "http-secret-token-4242" not in out + more + report.read_text()
 
 
-def test_a_replay_the_cassette_cannot_serve_says_how_to_record_it(tmp_path: Path, agent: LLMServer) -> None:
-    project = _project(tmp_path / "p", fixtures=("NOTE",))
-    _record(project, agent)
+def _error(run: dict[str, Any], fixture: str) -> str:
+    return next(f for f in run["fixtures"] if f["id"] == fixture)["error"]
+
+
+def test_a_replay_the_cassette_cannot_serve_says_how_to_record_it(tmp_path: Path,
+                                                                  recorded: tuple[Path, dict[str, Any]]) -> None:
+    project = _copy(recorded[0], tmp_path)
     cassette = project / "cassettes" / "openai" / "test-model" / "note.yaml"
     data = yaml.safe_load(cassette.read_text())
     data["mcp"]["t"]["calls"] = []
     cassette.write_text(yaml.safe_dump(data))
     code, run, out = _run(project, "--record-mode", "none")
     assert code == 1
-    error = run["fixtures"][0]["error"]
+    error = _error(run, "note")
     assert "the call note {} to MCP server 't' has no recording in" in error and "--record-mode all" in error
     del data["mcp"]
     cassette.write_text(yaml.safe_dump(data))
-    error = _run(project, "--record-mode", "none")[1]["fixtures"][0]["error"]
+    error = _error(_run(project, "--record-mode", "none")[1], "note")
     assert "holds no recording of MCP server 't'" in error
 
 
@@ -364,32 +381,9 @@ def test_a_server_that_cannot_start_is_one_fixtures_error(tmp_path: Path, agent:
                                            "'no-such-mcp-server-xyz' does not exist")
 
 
-def test_ctrl_c_ends_the_run_and_its_servers_within_seconds(tmp_path: Path, agent: LLMServer) -> None:
-    project = _project(tmp_path / "p", fixtures=("SLOW",))
-    env = {**os.environ, "T_TOKEN": SECRET, "TMPDIR": str(tmp_path)}
-    env.pop("CI", None)
-    proc = subprocess.Popen([str(Path(sys.executable).with_name("replio")), "eval", "--path", str(project), "run",
-                             "--base-url", f"{agent.url}/v1", "--no-cassettes", *_only_ours(project)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while len(agent.requests) < 1 or not pids(project / "pids"):
-            assert time.monotonic() < deadline and proc.poll() is None, "the server never started"
-            time.sleep(0.05)
-        time.sleep(0.5)  # the slow call is in flight
-        interrupted = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=15)
-        took = time.monotonic() - interrupted
-    finally:
-        proc.kill()
-    assert proc.returncode == 130 and took < 6
-    assert wait_until_dead(pids(project / "pids")) == []
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
-def test_a_call_in_flight_when_the_run_is_interrupted_ends_cancelled(tmp_path: Path, agent: LLMServer,
-                                                                     sig: int) -> None:
+def test_a_call_in_flight_when_the_run_is_interrupted_ends_cancelled_within_seconds_and_no_server_outlives_it(
+        tmp_path: Path, agent: LLMServer, sig: int) -> None:
     project = _project(tmp_path / "p", fixtures=("SLOW",))
     env = {**os.environ, "T_TOKEN": SECRET, "TMPDIR": str(tmp_path)}
     env.pop("CI", None)
@@ -402,10 +396,13 @@ def test_a_call_in_flight_when_the_run_is_interrupted_ends_cancelled(tmp_path: P
             assert time.monotonic() < deadline and proc.poll() is None, "the server never started"
             time.sleep(0.05)
         time.sleep(0.5)  # the slow call is in flight
+        interrupted = time.monotonic()
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=15)
+        took = time.monotonic() - interrupted
     finally:
         proc.kill()
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130 and took < 6, (took, err)
     (fixture,) = json.loads(out)["fixtures"]
     assert (fixture["status"], fixture["error"]) == ("cancelled", "the run was interrupted"), fixture
+    assert wait_until_dead(pids(project / "pids")) == []
