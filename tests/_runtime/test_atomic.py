@@ -67,3 +67,26 @@ def test_ctrl_c_while_many_temp_files_are_written_leaves_no_file_behind(tmp_path
         atomic_write_all([(p, "new\n") for p in paths])
     assert [p.read_text() for p in paths] == ["old\n"] * 40
     assert sorted(f.name for f in tmp_path.iterdir()) == sorted(p.name for p in paths)
+
+
+def test_each_folder_is_made_once_for_all_its_files_each_written_as_its_utf8(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file costs its own system calls only (created, its mode set, written, fsynced, renamed): its folder
+    is made once for all the files going there, and its text reaches the disk byte for byte."""
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    files = [(tmp_path / "a" / "b" / f"{i}.yaml", f"é {i}\r\n\n" * 5000) for i in range(20)]
+    files += [(tmp_path / "new" / "c" / f"{i}.json", "{}\n") for i in range(5)]
+    real = os.mkdir
+    made: list[str] = []
+
+    def mkdir(path: str, *args: object, **kwargs: object) -> None:
+        made.append(os.fspath(path))
+        real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    atomic_write_all(files)
+    new = str(tmp_path / "new" / "c")
+    assert made == [str(tmp_path / "a" / "b"), new, str(tmp_path / "new"), new]  # the missing parent made on the way
+    assert all(path.read_bytes() == text.encode("utf-8") for path, text in files)
+    assert stat.S_IMODE(files[0][0].stat().st_mode) == atomic._file_mode()
+    assert sorted(f.name for f in (tmp_path / "a" / "b").iterdir()) == sorted(p.name for p, _ in files[:20])
