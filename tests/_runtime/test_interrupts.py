@@ -10,6 +10,7 @@ import pytest
 from replio_replay._runtime.interrupts import Interrupts
 
 
+@pytest.mark.usefixtures("ctrl_c_taken")
 def test_first_signal_interrupts_second_hurries_third_interrupts() -> None:
     with Interrupts().installed() as interrupts:
         with pytest.raises(KeyboardInterrupt):
@@ -21,6 +22,7 @@ def test_first_signal_interrupts_second_hurries_third_interrupts() -> None:
             os.kill(os.getpid(), signal.SIGINT)
 
 
+@pytest.mark.usefixtures("ctrl_c_taken")
 def test_the_previous_handlers_come_back() -> None:
     before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     with Interrupts().installed():

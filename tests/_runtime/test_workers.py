@@ -39,6 +39,7 @@ def test_wait_returns_when_the_workers_are_done() -> None:
     assert sorted(ran) == [0, 1, 2] and not cancel.is_set() and not workers.alive()
 
 
+@pytest.mark.usefixtures("ctrl_c_taken")
 def test_ctrl_c_while_waiting_sets_cancel_and_leaves_the_worker_counted_as_running(stop: threading.Event) -> None:
     workers = Workers([("blocked", stop.wait)])
     cancel = threading.Event()
@@ -98,6 +99,7 @@ def test_hurry_ends_the_grace_at_once(stop: threading.Event) -> None:
     assert time.monotonic() - start < 2 and workers.alive()
 
 
+@pytest.mark.usefixtures("ctrl_c_taken")
 def test_a_second_ctrl_c_ends_the_grace_without_raising_or_losing_the_worker(stop: threading.Event) -> None:
     workers = Workers([("stuck", stop.wait)])
     workers.start()
