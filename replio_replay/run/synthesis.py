@@ -29,6 +29,7 @@ from ..golden.store import GoldenStore
 from ..judge.results import FixtureResult, Status
 from ..plan.offer import for_fixture
 from ..plan.settings import Flags, Settings, resolve_settings
+from ..providers.base import ProviderSettings
 from ..providers.registry import create_provider
 from ..recording.modes import RecordMode
 from ..recording.session import CassetteSessions
@@ -46,8 +47,8 @@ class Synthesizer:
     settings: Settings
     toolset: ToolSet
     redactor: Redactor
-    #: The `openai` provider playing traces back, for each model a trace named, made once for every conversation of it.
-    _providers: dict[str, PlaybackProvider] = field(default_factory=dict, init=False, repr=False)
+    #: The `openai` provider's settings for each model a trace named, made once for every conversation of it.
+    _providers: dict[str, ProviderSettings] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def for_project(cls, project: Path, tools: str = "default") -> Synthesizer:
@@ -82,14 +83,14 @@ class Synthesizer:
             case = Case(fixture, for_fixture(self.toolset, fixture, origin), self.toolset)
             base = self._providers.get(built.model)
             if base is None:
-                base = self._providers[built.model] = PlaybackProvider(create_provider(
-                    f"openai:{built.model}", config=self.settings.config, env=self.settings.env).settings)
+                base = self._providers[built.model] = create_provider(
+                    f"openai:{built.model}", config=self.settings.config, env=self.settings.env).settings
         except ReplioError as exc:
             return f"replio cannot run it: {exc}"
         source = fixture.source
         marker = {"from": "otel", "file": source.file, "trace_id": source.trace_id, "dialect": source.dialect} \
             if source is not None else {"from": "otel"}
-        provider = base.playing(built.turns, marker)
+        provider = PlaybackProvider(base, built.turns, marker)
         kept: dict[Path, str] = {}  # the cassette's text, written by the import with the fixture's other files
         options = RunOptions(
             limits=Limits(self.settings.max_turns, self.settings.max_calls),
