@@ -16,6 +16,12 @@ memory (peak RSS at most 300 MB) at 200 conversations a second or more. This
   generated into a file of their own: with `--limit` on the whole file the import's first pass
   (which counts each conversation id's traces) would read all of them, a cost an import of the
   whole file spreads over every conversation;
+- with `--floor`, imports the same file a third time, its cassettes written in vcrpy's own YAML
+  (each request and response body one string) instead of replio's readable format: the child
+  process swaps `ReadableSerializer.serialize` for vcrpy's `yamlserializer.serialize` before it runs
+  the command, and nothing else changes. Not an option replio has: the floor of an import whose
+  cassettes were written as vcrpy writes them, so the cost of the readable format is measured, not
+  guessed (issue 49's `bench/floor.py` does the same for a replay);
 - prints for each its peak RSS (`wait4`'s rusage: the child's, or of a worker process it waited
   for, whichever is larger) and its conversations a second of wall time, with the budgets, `met`
   or `NOT met`, and its conversations per CPU second (the user and system time of the child and
@@ -23,6 +29,7 @@ memory (peak RSS at most 300 MB) at 200 conversations a second or more. This
 
     python bench/otel_import.py                      # 10,000 conversations
     python bench/otel_import.py --conversations 500 --synthesize 50  # a smoke run
+    python bench/otel_import.py --conversations 2000 --synthesize 2000 --floor
 """
 
 from __future__ import annotations
@@ -149,12 +156,26 @@ class Measured:
     last: str
 
 
-def measure(project: Path, traces: Path, *extra: str) -> Measured:
-    """Import `traces` into `project` in a child process (`replio eval ... import otel FILE EXTRA`)."""
+#: What the floor's child runs: the command as installed, its cassettes written by vcrpy's own YAML serializer.
+VCRPY_YAML = """
+import sys
+from vcr.serializers import yamlserializer
+from replio_replay.recording.serializer import ReadableSerializer
+ReadableSerializer.serialize = lambda self, cassette_dict: yamlserializer.serialize(cassette_dict)
+from replio_replay.cli import entry
+sys.argv[0] = "replio"
+entry()
+"""
+
+
+def measure(project: Path, traces: Path, *extra: str, vcrpy_yaml: bool = False) -> Measured:
+    """Import `traces` into `project` in a child process (`replio eval ... import otel FILE EXTRA`), its
+    cassettes in vcrpy's own YAML with `vcrpy_yaml`."""
     replio = shutil.which("replio", path=str(Path(sys.executable).parent)) or "replio"
+    command = [sys.executable, "-c", VCRPY_YAML] if vcrpy_yaml else [replio]
     env = {**os.environ, "CI": "true"}
     started = time.perf_counter()
-    child = subprocess.Popen([replio, "eval", "--path", str(project), "import", "otel", str(traces), *extra],
+    child = subprocess.Popen([*command, "eval", "--path", str(project), "import", "otel", str(traces), *extra],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     out = child.stdout.read() if child.stdout else ""
     _, status, usage = os.wait4(child.pid, 0)  # this child's own rusage: its peak RSS, its CPU
@@ -197,6 +218,8 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=10_000)
     parser.add_argument("--synthesize", type=int, default=500,
                         help="how many of them the second import synthesizes cassettes for (a file of their own)")
+    parser.add_argument("--floor", action="store_true",
+                        help="import the second file again, its cassettes written in vcrpy's own YAML: the floor")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="otel-bench-") as tmp:
         traces, first = Path(tmp, "traces.json"), Path(tmp, "first.json")
@@ -207,11 +230,13 @@ def main() -> None:
         print(f"generated {args.conversations:,} conversations, {size / 1e6:.1f} MB of OTLP/JSON "
               f"in {time.perf_counter() - started:.1f} s; load average {os.getloadavg()[0]:.1f} on "
               f"{os.cpu_count()} cores")
-        for what, path, extra, expected in (
-                ("fixtures only (--no-cassettes)", traces, ("--no-cassettes",), args.conversations),
-                (f"with cassettes synthesized (the first {synthesize:,})", first, (), synthesize)):
-            project = _project(Path(tmp), what.split()[0])
-            measured = measure(project, path, *extra)
+        imports = [("fixtures only (--no-cassettes)", traces, ("--no-cassettes",), args.conversations, False),
+                   (f"with cassettes synthesized (the first {synthesize:,})", first, (), synthesize, False)]
+        if args.floor:
+            imports.append(("floor: the same, its cassettes in vcrpy's own YAML", first, (), synthesize, True))
+        for what, path, extra, expected, vcrpy_yaml in imports:
+            project = _project(Path(tmp), what.split()[0].rstrip(":"))
+            measured = measure(project, path, *extra, vcrpy_yaml=vcrpy_yaml)
             if (fixtures := written(project)) != expected:
                 raise SystemExit(f"{what}: the import wrote {fixtures} fixtures, not {expected}: {measured.last}")
             if not extra and (cassettes := sum(1 for _ in (project / "cassettes").rglob("*.yaml"))) != expected:

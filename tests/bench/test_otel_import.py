@@ -51,3 +51,20 @@ def test_a_budget_is_met_within_its_bound_and_not_beyond() -> None:
     assert otel_import.verdict(301, 300, at_most=True) == "NOT met"
     assert otel_import.verdict(200, 200, at_most=False) == "met"
     assert otel_import.verdict(199.9, 200, at_most=False) == "NOT met"
+
+
+def test_the_floor_imports_with_replio_as_installed_its_cassettes_written_by_vcrpys_own_yaml(tmp_path: Path) -> None:
+    from vcr.serializers import yamlserializer
+
+    traces = tmp_path / "traces.json"
+    otel_import.generate(traces, 2)
+    project = otel_import._project(tmp_path, "floor")
+    measured = otel_import.measure(project, traces, vcrpy_yaml=True)
+    assert measured.last == "cassettes synthesized: 2, without a cassette: 0" and measured.cpu > 0
+    cassettes = sorted((project / "cassettes").rglob("*.yaml"))
+    assert len(cassettes) == 2 and otel_import.written(project) == 2
+    data = yamlserializer.deserialize(cassettes[0].read_text(encoding="utf-8"))
+    first = data["interactions"][0]
+    assert "replio" not in data  # no readable header: vcrpy's own format, bodies as one string each
+    assert json.loads(first["request"]["body"])["messages"][1]["content"] == otel_import.conversation(0)[0]
+    assert json.loads(first["response"]["body"]["string"])["choices"][0]["message"]["tool_calls"]
