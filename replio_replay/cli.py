@@ -23,6 +23,8 @@ from .errors import ConfigError, GoldenError, ReplioError, UsageError
 from .recording.modes import RecordMode
 
 if TYPE_CHECKING:
+    from collections import Counter
+
     import pluggy
 
     from .config import ProjectConfig
@@ -714,7 +716,24 @@ def import_otel_cmd(project: Path, paths: tuple[Path, ...], out: Path | None, se
         click.echo(f"redacted {name}: {report.redactions.get(name, 0)}")
     for problem in report.problems:
         click.echo(f"replio: skipped {problem.case_id}: {problem.message}", err=True)
+    if not (report.written or report.unchanged or report.problems):
+        click.echo(f"replio: {_nothing_chosen(paths, report.services, services, since, trace_ids)}", err=True)
     sys.exit(1 if report.problems else 0)
+
+
+def _nothing_chosen(paths: tuple[Path, ...], found: Counter[str], services: tuple[str, ...],
+                    since: str | None, trace_ids: tuple[str, ...]) -> str:
+    """Why an import made no fixture: the input holds no conversation, or the filters let none through."""
+    where = ", ".join(map(str, paths))
+    if not found and trace_ids:
+        return f"{where} holds no conversation in the traces --trace-id names ({', '.join(trace_ids)})"
+    if not found:
+        return (f"{where} holds no conversation (no span of a model call in a dialect replio reads); "
+                "see docs/how-to/production-traces.md for what each instrumentation must record")
+    held = ", ".join(f"{name or '(no service.name)'}: {plural(count, 'conversation')}"
+                     for name, count in sorted(found.items()))
+    chosen = " and ".join([*(f"--service {name}" for name in services), *([f"--since {since}"] if since else [])])
+    return f"no conversation of {where} matched {chosen or 'the filters'}; it holds {held}"
 
 
 def _synthesizer(project: Path, tools_file: Path | None) -> Any:
