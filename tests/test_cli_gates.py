@@ -1,8 +1,8 @@
 """Baselines and score gates through the `replio` command line: regressions first, each gate's exit
 status, bad specs, --compare, shards merged, the HTML report's baseline section. The failed gates'
-exit 1 and the how-to's worked example run the installed program in subprocesses; the other
-command lines run in the test's process through click's CliRunner, as nothing about the process
-matters to what a gate decides."""
+exit 1 (the first run of its test) and the how-to's worked example run the installed program in
+subprocesses; the other command lines run in the test's process through click's CliRunner, as
+nothing about the process matters to what a gate decides."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_each_failed_gate_exits_1_with_its_line(gated: Path) -> None:
     ]
     assert json.loads(done.stdout)["gates"] == {"failed": failed}
     assert done.stderr.splitlines()[-1] == "replio: exit 1: 6 score gates failed (named above)"
-    junit = replio_process(gated, "run", "--baseline", gated / "base.json", "--max-drop", "pass_rate=0.05",
+    junit = replio(gated, "run", "--baseline", gated / "base.json", "--max-drop", "pass_rate=0.05",  # what it prints
                    "--output", "junit", ok=(1,)).stdout
     assert '<testsuite name="replio.gates" tests="1" failures="1" errors="0" skipped="0">' in junit
     assert '<failure message="pass_rate 0.67 -&gt; 0.33 (-0.33 &gt; 0.05)">' in junit

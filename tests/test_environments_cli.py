@@ -1,27 +1,41 @@
-"""Environments through the real CLI: a broken tool set exits 2 before any request, a broken fixture is a
-listed problem, and a replay re-runs the environment, so a changed method shows as drift naming the tool."""
+"""Environments through the CLI: a broken tool set exits 2 before any request, a broken fixture is a
+listed problem, and a replay re-runs the environment, so a changed method shows as drift naming the tool.
+
+The live runs are real replio processes; what only lists, refuses or replays runs the command line in
+the test's process (the project's Python still runs in the children replio starts for it)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.helpers import replio_command, write_json
+from tests.helpers import replio_command, replio_in_process, write_json
 from tests.support.agents import openai_agent
 from tests.support.environments import SLUG, shop_decl, write_module
 from tests.support.llm_server import LLMServer
 
+KEY = "sk-test-0123456789"
 PLANS = {"CANCEL": [[("cancel_order", {"order_id": "A-1042"})], [("slugify", {"text": "All Done"})], "Cancelled."]}
 
 
 def _replio(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OPENAI_API_KEY": "sk-test-0123456789"}
+    env = {**os.environ, "OPENAI_API_KEY": KEY}
     return subprocess.run([replio_command(), "eval", "--path", str(project), *args], capture_output=True, text=True,
                           timeout=120, stdin=subprocess.DEVNULL, env=env)
+
+
+@pytest.fixture
+def in_process(monkeypatch: pytest.MonkeyPatch) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`_replio` run in the test's process (what is listed, chosen, replayed or printed; the
+    project's Python still runs in the children replio starts for it), with the same key."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    return lambda project, *args: replio_in_process("eval", "--path", project, *args)
 
 
 @pytest.fixture
@@ -41,19 +55,20 @@ def shop(tmp_path: Path) -> Path:
     return project
 
 
-def test_a_broken_tool_set_exits_2_before_any_request(shop: Path, llm_server: LLMServer) -> None:
+def test_a_broken_tool_set_exits_2_before_any_request(shop: Path, llm_server: LLMServer, in_process: Any) -> None:
     write_json(shop / ".replio" / "tools.json", {"environments": {"shop": shop_decl("envs/shop.py:Shopp")}})
-    done = _replio(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once")
+    done = in_process(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once")
     assert done.returncode == 2, done.stderr
     assert f"{shop / '.replio' / 'tools.json'}: environments.shop.python: shop.py has no 'Shopp'" in done.stderr
     assert llm_server.requests == []
 
 
-def test_a_broken_fixture_environment_is_listed_and_skipped_by_run(shop: Path, llm_server: LLMServer) -> None:
+def test_a_broken_fixture_environment_is_listed_and_skipped_by_run(shop: Path, llm_server: LLMServer,
+                                                                   in_process: Any) -> None:
     llm_server.handler = openai_agent(PLANS)
     broken = write_json(shop / ".replio" / "eval" / "broken.json", {
         "task": "t", "environments": {"depot": shop_decl("../envs/nowhere.py:Shop", prefix="d_")}})
-    listed = _replio(shop, "list", "--output", "json")
+    listed = in_process(shop, "list", "--output", "json")
     assert listed.returncode == 1, listed.stderr  # as for any broken fixture
     assert "1 problem in the fixtures" in listed.stderr
     data = json.loads(listed.stdout)
@@ -70,7 +85,7 @@ def test_a_broken_fixture_environment_is_listed_and_skipped_by_run(shop: Path, l
 
 
 def test_a_replay_reruns_the_environment_and_names_the_tool_whose_result_changed(
-        shop: Path, llm_server: LLMServer) -> None:
+        shop: Path, llm_server: LLMServer, in_process: Any) -> None:
     llm_server.handler = openai_agent(PLANS)
     recorded = _replio(shop, "run", "--base-url", f"{llm_server.url}/v1", "--record-mode", "once", "--output", "json")
     assert recorded.returncode == 0, recorded.stderr
@@ -79,11 +94,11 @@ def test_a_replay_reruns_the_environment_and_names_the_tool_whose_result_changed
     assert [c["result"] for c in first["trace"]] == ["Order A-1042 cancelled.", "all-done"]
     llm_server.close()  # the replay reaches no server: the record mode `none` blocks the network too
 
-    approved = _replio(shop, "run", "--record-mode", "none", "--update-golden")
+    approved = in_process(shop, "run", "--record-mode", "none", "--update-golden")
     assert approved.returncode == 0, approved.stderr
     golden = json.loads((shop / "golden" / "openai" / "test-model" / "cancel.json").read_text())
     assert golden["state"] == first["state"]
-    replayed = _replio(shop, "run", "--record-mode", "none", "--strict", "--output", "json")
+    replayed = in_process(shop, "run", "--record-mode", "none", "--strict", "--output", "json")
     assert replayed.returncode == 0, replayed.stderr
     (same,) = json.loads(replayed.stdout)["fixtures"]
     assert same["trace"] == first["trace"] and same["state"] == first["state"] and not same.get("request_drift")
@@ -91,13 +106,13 @@ def test_a_replay_reruns_the_environment_and_names_the_tool_whose_result_changed
     shop_py = shop / ".replio" / "envs" / "shop.py"
     shop_py.write_text(shop_py.read_text().replace('return f"Order {order_id} cancelled."',
                                                    'return f"Order {order_id} is cancelled."'))
-    drifted = _replio(shop, "run", "--record-mode", "none", "--output", "json")
+    drifted = in_process(shop, "run", "--record-mode", "none", "--output", "json")
     assert drifted.returncode == 0, drifted.stderr
     (changed,) = json.loads(drifted.stdout)["fixtures"]
     assert changed["request_drift"] == [{
         "path": "messages[3](cancel_order, call 1).content", "kind": "tool_result_changed",
         "old": "Order A-1042 cancelled.", "new": "Order A-1042 is cancelled.", "role": "agent"}]
-    strict = _replio(shop, "run", "--record-mode", "none", "--strict", "--output", "json")
+    strict = in_process(shop, "run", "--record-mode", "none", "--strict", "--output", "json")
     assert strict.returncode == 1
 
 

@@ -382,21 +382,19 @@ def test_what_the_serializer_writes_is_checked_with_the_readers_bounds() -> None
         ReadableSerializer(source="deep.yaml").serialize({"version": 1, "interactions": [interaction]})
 
 
-def test_a_replay_under_another_base_url_path_names_the_paths(project: Path, agent: LLMServer) -> None:
+def test_a_replay_under_another_base_url_path_names_the_paths(project: Path, agent: LLMServer,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     import os
     import subprocess
 
-    from tests.helpers import replio_command
+    from tests.helpers import replio_command, replio_in_process
 
-    def replio(base_url: str) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "LLAMACPP_BASE_URL": base_url}
-        return subprocess.run([replio_command(), *run_args(project, "--provider", "llamacpp:test-model",
-                                                           "--fixture", "alpha")],
-                              capture_output=True, text=True, env=env, timeout=120)
-
-    recorded = replio(f"{agent.url}/v1")
+    args = run_args(project, "--provider", "llamacpp:test-model", "--fixture", "alpha")
+    env = {**os.environ, "LLAMACPP_BASE_URL": f"{agent.url}/v1"}  # read by a real replio process
+    recorded = subprocess.run([replio_command(), *args], capture_output=True, text=True, env=env, timeout=120)
     assert recorded.returncode == 0, recorded.stderr
-    replayed = replio("http://127.0.0.1:9")  # the same server, its /v1 left out
+    monkeypatch.setenv("LLAMACPP_BASE_URL", "http://127.0.0.1:9")  # the same server, its /v1 left out
+    replayed = replio_in_process(*args)  # what the replay says: in the test's process
     alpha = json.loads(replayed.stdout)["fixtures"][0]
     assert replayed.returncode == 1 and alpha["status"] == "error"
     assert "went further" not in alpha["error"]

@@ -14,7 +14,7 @@ import pytest
 
 from replio_replay.judge.results import FixtureResult, RunResult, Status, Summary
 from replio_replay.report.text import write_compare, write_findings
-from tests.helpers import call, replio_command, turn, write_json
+from tests.helpers import call, replio_command, replio_in_process, turn, write_json
 
 LONG_ID = "a-rather-long-fixture-id"
 
@@ -78,9 +78,13 @@ def test_without_a_width_the_table_is_one_line_per_fixture(project: Path) -> Non
 
 
 @pytest.mark.parametrize(("output", "kind"), [("table", "json"), ("json", "json"), ("junit", "junit")])
-def test_output_file_follows_the_output_format(project: Path, tmp_path: Path, output: str, kind: str) -> None:
+def test_output_file_follows_the_output_format(project: Path, tmp_path: Path, output: str, kind: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """What is written where: `replio`'s run in the test's process (its umask is a real process's, below)."""
+    monkeypatch.delenv("CI", raising=False)
     target = tmp_path / "out" / "result"
-    result = replio(project, "--output", output, "--output-file", str(target))
+    result = replio_in_process("eval", "--path", project, "run", "--no-cassettes", "--fixture", LONG_ID,
+                               "--fixture", "short", "--output", output, "--output-file", target)
     assert result.returncode == 0, result.stderr
     text = target.read_text()
     if kind == "json":

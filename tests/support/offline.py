@@ -8,6 +8,7 @@ environment the running one's packages through a `.pth` file instead of download
 from __future__ import annotations
 
 import os
+import site
 import subprocess
 import sys
 import sysconfig
@@ -33,7 +34,10 @@ def venv_lent_our_packages(env_dir: Path) -> Path:
     python = env_dir / "bin" / "python"
     own = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                          capture_output=True, text=True, check=True, timeout=60).stdout.strip()
-    (Path(own) / "lent-by-the-tests.pth").write_text(sysconfig.get_path("purelib") + "\n", encoding="utf-8")
+    # the running environment's own folder, then the interpreter's when it sees those too (a virtual
+    # environment made with --system-site-packages finds its dependencies there)
+    lent = dict.fromkeys([sysconfig.get_path("purelib"), *(p for p in site.getsitepackages() if p in sys.path)])
+    (Path(own) / "lent-by-the-tests.pth").write_text("".join(f"{p}\n" for p in lent), encoding="utf-8")
     return python
 
 

@@ -1,5 +1,9 @@
-"""The project's Python in its own process, through the real CLI: what it raises, how long it takes, how it
-ends or forks, and what its import does can fail its call or its fixture, never the run (issue 40 §1)."""
+"""The project's Python in its own process, through the CLI: what it raises, how long it takes, how it
+ends or forks, and what its import does can fail its call or its fixture, never the run (issue 40 §1).
+
+The project's Python always runs in the children replio starts; replio itself is a real process where
+its own process matters (signals, a call it stops at the tool timeout, what the children print to its
+standard error), and otherwise runs in the test's process (tests.helpers.replio_in_process)."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import replio_command, write_json
+from tests.helpers import replio_command, replio_in_process, write_json
 from tests.support.environments import write_module
 from tests.support.processes import host_pid, said_ended
 
@@ -128,8 +132,11 @@ def _replio(project: Path, *args: str, timeout: float = 120) -> subprocess.Compl
                           timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def _run(project: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, dict[str, Any]]]:
-    done = _replio(project, "run", "--no-cassettes", "--output", "json", *args)
+def _run(project: Path, *args: str, in_process: bool = False,
+         ) -> tuple[subprocess.CompletedProcess[str], dict[str, dict[str, Any]]]:
+    """`run` as a real replio process, or `in_process` through the command line in the test's process."""
+    command = ("eval", "--path", project, "run", "--no-cassettes", "--output", "json", *args)
+    done = replio_in_process(*command) if in_process else _replio(project, *command[3:])
     assert "Traceback" not in done.stderr, done.stderr
     return done, {f["id"]: f for f in json.loads(done.stdout)["fixtures"]}
 
@@ -138,7 +145,7 @@ def test_a_method_raising_any_base_exception_fails_its_call_and_the_run_goes_on(
     project = _project(tmp_path, {"raises": {}, "after": {}},
                        {"raises": _calls("generator_exit", "own_base", "fine"), "after": _calls("fine")})
     started = time.monotonic()
-    done, results = _run(project)
+    done, results = _run(project, in_process=True)
     assert done.returncode == 0, done.stderr
     assert time.monotonic() - started < 60
     assert [c["result"] for c in results["raises"]["trace"]] == [
@@ -204,7 +211,7 @@ def test_any_exception_or_exit_at_import_is_its_fixtures_named_problem_and_the_o
         write_module(project / ".replio" / "envs" / f"{name}.py", source)
         write_json(project / ".replio" / "eval" / f"{name}.json", {
             "task": "t", "environments": {"e": {"python": f"../envs/{name}.py:Env"}}})
-    listed = _replio(project, "list", "--output", "json")
+    listed = replio_in_process("eval", "--path", project, "list", "--output", "json")
     assert listed.returncode == 1, listed.stderr
     data = json.loads(listed.stdout)
     assert [f["id"] for f in data["fixtures"]] == ["good"]
@@ -215,7 +222,7 @@ def test_any_exception_or_exit_at_import_is_its_fixtures_named_problem_and_the_o
                                          "failed: KeyboardInterrupt: ; fix the module")
     assert problems["base"].endswith("failed: Mine: at import; fix the module")
     assert problems["exits"].endswith(f"{field}: loading it ended its process (exit status 3); fix the module")
-    ran, results = _run(project)
+    ran, results = _run(project, in_process=True)
     assert ran.returncode == 1, ran.stderr  # the problems
     assert list(results) == ["good"] and results["good"]["status"] == "ok"
 
@@ -228,7 +235,7 @@ def test_a_timed_out_calls_state_is_not_judged_nor_approved_and_a_rerun_does_not
         write_json(path, {**json.loads(path.read_text()), "verifier": {"state": {"faults.counter": {"$min": 0}}}})
     runs = []
     for _ in range(2):
-        done, results = _run(project, "--update-golden")
+        done, results = _run(project, "--update-golden", in_process=True)
         assert done.returncode == 1, done.stderr
         runs.append(results)
         count = results["count"]
@@ -241,7 +248,7 @@ def test_a_timed_out_calls_state_is_not_judged_nor_approved_and_a_rerun_does_not
 
 def test_a_line_a_method_writes_to_replio_ends_its_fixture_named_and_the_others_run(tmp_path: Path) -> None:
     project = _project(tmp_path, {"forges": {}, "after": {}}, {"forges": _calls("forge", "fine"), "after": _calls("fine")})
-    done, results = _run(project)
+    done, results = _run(project, in_process=True)
     assert results["forges"]["status"] == "error" and "internal error" not in results["forges"]["error"]
     assert results["forges"]["error"].startswith("environment Faults: forge: its process sent a line that is no "
                                                  "answer to a 'call' request: b'{\"status\": 0}'"), results["forges"]
@@ -252,7 +259,7 @@ def test_a_line_a_method_writes_to_replio_ends_its_fixture_named_and_the_others_
 def test_a_method_ending_its_process_ends_only_its_fixture_and_the_others_results_are_kept(tmp_path: Path) -> None:
     project = _project(tmp_path, {"before": {}, "leave": {}, "after": {}},
                        {"before": _calls("fine"), "leave": _calls("fine", "leave"), "after": _calls("fine")})
-    done, results = _run(project)
+    done, results = _run(project, in_process=True)
     assert done.returncode == 1, done.stderr  # not the 3 of os._exit
     leave = results["leave"]
     assert (leave["status"], leave["error"]) == ("error", "environment Faults: leave ended its process (exit status 3)")

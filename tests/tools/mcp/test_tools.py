@@ -6,6 +6,7 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,25 +38,39 @@ def _call(mcp: McpTools, tools: list, name: str, arguments: dict[str, Any] | Non
         return f"Error: {exc}"
 
 
-def test_tools_are_offered_with_their_schemas_and_answer(tmp_path: Path) -> None:
-    (tmp_path / "note.txt").write_text("remember the milk")
-    mcp = _tools(tmp_path, t=stdio_config(prefix="t_"))
+#: The tests that share the module's served tools (one server, started once): on one xdist worker.
+SERVED = pytest.mark.xdist_group("mcp-tools-served")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[McpTools, list]]:
+    """The test server opened once for the tests that only call it (each checks the calls it made):
+    its tools, named with the prefix `t_`, in a worktree holding note.txt."""
+    root = tmp_path_factory.mktemp("served")
+    (root / "note.txt").write_text("remember the milk")
+    mcp = _tools(root, t=stdio_config(prefix="t_"))
     try:
-        tools = mcp.open()
-        echo = next(t for t in tools if t.name == "t_echo")
-        assert (echo.category, echo.description, echo.source) == (Category.MCP, "Echo the text back.",
-                                                                  "MCP server 't'")
-        assert echo.parameters["properties"]["text"]["type"] == "string"
-        assert _call(mcp, tools, "t_echo", {"text": "hi"}) == "hi"
-        assert _call(mcp, tools, "t_add", {"a": 2, "b": 3}) == '{\n  "sum": 5\n}'
-        assert _call(mcp, tools, "t_picture") == "[image image/png, 69 bytes]"
-        assert _call(mcp, tools, "t_fail", {"reason": "x"}).startswith("Error: ")
-        assert _call(mcp, tools, "t_note") == "remember the milk"  # it runs in the worktree
-        assert mcp.records["t"].server == {"name": "test-server", "version": "1.2.3"}
-        assert [c.tool for c in mcp.records["t"].calls] == ["echo", "add", "picture", "fail", "note"]
-        assert mcp.failures == []
+        yield mcp, mcp.open()
     finally:
         mcp.close()
+
+
+@SERVED
+def test_tools_are_offered_with_their_schemas_and_answer(served: tuple[McpTools, list]) -> None:
+    mcp, tools = served
+    before = len(mcp.records["t"].calls)
+    echo = next(t for t in tools if t.name == "t_echo")
+    assert (echo.category, echo.description, echo.source) == (Category.MCP, "Echo the text back.",
+                                                              "MCP server 't'")
+    assert echo.parameters["properties"]["text"]["type"] == "string"
+    assert _call(mcp, tools, "t_echo", {"text": "hi"}) == "hi"
+    assert _call(mcp, tools, "t_add", {"a": 2, "b": 3}) == '{\n  "sum": 5\n}'
+    assert _call(mcp, tools, "t_picture") == "[image image/png, 69 bytes]"
+    assert _call(mcp, tools, "t_fail", {"reason": "x"}).startswith("Error: ")
+    assert _call(mcp, tools, "t_note") == "remember the milk"  # it runs in the worktree
+    assert mcp.records["t"].server == {"name": "test-server", "version": "1.2.3"}
+    assert [c.tool for c in mcp.records["t"].calls[before:]] == ["echo", "add", "picture", "fail", "note"]
+    assert mcp.failures == []
 
 
 def test_the_server_sees_only_what_the_config_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -177,21 +192,20 @@ def test_a_server_left_running_is_killed_when_replio_exits(tmp_path: Path) -> No
     assert len(pids(pidfile)) == 2 and wait_until_dead(pids(pidfile)) == []  # the server and its daemon
 
 
-def test_calls_from_several_threads_are_all_recorded(tmp_path: Path) -> None:
-    mcp = _tools(tmp_path, t=stdio_config())
-    try:
-        tools = mcp.open()
-        results: list[str] = []
-        threads = [threading.Thread(target=lambda i=i: results.append(_call(mcp, tools, "echo", {"text": str(i)})))
-                   for i in range(5)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert sorted(results) == ["0", "1", "2", "3", "4"]
-        assert len(mcp.records["t"].calls) == 5
-    finally:
-        mcp.close()
+@SERVED
+def test_calls_from_several_threads_are_all_recorded(served: tuple[McpTools, list]) -> None:
+    mcp, tools = served
+    before = len(mcp.records["t"].calls)
+    results: list[str] = []
+    threads = [threading.Thread(target=lambda i=i: results.append(_call(mcp, tools, "t_echo", {"text": str(i)})))
+               for i in range(5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == ["0", "1", "2", "3", "4"]
+    assert len(mcp.records["t"].calls) == before + 5
+    assert mcp.failures == []
 
 
 @pytest.mark.parametrize("after", [590, 560])  # the 600-character tail starts 9 and 39 characters into the token
