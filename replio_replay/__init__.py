@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .agents.protocol import Truncated, agent_messages, reply
+    from .agents.tools import call_tool, fixture_tools
     from .errors import (
         AgentError,
         BenchmarkError,
@@ -116,8 +117,10 @@ _SOURCES: dict[str, str] = {
     "UserCodeError": ".errors",
     "Verifier": ".fixtures.model",
     "agent_messages": ".agents.protocol",
+    "call_tool": ".agents.tools",
     "decode_name": ".fixtures.bfcl.names",
     "execute": ".run.suite",
+    "fixture_tools": ".agents.tools",
     "hookimpl": ".fixtures.hookspecs",
     "load_fixture": ".fixtures.model",
     "tau2_fixture_id": ".fixtures.tau2.convert",
@@ -177,8 +180,10 @@ __all__ = [
     "UserCodeError",
     "Verifier",
     "agent_messages",
+    "call_tool",
     "decode_name",
     "execute",
+    "fixture_tools",
     "hookimpl",
     "load_fixture",
     "open_bfcl",

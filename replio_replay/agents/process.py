@@ -61,6 +61,7 @@ def agent_env(base_url: str, spec: AgentSpec, home: Path, extra: Mapping[str, st
             env[name] = os.environ[name]
     relay = {
         "REPLIO_BASE_URL": base_url,
+        "REPLIO_TOOLS_URL": f"{base_url}/replio/tools",  # the fixture's tools, run by replio (`agents.tools`)
         "OPENAI_BASE_URL": f"{base_url}/v1",
         "ANTHROPIC_BASE_URL": base_url,
         "GOOGLE_GEMINI_BASE_URL": base_url,

@@ -26,6 +26,12 @@ sent (in an error quoting the request's headers, say) hands the agent ``[REDACTE
 holding the key in a form that cannot be redacted in place (base64 inside a UTF-16 body) is
 withheld, named. A replayed request whose conversation is not the recorded one
 (`recording.conversation`) is a failure too: its recorded answer was made for another question.
+
+Under ``/replio/tools`` the relay serves the fixture's own tools to the agent (`agents.tools`): GET
+lists them as replio's loop offers them, POST ``/replio/tools/NAME`` with the arguments as a JSON
+object runs that call as replio's loop runs a model's (`Toolbox.call`: a stub answers with its
+recorded result), one call at a time, apart from the model requests; the result is redacted as an
+answer is.
 """
 
 from __future__ import annotations
@@ -39,7 +45,8 @@ import time
 from collections.abc import Callable, Mapping
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import httpx
 
@@ -53,7 +60,13 @@ from .bounded import ResponseTooLarge
 from .http import CONNECT_TIMEOUT_MAX, ROLE, SAME_CONVERSATION, HTTPProvider
 from .wire.relayed import FORMAT_NAMES, Relayed, route
 
-__all__ = ["MAX_REQUEST_BYTES", "Relay", "RelayServer"]
+if TYPE_CHECKING:
+    from ..tools.toolbox import Toolbox
+
+__all__ = ["MAX_REQUEST_BYTES", "TOOLS_PATH", "Relay", "RelayServer"]
+
+#: Where the relay serves the fixture's own tools to the agent (`agents.tools.TOOLS_URL` names it).
+TOOLS_PATH = "/replio/tools"
 
 #: The largest request body an agent may send.
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
@@ -71,8 +84,11 @@ class Relay:
     """Sends an agent's requests to `provider` through `transport`, keeping each exchange."""
 
     def __init__(self, provider: Provider, transport: httpx.BaseTransport | None, *,
-                 redactor: Redactor = NO_SECRETS) -> None:
+                 redactor: Redactor = NO_SECRETS, tools: Toolbox | None = None) -> None:
         self.provider = provider
+        #: The fixture's tools the agent may have replio run (`agents.tools`); None: it is offered none.
+        self.tools = tools
+        self._tools_lock = threading.Lock()
         self.transport = transport if transport is not None else provider.transport()
         self.redactor = redactor
         self.exchanges: list[Relayed] = []
@@ -84,6 +100,8 @@ class Relay:
 
     def handle(self, method: str, path: str, headers: Mapping[str, str], raw: bytes) -> tuple[int, str, bytes]:
         """Answer one request of the agent: (status, content type, body)."""
+        if path == TOOLS_PATH or path.startswith(TOOLS_PATH + "/"):
+            return self._tool(method, path, raw)
         with self._lock:
             if self.closed:
                 return 503, "application/json", _error_body("the fixture has ended")
@@ -97,6 +115,37 @@ class Relay:
                 failed = self._failed(500, f"replio's relay failed on the agent's request to {path}: "
                                            f"{type(exc).__name__}: {self.redactor.text(str(exc))}")
                 return failed.status, "application/json", _error_body(failed.message)
+
+    def _tool(self, method: str, path: str, raw: bytes) -> tuple[int, str, bytes]:
+        """The fixture's tools, listed (GET) or one of them run (POST, its arguments the body)."""
+        if self.closed:
+            return 503, "application/json", _error_body("the fixture has ended")
+        if self.tools is None:
+            return 404, "application/json", _error_body("this fixture offers the agent no tools of its own")
+        if path == TOOLS_PATH:
+            if method != "GET":
+                return 405, "application/json", _error_body(f"list the fixture's tools with GET {TOOLS_PATH}")
+            return 200, "application/json", json.dumps({"tools": list(self.tools.specs)}).encode("utf-8")
+        name = unquote(path[len(TOOLS_PATH) + 1:])
+        if method != "POST":
+            return 405, "application/json", _error_body(f"run a tool with POST {TOOLS_PATH}/NAME, its arguments "
+                                                        "a JSON object")
+        try:
+            arguments = read_json(raw.decode("utf-8")) if raw.strip() else {}
+        except (UnicodeDecodeError, JsonProblem) as exc:
+            return 400, "application/json", _error_body(f"the arguments of {name!r} are not JSON: {exc}")
+        if not isinstance(arguments, dict):
+            return 400, "application/json", _error_body(f"the arguments of {name!r} are not a JSON object")
+        try:
+            with self._tools_lock:
+                result = self.tools.call(name, arguments)
+        except Interrupted:
+            return 503, "application/json", _error_body("the run was interrupted")
+        except ReplioError as exc:  # the harness failed, not the tool: the fixture ends in error, named
+            message = f"replio failed running the agent's call of {name!r}: {self.redactor.text(str(exc))}"
+            self.failures.append(message)
+            return 500, "application/json", _error_body(message)
+        return 200, "application/json", json.dumps({"result": self.redactor.text(result)}).encode("utf-8")
 
     def refuse(self, refused: _Refused) -> tuple[int, str, bytes]:
         """Answer a request whose body could not be read whole; kept in `cut` (or `failures`, for one

@@ -251,7 +251,8 @@ def _agent_transcript(case: Case, agent: AgentSpec, provider: Provider, session:
                       ctx_limits: dict[str, Any]) -> Transcript:
     """The fixture's conversation through the user's own agent (`run.agent`); what it wrote on
     standard error goes into the result. The set's environments are built for a simulated user's
-    own tools (`user.tools`), whose state is judged as usual; the agent's tools are its own."""
+    own tools (`user.tools`), whose state is judged as usual; the agent's tools are its own, and the
+    fixture's are served to it through the relay (`agents.tools`), for an agent that calls them."""
     fixture = case.fixture
     if fixture.history:
         return Transcript(status=Status.ERROR, error=f"fixture {fixture.id!r}: its history cannot be given to your "
@@ -260,12 +261,13 @@ def _agent_transcript(case: Case, agent: AgentSpec, provider: Provider, session:
     from ..providers.relay import Relay
     from .agent import run_agent
 
-    relay = Relay(provider, session.transport, redactor=options.redactor)
     child = _child(case, root, ctx_limits)
     try:
         build(case.offered.environments, child, ctx_limits["timeout"])
         ctx = ToolContext(Sandbox(root), session.transport, child=child, **ctx_limits)  # type: ignore[arg-type]
         user_box = Toolbox(ctx, permissions, case.offered.for_user())
+        relay = Relay(provider, session.transport, redactor=options.redactor,
+                      tools=Toolbox(ctx, permissions, case.offered))  # closed with the user's: one context
         try:
             user = speaker(case, provider, session, options.role_providers, options.redactor,
                            user_box if case.offered.user_tools else None)

@@ -289,6 +289,68 @@ def test_a_simulated_user_acts_with_its_own_tools_beside_your_agent(tmp_path: Pa
     assert alpha["state"]["shop"]["orders"]["A-1042"]["status"] == "cancelled"
 
 
+#: An agent that offers its model the fixture's own tools and has replio run each call (`agents.tools`),
+#: then answers with the model's text and every result it was given.
+STUBBED = '''
+import json, os, urllib.request
+from replio_replay import call_tool, fixture_tools
+TOOLS = [{"type": "function", "function": spec} for spec in fixture_tools()]
+def ask(messages):
+    body = json.dumps({"model": "m", "messages": messages, "tools": TOOLS}).encode()
+    req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", body,
+                                 {"content-type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        return json.load(r)["choices"][0]["message"]
+messages, results = [{"role": "user", "content": os.environ["REPLIO_TASK"]}], []
+for _ in range(5):
+    m = ask(messages)
+    messages.append(m)
+    if not m.get("tool_calls"):
+        break
+    for c in m["tool_calls"]:
+        results.append(call_tool(c["function"]["name"], json.loads(c["function"]["arguments"])))
+        messages.append({"role": "tool", "tool_call_id": c["id"], "content": results[-1]})
+results.append(call_tool("lookup", {"word": "never asked"}))
+results.append(call_tool("no_such_tool", {}))
+print(m["content"], "|", " | ".join(results))
+'''
+
+
+def test_an_agent_can_have_the_fixtures_own_tools_run_by_replio_a_stub_answering_as_recorded(
+        tmp_path: Path, llm_server: LLMServer) -> None:
+    llm_server.handler = openai_agent(PLANS)
+    project = agent_project(tmp_path / "p", code=STUBBED)
+    write_json(project / ".replio" / "eval" / "alpha.json", {
+        "task": "ALPHA: what does alpha mean?", "expected": ["lookup"],
+        "tools": {"lookup": {"description": "Look up a word, as production did.",
+                             "parameters": {"type": "object", "properties": {"word": {"type": "string"}}},
+                             "results": [{"when": {"word": "alpha"}, "result": "alpha: the first letter (recorded)"}]}},
+        "verifier": {"answer": {"$contains": "the first letter (recorded)"}}})
+    done = replio(project, "run", "--no-cassettes", "--fixture", "alpha", "--output", "json",
+                  url=f"{llm_server.url}/v1")
+    alpha = results(done)["alpha"]
+    assert alpha["status"] == "ok" and alpha["pass"], (alpha["error"], alpha.get("agent_stderr"))
+    answer, recorded, unrecorded, unknown = alpha["answer"].split(" | ")
+    assert (answer, recorded) == ("Alpha means the first.", "alpha: the first letter (recorded)")
+    assert unrecorded.startswith('Error: no stubbed result for lookup with {"word":"never asked"}')
+    assert unknown.startswith("Error: unknown tool 'no_such_tool'; available tools: ") and "lookup" in unknown
+    assert alpha["trace"] == [{"name": "lookup", "arguments": {"word": "alpha"},
+                               "result": "alpha: the first letter (recorded)"}]
+    offered = {t["function"]["name"]: t["function"] for t in llm_server.requests[0].json()["tools"]}
+    assert offered["lookup"] == {"name": "lookup", "description": "Look up a word, as production did.",
+                                 "parameters": {"type": "object", "properties": {"word": {"type": "string"}}}}
+    assert "file_read" in offered  # the tool set's too, as replio's own loop offers them
+
+
+def test_outside_an_agent_replio_runs_the_fixtures_tools_are_not_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    from replio_replay import call_tool
+
+    monkeypatch.delenv("REPLIO_TOOLS_URL", raising=False)
+    with pytest.raises(RuntimeError, match="REPLIO_TOOLS_URL is not set: fixture_tools and call_tool work in an "
+                                           "agent that replio runs"):
+        call_tool("lookup", {})
+
+
 def test_an_answer_holding_a_lone_surrogate_is_written_everywhere_as_u_fffd(tmp_path: Path,
                                                                             llm_server: LLMServer) -> None:
     from tests.support.llm_server import chat_completion
