@@ -20,7 +20,7 @@ PACKAGE = Path(replio_replay.__file__).parent
 #: Where a child process's environment is built from a few of the process's own variables.
 CHILD_ENVIRONMENTS = ["agents/process.py", "run/gitrepo.py", "tools/child.py", "tools/process.py"]
 #: Runs in the user's agent, not in replio: it reads what replio gave the agent.
-AGENT_SIDE = ["agents/protocol.py"]
+AGENT_SIDE = ["agents/protocol.py", "agents/tools.py"]
 #: Reads `REPLIO_CONFINE` (a cap the tests set) where the first program starts, below every layer the snapshot reaches.
 CONFINEMENT = ["_runtime/confine.py"]
 #: Runs in a fork-server child as it walls itself off: it sets that child's own TMPDIR, read by the user's code.
