@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Mapping
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import unquote
 
 import httpx
@@ -60,10 +60,7 @@ from .bounded import ResponseTooLarge
 from .http import CONNECT_TIMEOUT_MAX, ROLE, SAME_CONVERSATION, HTTPProvider
 from .wire.relayed import FORMAT_NAMES, Relayed, route
 
-if TYPE_CHECKING:
-    from ..tools.toolbox import Toolbox
-
-__all__ = ["MAX_REQUEST_BYTES", "TOOLS_PATH", "Relay", "RelayServer"]
+__all__ = ["MAX_REQUEST_BYTES", "TOOLS_PATH", "FixtureTools", "Relay", "RelayServer"]
 
 #: Where the relay serves the fixture's own tools to the agent (`agents.tools.TOOLS_URL` names it).
 TOOLS_PATH = "/replio/tools"
@@ -80,11 +77,22 @@ _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 _PIECE = 1 << 16
 
 
+class FixtureTools(Protocol):
+    """The fixture's tools as the relay serves them to the agent (a `tools.toolbox.Toolbox`)."""
+
+    @property
+    def specs(self) -> tuple[dict[str, Any], ...]:
+        """Each tool as replio's loop offers it: name, description, parameters."""
+
+    def call(self, name: str, arguments: Any) -> str:
+        """Run one call; a failure is a result starting with ``Error:``."""
+
+
 class Relay:
     """Sends an agent's requests to `provider` through `transport`, keeping each exchange."""
 
     def __init__(self, provider: Provider, transport: httpx.BaseTransport | None, *,
-                 redactor: Redactor = NO_SECRETS, tools: Toolbox | None = None) -> None:
+                 redactor: Redactor = NO_SECRETS, tools: FixtureTools | None = None) -> None:
         self.provider = provider
         #: The fixture's tools the agent may have replio run (`agents.tools`); None: it is offered none.
         self.tools = tools
